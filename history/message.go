@@ -1,0 +1,337 @@
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// Role is the author of a message.
+type Role string
+
+// The four roles of the protocol.
+const (
+	System    Role = "system"
+	User      Role = "user"
+	Assistant Role = "assistant"
+	Tool      Role = "tool"
+)
+
+// Valid reports whether r is one of the four protocol roles.
+func (r Role) Valid() bool {
+	switch r {
+	case System, User, Assistant, Tool:
+		return true
+	}
+	return false
+}
+
+// Message is one entry of a conversation.
+//
+// Messages are values. The estimate cache travels with the value; code that
+// changes the content of a message that may already have been estimated must
+// call [Message.Forget] (the constructors and With* helpers do so).
+type Message struct {
+	ID               string            // optional client id, preserved
+	Role             Role              // system, user, assistant or tool
+	Content          Content           // absent, a string, or parts
+	ToolCalls        []ToolCall        // assistant only
+	ToolCallID       string            // tool only: the call this result answers
+	ToolName         string            // tool only
+	Reasoning        string            // visible reasoning text
+	ReasoningDetails []json.RawMessage // opaque provider blocks, replayed verbatim
+	// Extra holds the fields this package does not know, verbatim.
+	Extra map[string]json.RawMessage
+
+	est estimate // cached token estimate; zero means unknown
+}
+
+// ToolCall is one call requested by an assistant message.
+type ToolCall struct {
+	ID               string
+	Name             string
+	Arguments        string // JSON text
+	Input            string // freeform input
+	ThoughtSignature string
+	// Extra holds unknown fields verbatim.
+	Extra map[string]json.RawMessage
+}
+
+// Usage is the token usage a provider reported for one response.
+type Usage struct {
+	InputTokens         int               `json:"inputTokens"`
+	OutputTokens        int               `json:"outputTokens"`
+	CacheReadTokens     int               `json:"cacheReadTokens,omitempty"`
+	CacheCreationTokens int               `json:"cacheCreationTokens,omitempty"`
+	Iterations          []json.RawMessage `json:"iterations,omitempty"`
+}
+
+// NewText returns a message of role r whose content is the string text.
+func NewText(r Role, text string) Message {
+	return Message{Role: r, Content: Text(text)}
+}
+
+// NewToolResult returns a tool message answering call id of the named tool.
+func NewToolResult(callID, name, text string) Message {
+	return Message{Role: Tool, ToolCallID: callID, ToolName: name, Content: Text(text)}
+}
+
+// Forget drops the cached token estimate; call it after changing a message.
+func (m *Message) Forget() { m.est = estimate{} }
+
+// WithContent returns a copy of m with its content replaced and its estimate forgotten.
+func (m Message) WithContent(c Content) Message {
+	m.Content = c
+	m.est = estimate{}
+	return m
+}
+
+// Text returns the text of the message content: the string, or the text parts
+// concatenated without separator.
+func (m *Message) Text() string { return m.Content.Text() }
+
+// HasToolCalls reports whether m is an assistant message carrying tool calls.
+func (m *Message) HasToolCalls() bool { return m.Role == Assistant && len(m.ToolCalls) > 0 }
+
+// Equal reports whether a and b encode to the same JSON.
+func Equal(a, b Message) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+var messageKeys = map[string]bool{
+	"id": true, "role": true, "content": true, "toolCalls": true, "toolCallId": true,
+	"toolName": true, "reasoning": true, "reasoningDetails": true,
+}
+
+// MarshalJSON writes the protocol form: known fields in a fixed order, then unknown
+// fields sorted by name.
+func (m Message) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 64+m.Content.approxLen())
+	b = append(b, '{')
+	first := true
+	key := func(k string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, k)
+		b = append(b, ':')
+	}
+	if m.ID != "" {
+		key("id")
+		b = appendString(b, m.ID)
+	}
+	key("role")
+	b = appendString(b, string(m.Role))
+	if m.Content.kind != contentAbsent {
+		key("content")
+		b = m.Content.appendJSON(b)
+	}
+	if len(m.ToolCalls) > 0 {
+		key("toolCalls")
+		b = append(b, '[')
+		for i, tc := range m.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = tc.appendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	if m.ToolCallID != "" {
+		key("toolCallId")
+		b = appendString(b, m.ToolCallID)
+	}
+	if m.ToolName != "" {
+		key("toolName")
+		b = appendString(b, m.ToolName)
+	}
+	if m.Reasoning != "" {
+		key("reasoning")
+		b = appendString(b, m.Reasoning)
+	}
+	if m.ReasoningDetails != nil {
+		key("reasoningDetails")
+		b = appendRawArray(b, m.ReasoningDetails)
+	}
+	for _, k := range sortedKeys(m.Extra) {
+		key(k)
+		b = append(b, m.Extra[k]...)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON decodes the protocol form, keeping unknown fields verbatim.
+// It rejects a missing or unknown role and fields of the wrong type, naming the field.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		return fmt.Errorf("message: must be an object")
+	}
+	var out Message
+	if err := decodeField(raw, "id", &out.ID); err != nil {
+		return err
+	}
+	var role string
+	if err := decodeField(raw, "role", &role); err != nil {
+		return err
+	}
+	out.Role = Role(role)
+	if !out.Role.Valid() {
+		return fmt.Errorf("role: must be system, user, assistant or tool, got %q", role)
+	}
+	if c, ok := raw["content"]; ok {
+		if err := out.Content.UnmarshalJSON(c); err != nil {
+			return fmt.Errorf("content: %w", err)
+		}
+	}
+	if c, ok := raw["toolCalls"]; ok && !isNull(c) {
+		if err := json.Unmarshal(c, &out.ToolCalls); err != nil {
+			return fmt.Errorf("toolCalls: %w", err)
+		}
+	}
+	for _, f := range []struct {
+		k string
+		p *string
+	}{{"toolCallId", &out.ToolCallID}, {"toolName", &out.ToolName}, {"reasoning", &out.Reasoning}} {
+		if err := decodeField(raw, f.k, f.p); err != nil {
+			return err
+		}
+	}
+	if c, ok := raw["reasoningDetails"]; ok && !isNull(c) {
+		if err := json.Unmarshal(c, &out.ReasoningDetails); err != nil {
+			return fmt.Errorf("reasoningDetails: must be an array: %w", err)
+		}
+		if out.ReasoningDetails == nil {
+			out.ReasoningDetails = []json.RawMessage{}
+		}
+		for i, d := range out.ReasoningDetails {
+			out.ReasoningDetails[i] = compactRaw(d)
+		}
+	}
+	out.Extra = extras(raw, messageKeys)
+	*m = out
+	return nil
+}
+
+var toolCallKeys = map[string]bool{"id": true, "name": true, "arguments": true, "input": true, "thoughtSignature": true}
+
+func (tc ToolCall) appendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, tc.ID)
+	b = append(b, `,"name":`...)
+	b = appendString(b, tc.Name)
+	if tc.Arguments != "" {
+		b = append(b, `,"arguments":`...)
+		b = appendString(b, tc.Arguments)
+	}
+	if tc.Input != "" {
+		b = append(b, `,"input":`...)
+		b = appendString(b, tc.Input)
+	}
+	if tc.ThoughtSignature != "" {
+		b = append(b, `,"thoughtSignature":`...)
+		b = appendString(b, tc.ThoughtSignature)
+	}
+	for _, k := range sortedKeys(tc.Extra) {
+		b = append(b, ',')
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = append(b, tc.Extra[k]...)
+	}
+	return append(b, '}')
+}
+
+// MarshalJSON writes the tool call in protocol form.
+func (tc ToolCall) MarshalJSON() ([]byte, error) { return tc.appendJSON(nil), nil }
+
+// UnmarshalJSON decodes a tool call, keeping unknown fields.
+func (tc *ToolCall) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		return fmt.Errorf("tool call: must be an object")
+	}
+	var out ToolCall
+	for _, f := range []struct {
+		k string
+		p *string
+	}{{"id", &out.ID}, {"name", &out.Name}, {"arguments", &out.Arguments}, {"input", &out.Input}, {"thoughtSignature", &out.ThoughtSignature}} {
+		if err := decodeField(raw, f.k, f.p); err != nil {
+			return err
+		}
+	}
+	out.Extra = extras(raw, toolCallKeys)
+	*tc = out
+	return nil
+}
+
+func decodeField(raw map[string]json.RawMessage, k string, p *string) error {
+	v, ok := raw[k]
+	if !ok || isNull(v) {
+		return nil
+	}
+	if err := json.Unmarshal(v, p); err != nil {
+		return fmt.Errorf("%s: must be a string", k)
+	}
+	return nil
+}
+
+func extras(raw map[string]json.RawMessage, known map[string]bool) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range raw {
+		if known[k] {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]json.RawMessage)
+		}
+		out[k] = compactRaw(v)
+	}
+	return out
+}
+
+func compactRaw(v json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return append(json.RawMessage(nil), v...)
+	}
+	return buf.Bytes()
+}
+
+func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func appendRawArray(b []byte, items []json.RawMessage) []byte {
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if len(it) == 0 {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, it...)
+	}
+	return append(b, ']')
+}

@@ -1,0 +1,164 @@
+package history
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
+)
+
+// Tokenizer names a token counting method.
+type Tokenizer string
+
+// The supported tokenizers.
+const (
+	O200k  Tokenizer = "o200k"  // the o200k_base BPE, embedded
+	Approx Tokenizer = "approx" // ceil(utf8 bytes / 4)
+)
+
+// ParseTokenizer checks a tokenizer name; the empty string means [O200k].
+func ParseTokenizer(s string) (Tokenizer, error) {
+	switch Tokenizer(s) {
+	case "", O200k:
+		return O200k, nil
+	case Approx:
+		return Approx, nil
+	}
+	return "", fmt.Errorf("unknown tokenizer %q (want o200k or approx)", s)
+}
+
+// Estimation constants of the message estimate.
+const (
+	MessageOverhead  = 4    // per message, for the role
+	ToolCallOverhead = 20   // per tool call
+	MediaPartTokens  = 1000 // per image or file part
+)
+
+// estimate is the cache carried by a Message: the tokenizer it was computed
+// with (1 = o200k, 2 = approx) and the count.
+type estimate struct {
+	kind uint8
+	n    int32
+}
+
+// Estimator counts tokens of text and messages. It is safe for concurrent use,
+// but two goroutines must not estimate the same *Message at once.
+type Estimator struct {
+	kind  uint8
+	name  Tokenizer
+	codec tokenizer.Codec
+}
+
+var (
+	o200kOnce  sync.Once
+	o200kCodec tokenizer.Codec
+)
+
+// NewEstimator returns an estimator for t ("" means o200k). It panics on an
+// unknown tokenizer; check names with [ParseTokenizer].
+func NewEstimator(t Tokenizer) *Estimator {
+	switch t {
+	case "", O200k:
+		o200kOnce.Do(func() { o200kCodec = codec.NewO200kBase() })
+		return &Estimator{kind: 1, name: O200k, codec: o200kCodec}
+	case Approx:
+		return &Estimator{kind: 2, name: Approx}
+	}
+	panic(fmt.Sprintf("history: unknown tokenizer %q", t))
+}
+
+// Tokenizer returns the estimator's method.
+func (e *Estimator) Tokenizer() Tokenizer { return e.name }
+
+// Text returns the token count of s.
+func (e *Estimator) Text(s string) int {
+	if s == "" {
+		return 0
+	}
+	if e.codec == nil {
+		return (len(s) + 3) / 4
+	}
+	n, err := e.codec.Count(s)
+	if err != nil {
+		return (len(s) + 3) / 4
+	}
+	return n
+}
+
+// Message returns the estimate of m, computing and caching it on m when m has no
+// estimate from this tokenizer yet.
+func (e *Estimator) Message(m *Message) int {
+	if m.est.kind == e.kind {
+		return int(m.est.n)
+	}
+	n := e.compute(m)
+	m.est = estimate{kind: e.kind, n: int32(n)}
+	return n
+}
+
+// Cached returns the cached estimate of m and whether there is one for this tokenizer.
+func (e *Estimator) Cached(m *Message) (int, bool) {
+	if m.est.kind == e.kind {
+		return int(m.est.n), true
+	}
+	return 0, false
+}
+
+// Messages estimates every message of msgs, caching on each, and returns the sum.
+func (e *Estimator) Messages(msgs []Message) int {
+	total := 0
+	for i := range msgs {
+		total += e.Message(&msgs[i])
+	}
+	return total
+}
+
+// Prefix returns the overhead of a system prompt and tool schemas:
+// tokens(system) + Σ tokens(JSON of each schema).
+func (e *Estimator) Prefix(system string, tools []json.RawMessage) int {
+	n := e.Text(system)
+	for _, t := range tools {
+		n += e.Text(string(t))
+	}
+	return n
+}
+
+func (e *Estimator) compute(m *Message) int {
+	n := MessageOverhead
+	switch m.Content.kind {
+	case contentString:
+		n += e.Text(m.Content.text)
+	case contentParts:
+		for _, p := range m.Content.parts {
+			switch {
+			case p.IsMedia():
+				n += MediaPartTokens
+			case p.Raw != nil && p.Type != "text":
+				n += (len(p.Raw) + 3) / 4
+			default:
+				n += e.Text(p.Text)
+			}
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		n += ToolCallOverhead + e.Text(tc.Name) + e.Text(tc.Arguments) + e.Text(tc.Input) + e.Text(tc.ThoughtSignature)
+	}
+	n += e.Text(m.ToolCallID)
+	n += e.Text(m.Reasoning)
+	if m.ReasoningDetails != nil {
+		size := 2
+		for i, d := range m.ReasoningDetails {
+			if i > 0 {
+				size++
+			}
+			if len(d) == 0 {
+				size += 4
+			}
+			size += len(d)
+		}
+		n += (size + 3) / 4
+	}
+	return n
+}

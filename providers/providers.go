@@ -1,0 +1,94 @@
+// Package providers defines what the compaction engine needs from a model
+// provider: one-shot generation ([Generator]) and, on routes that offer it,
+// native standalone compaction ([Compactor]). Vendor clients live in
+// subpackages and are chosen by cmd/vtcode-ls; compaction and session see only
+// these interfaces.
+package providers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// Route identifies where requests go: the provider name as configured
+// ("openai", "anthropic", "openresponses", "vercel", "xai", "openrouter",
+// "gemini", "deepseek", "minimax", "merge", "ollama", "offline", ...), the model,
+// and the provider settings that gate native strategies.
+type Route struct {
+	Provider string
+	Model    string
+	BaseURL  string // empty: the provider's official endpoint
+	// NativeCompaction is "auto" (the built-in gates), "always" or "never".
+	NativeCompaction string
+	// SupportsContextEdits reports whether an Anthropic-format route accepts the
+	// clearing edits of the inline ladder.
+	SupportsContextEdits bool
+}
+
+// Request is a one-shot generation request.
+type Request struct {
+	Model    string
+	System   string            // system prompt; empty for none
+	Tools    []json.RawMessage // tool schemas (prompt-cache envelope); tool use is always disabled
+	Messages []history.Message
+	// MaxOutputTokens bounds the response; 0 means the model's default.
+	MaxOutputTokens int
+	// Inline asks an Anthropic-format route for native inline compaction.
+	Inline *InlineCompaction
+}
+
+// InlineCompaction configures the Anthropic context-management edit ladder.
+type InlineCompaction struct {
+	Instructions string // optional compaction instructions
+	// ClearingEdits sends clear_thinking_20251015 and clear_tool_uses_20250919
+	// before compact_20260112.
+	ClearingEdits bool
+	// TriggerTokens is the compact edit's input-token trigger; values under
+	// 50,000 are raised to 50,000.
+	TriggerTokens int
+}
+
+// Response is a generation result.
+type Response struct {
+	// Message is the assistant message: text, reasoning and, after an inline
+	// compaction, the raw compaction block as the first reasoningDetails entry.
+	Message    history.Message
+	Usage      history.Usage
+	StopReason string
+	// Compaction is the raw compaction block when the provider compacted
+	// inline (content not null), nil otherwise.
+	Compaction json.RawMessage
+}
+
+// CompactRequest is a native standalone compaction request
+// (POST {base}/responses/compact).
+type CompactRequest struct {
+	Model                string
+	Input                []history.Message
+	Instructions         string
+	ServiceTier          string
+	PromptCacheKey       string
+	PromptCacheOptions   json.RawMessage
+	PromptCacheRetention string
+}
+
+// CompactResponse is the compacted window a native endpoint returned: its
+// output items as messages, opaque items kept as assistant messages whose
+// ReasoningDetails hold the raw item.
+type CompactResponse struct {
+	Output []history.Message
+	Usage  history.Usage
+}
+
+// Generator produces one response. Implementations must honour ctx.
+type Generator interface {
+	Generate(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Compactor is implemented by clients of routes with a native standalone
+// compaction endpoint.
+type Compactor interface {
+	Compact(ctx context.Context, req *CompactRequest) (*CompactResponse, error)
+}
