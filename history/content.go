@@ -169,26 +169,24 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// UnmarshalJSON decodes a part object.
+// UnmarshalJSON decodes a part object. Any object is accepted: only a part
+// that is exactly {"type":"text","text":<string>} becomes a plain text part;
+// every other object is kept verbatim in Raw, with Type and Text filled in
+// when they are strings.
 func (p *Part) UnmarshalJSON(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
 		return fmt.Errorf("part must be an object")
 	}
 	var out Part
+	typeOK, textOK := false, false
 	if t, ok := raw["type"]; ok {
-		if err := json.Unmarshal(t, &out.Type); err != nil {
-			return fmt.Errorf("type: must be a string")
-		}
+		typeOK = json.Unmarshal(t, &out.Type) == nil && !isNull(t)
 	}
-	if t, ok := raw["text"]; ok && !isNull(t) {
-		if err := json.Unmarshal(t, &out.Text); err != nil {
-			return fmt.Errorf("text: must be a string")
-		}
+	if t, ok := raw["text"]; ok {
+		textOK = json.Unmarshal(t, &out.Text) == nil && !isNull(t)
 	}
-	_, hasText := raw["text"]
-	_, hasType := raw["type"]
-	if !(out.Type == "text" && hasType && hasText && len(raw) == 2) {
+	if !(typeOK && textOK && out.Type == "text" && len(raw) == 2) {
 		out.Raw = compactRaw(data)
 	}
 	*p = out

@@ -130,7 +130,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		key("content")
 		b = m.Content.appendJSON(b)
 	}
-	if len(m.ToolCalls) > 0 {
+	if m.ToolCalls != nil {
 		key("toolCalls")
 		b = append(b, '[')
 		for i, tc := range m.ToolCalls {

@@ -34,8 +34,9 @@ type Pairing struct {
 }
 
 // Pair computes the pairing of msgs. Each result is matched with the nearest
-// earlier unanswered call of the same id, so reused ids, reordered completions
-// and intervening messages pair correctly.
+// earlier unanswered call of the same id (the first such call when one message
+// repeats an id), so reused ids, reordered completions and intervening
+// messages pair correctly.
 func Pair(msgs []Message) Pairing {
 	p := Pairing{BatchOf: make([]int, len(msgs))}
 	type pending struct{ batch, call int }
@@ -47,9 +48,12 @@ func Pair(msgs []Message) Pairing {
 		case m.HasToolCalls():
 			b := len(p.Batches)
 			res := make([]int, len(m.ToolCalls))
-			for c, tc := range m.ToolCalls {
+			// Push in reverse so that, for an id repeated inside one message,
+			// results answer its calls in call order.
+			for c := len(m.ToolCalls) - 1; c >= 0; c-- {
 				res[c] = -1
-				open[tc.ID] = append(open[tc.ID], pending{b, c})
+				id := m.ToolCalls[c].ID
+				open[id] = append(open[id], pending{b, c})
 			}
 			p.Batches = append(p.Batches, Batch{Assistant: i, Results: res})
 			p.BatchOf[i] = b

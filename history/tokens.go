@@ -3,6 +3,7 @@ package history
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -94,7 +95,7 @@ func (e *Estimator) Message(m *Message) int {
 		return int(m.est.n)
 	}
 	n := e.compute(m)
-	m.est = estimate{kind: e.kind, n: int32(n)}
+	m.est = estimate{kind: e.kind, n: clamp32(n)}
 	return n
 }
 
@@ -104,6 +105,21 @@ func (e *Estimator) Cached(m *Message) (int, bool) {
 		return int(m.est.n), true
 	}
 	return 0, false
+}
+
+// SetCached records n as the estimate of m under this estimator's tokenizer,
+// for callers that derived it without re-tokenizing (for example from the
+// cached estimate of the message m was copied from). n must be what
+// [Estimator.Message] would compute for m.
+func (e *Estimator) SetCached(m *Message, n int) {
+	m.est = estimate{kind: e.kind, n: clamp32(n)}
+}
+
+func clamp32(n int) int32 {
+	if n > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int32(n)
 }
 
 // Messages estimates every message of msgs, caching on each, and returns the sum.

@@ -1,0 +1,61 @@
+# vtcode-ls — every target is a thin alias; everything also works with plain go commands.
+SHELL := /bin/bash
+BIN   := bin/vtcode-ls
+CACHE ?= $(CURDIR)/.cache
+export VTCODE_CACHE := $(CACHE)
+GO    ?= go
+FUZZTIME ?= 8s
+
+.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet bench golden clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/vtcode-ls
+
+# The main job: replay a recorded debugging session through the pipeline and
+# compact it, offline, on the embedded default provider.
+run: build
+	$(BIN) replay examples/debugging-session.jsonl --context-window 32000
+	$(BIN) compact examples/debugging-session.jsonl --context-window 32000 -o $(CACHE)/compacted.jsonl
+	@echo "compacted history written to $(CACHE)/compacted.jsonl"
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+test: vet test-go test-race test-fuzz test-editors
+
+test-go:
+	$(GO) test -count=1 ./...
+
+# The concurrent packages, under the race detector.
+test-race:
+	$(GO) test -race -count=1 ./rpc/... ./session/... ./store/... ./compaction/... ./providers/... ./config/...
+
+# Each fuzz target for a short fixed time, from its committed corpus.
+test-fuzz:
+	@grep -rn --include='*_test.go' --exclude-dir=.cache --exclude-dir=node_modules '^func Fuzz' . \
+	  | sed -E 's#^\./(.*)/[^/]+_test\.go:[0-9]+:func (Fuzz[A-Za-z0-9_]*)\(.*#\1 \2#' | sort -u \
+	  | while read -r pkg fn; do \
+	      echo "fuzz ./$$pkg $$fn for $(FUZZTIME)"; \
+	      $(GO) test -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) ./$$pkg || exit 1; \
+	    done
+
+test-editors: build test-vscode test-neovim test-e2e
+
+test-vscode: build
+	VTCODE_LS_BIN=$(CURDIR)/$(BIN) bash editors/vscode/scripts/test.sh
+
+test-e2e: build
+	VTCODE_LS_BIN=$(CURDIR)/$(BIN) bash editors/vscode/scripts/e2e.sh
+
+test-neovim: build
+	VTCODE_LS_BIN=$(CURDIR)/$(BIN) bash editors/neovim/test/run.sh
+
+bench:
+	$(GO) run ./cmd/vtcode-bench
+
+golden:
+	$(GO) test ./rpc/... ./compaction/... -update
+
+clean:
+	rm -rf bin

@@ -1,0 +1,279 @@
+package clearing
+
+import (
+	"fmt"
+	"hash/maphash"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// StubPrefix starts every stub, and marks a result as already cleared.
+const StubPrefix = "[tool result cleared"
+
+// IsStub reports whether m is a tool result that has already been cleared: its
+// content is a string starting with [StubPrefix].
+func IsStub(m *history.Message) bool {
+	return m.Role == history.Tool && m.Content.IsString() && strings.HasPrefix(m.Content.Text(), StubPrefix)
+}
+
+// StubText returns the stub of a result of the named tool answering callID
+// whose estimate was tokens, for example
+//
+//	[tool result cleared: read_file call_7, 4,812 tokens; run the tool again if you need it]
+func StubText(tool, callID string, tokens int) string {
+	var sb strings.Builder
+	sb.Grow(len(StubPrefix) + len(tool) + len(callID) + 64)
+	sb.WriteString(StubPrefix)
+	sb.WriteString(": ")
+	if tool != "" {
+		sb.WriteString(tool)
+		if callID != "" {
+			sb.WriteByte(' ')
+		}
+	}
+	sb.WriteString(callID)
+	if tool != "" || callID != "" {
+		sb.WriteString(", ")
+	}
+	sb.WriteString(thousands(tokens))
+	sb.WriteString(" tokens; run the tool again if you need it]")
+	return sb.String()
+}
+
+// thousands formats n with comma thousands separators.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	if len(s) <= 3 {
+		if neg {
+			return "-" + s
+		}
+		return s
+	}
+	var sb strings.Builder
+	if neg {
+		sb.WriteByte('-')
+	}
+	head := len(s) % 3
+	if head == 0 {
+		head = 3
+	}
+	sb.WriteString(s[:head])
+	for i := head; i < len(s); i += 3 {
+		sb.WriteByte(',')
+		sb.WriteString(s[i : i+3])
+	}
+	return sb.String()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// stub returns the stub text replacing result m (estimate n) and the estimate
+// of m with that content.
+func stub(est *history.Estimator, tok history.Tokenizer, m *history.Message, name string, n int) (string, int) {
+	plain := len(m.ToolCalls) == 0 && m.Reasoning == "" && m.ReasoningDetails == nil
+	if !plain {
+		text := StubText(name, m.ToolCallID, n)
+		c := m.WithContent(history.Text(text))
+		return text, est.Message(&c)
+	}
+	if tok == history.Approx {
+		text := StubText(name, m.ToolCallID, n)
+		return text, history.MessageOverhead + est.Text(text) + est.Text(m.ToolCallID)
+	}
+	k := stubKey{tok: tok, name: name, id: m.ToolCallID, n: n}
+	memo.mu.RLock()
+	v, ok := memo.stubs[k]
+	memo.mu.RUnlock()
+	if ok {
+		return v.text, v.tokens
+	}
+	text := StubText(name, m.ToolCallID, n)
+	tokens, ok := composedStubTokens(est, tok, stubLabel(name, m.ToolCallID), n)
+	if !ok {
+		tokens = est.Text(text)
+	}
+	v = stubVal{text: text, tokens: history.MessageOverhead + tokens + textTokens(est, tok, m.ToolCallID)}
+	memo.mu.Lock()
+	memo.reserve()
+	memo.stubs[k] = v
+	memo.mu.Unlock()
+	return v.text, v.tokens
+}
+
+// stubLabel is the part of a stub that names the tool and the call.
+func stubLabel(tool, callID string) string {
+	switch {
+	case tool == "":
+		return callID
+	case callID == "":
+		return tool
+	}
+	return tool + " " + callID
+}
+
+// Pieces of a stub between which the o200k pre-tokenizer always splits:
+//
+//	"[tool result cleared:" | " <label>," | " " | "4" | "," | "812" | " tokens; run the tool again if you need it]"
+//
+// The colon and the label's final comma are punctuation chunks that end at the
+// following space; a space followed by a digit is a chunk of its own; digits
+// form chunks of at most three, and the thousands separators split them at
+// exactly those points. So the stub's count is the sum of its pieces' counts,
+// provided the label has no character that could join a neighbouring piece
+// (see simpleLabel).
+const (
+	stubHead = StubPrefix + ":"
+	stubTail = " tokens; run the tool again if you need it]"
+)
+
+// o200kPieces holds the o200k counts of the fixed pieces and of every digit
+// group, computed once per process.
+var o200kPieces = sync.OnceValue(func() *pieceCounts {
+	e := history.NewEstimator(history.O200k)
+	pc := &pieceCounts{head: e.Text(stubHead), space: e.Text(" "), comma: e.Text(","), tail: e.Text(stubTail)}
+	for i := range pc.group {
+		pc.group[i] = int32(e.Text(strconv.Itoa(i)))
+	}
+	for i := range pc.padded {
+		pc.padded[i] = int32(e.Text(fmt.Sprintf("%03d", i)))
+	}
+	return pc
+})
+
+type pieceCounts struct {
+	head, space, comma, tail int
+	group                    [1000]int32 // "0" … "999"
+	padded                   [100]int32  // "000" … "099"
+}
+
+// composedStubTokens returns the count of StubText with this label and n
+// without tokenizing it, when the tokenizer and the label allow.
+func composedStubTokens(est *history.Estimator, tok history.Tokenizer, label string, n int) (int, bool) {
+	if tok != history.O200k || n < 0 || !simpleLabel(label) {
+		return 0, false
+	}
+	pc := o200kPieces()
+	total := pc.head + pc.space + pc.tail
+	if label != "" {
+		total += textTokens(est, tok, " "+label+",")
+	}
+	digits := strconv.Itoa(n)
+	head := len(digits) % 3
+	if head == 0 {
+		head = 3
+	}
+	total += int(pc.group[atoi3(digits[:head])])
+	for i := head; i < len(digits); i += 3 {
+		g := digits[i : i+3]
+		if g[0] == '0' {
+			total += pc.comma + int(pc.padded[atoi3(g)])
+		} else {
+			total += pc.comma + int(pc.group[atoi3(g)])
+		}
+	}
+	return total, true
+}
+
+func atoi3(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}
+
+// simpleLabel reports whether label is made of names and ids of ASCII
+// letters, digits, '_', '-' and '.', separated by single spaces: characters
+// that form chunks only with each other.
+func simpleLabel(label string) bool {
+	for i := 0; i < len(label); i++ {
+		c := label[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-', c == '.':
+		case c == ' ' && i > 0 && i < len(label)-1 && label[i-1] != ' ':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// textTokens returns est.Text(s), memoized for BPE tokenizers.
+func textTokens(est *history.Estimator, tok history.Tokenizer, s string) int {
+	if tok == history.Approx || s == "" {
+		return est.Text(s)
+	}
+	k := textKey{tok: tok, h: maphash.String(memo.seed, s), n: len(s)}
+	memo.mu.RLock()
+	v, ok := memo.texts[k]
+	memo.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = est.Text(s)
+	memo.mu.Lock()
+	memo.reserve()
+	memo.texts[k] = v
+	memo.mu.Unlock()
+	return v
+}
+
+// memoLimit bounds the number of memoized counts; the memo is emptied when it
+// is reached.
+const memoLimit = 1 << 16
+
+type stubKey struct {
+	tok      history.Tokenizer
+	name, id string
+	n        int
+}
+
+type stubVal struct {
+	text   string
+	tokens int // estimate of a plain result message with this stub
+}
+
+// textKey identifies a text by a 64-bit hash and its length, so the memo does
+// not keep large strings alive.
+type textKey struct {
+	tok history.Tokenizer
+	h   uint64
+	n   int
+}
+
+// memoTable holds the memoized token counts.
+type memoTable struct {
+	mu    sync.RWMutex
+	seed  maphash.Seed
+	stubs map[stubKey]stubVal
+	texts map[textKey]int
+}
+
+var memo = &memoTable{
+	seed:  maphash.MakeSeed(),
+	stubs: map[stubKey]stubVal{},
+	texts: map[textKey]int{},
+}
+
+// reserve empties the memo when it is full; m.mu must be held.
+func (m *memoTable) reserve() {
+	if len(m.stubs)+len(m.texts) >= memoLimit {
+		clear(m.stubs)
+		clear(m.texts)
+	}
+}
+
+// reset empties the memo (for benchmarks of the cold path).
+func (m *memoTable) reset() {
+	m.mu.Lock()
+	clear(m.stubs)
+	clear(m.texts)
+	m.mu.Unlock()
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/config"
+	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/anthropic"
+	"github.com/vtcode/vtcode-ls/providers/chatcompat"
+	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/providers/openai"
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+// Base URLs of local servers the provider table does not know.
+var localBaseURLs = map[string]string{
+	"lmstudio": "http://localhost:1234/v1",
+}
+
+// clientFactory returns the session.ClientFactory of the daemon and the
+// one-shot commands: it builds the vendor client of a route from the
+// workspace configuration. Provider "" and "offline" get the embedded offline
+// summarizer. The base URL and the API key variable come from
+// [providers.<name>] in the configuration, with the provider table's
+// defaults; the key is read from the environment only, and never logged.
+func clientFactory(logger *slog.Logger) session.ClientFactory {
+	return clientFactoryEnv(logger, os.Getenv)
+}
+
+// clientFactoryEnv is clientFactory reading API keys with getenv.
+func clientFactoryEnv(logger *slog.Logger, getenv func(string) string) session.ClientFactory {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return func(route providers.Route, cfg config.Config) (providers.Generator, error) {
+		return newClient(route, cfg, logger, getenv)
+	}
+}
+
+// newClient builds the client of route; getenv reads the API key.
+func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, getenv func(string) string) (providers.Generator, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	name := providers.CanonicalProvider(route.Provider)
+	if name == "" || name == "offline" {
+		return offline.New(), nil
+	}
+	pc, ok := cfg.Providers[name]
+	if !ok {
+		pc = cfg.Providers[route.Provider]
+	}
+	base := route.BaseURL
+	if base == "" {
+		base = pc.BaseURL
+	}
+	if base == "" {
+		base = localBaseURLs[name]
+	}
+	wire := providers.WireOf(name)
+	if !known(name) && base == "" {
+		return nil, fmt.Errorf("provider %q: unknown provider without a base URL; set [providers.%s] base_url for an OpenAI-compatible server, or use one of: %s",
+			route.Provider, name, strings.Join(providers.KnownProviders(), ", "))
+	}
+	env := pc.APIKeyEnv
+	if env == "" {
+		env = providers.DefaultAPIKeyEnv(name)
+	}
+	key := ""
+	if env != "" {
+		key = getenv(env)
+		if key == "" {
+			return nil, fmt.Errorf("provider %s: no API key: environment variable %s is not set (set [providers.%s] api_key_env to use another variable)", name, env, name)
+		}
+	}
+	log := logger.With("provider", name)
+	switch wire {
+	case providers.WireResponses:
+		c, err := openai.New(openai.Config{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	case providers.WireAnthropic:
+		c, err := anthropic.New(anthropic.Config{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	case providers.WireOffline:
+		return offline.New(), nil
+	default:
+		c, err := chatcompat.New(chatcompat.Config{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+func known(name string) bool {
+	if _, ok := localBaseURLs[name]; ok {
+		return true
+	}
+	for _, p := range providers.KnownProviders() {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}

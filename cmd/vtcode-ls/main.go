@@ -1,0 +1,143 @@
+// Command vtcode-ls keeps long coding-agent sessions inside a model's context
+// window. With no arguments (or "serve") it is the JSON-RPC daemon editors
+// start; "replay" plays a recorded session through the request pipeline,
+// "compact" shrinks a recorded session, and "version" prints the version.
+//
+// Usage:
+//
+//	vtcode-ls [serve] [--log-file F] [--max-message-bytes N]
+//	vtcode-ls replay TRANSCRIPT [--provider P --model M --context-window N] [--json]
+//	vtcode-ls compact TRANSCRIPT [--provider P --model M --context-window N] [--instructions S] [-o OUT]
+//	vtcode-ls version
+//
+// Every command accepts --help.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+// version is the program version; release builds set it with
+// -ldflags "-X main.version=v1.2.3". When empty, the module version from the
+// build information is used, else "dev".
+var version = ""
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run dispatches a command line and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runWith(args, stdin, stdout, stderr, os.Getenv)
+}
+
+// runWith is run with the environment lookup that API keys are read with.
+func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 {
+		return serve(nil, stdin, stdout, stderr)
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return serve(rest, stdin, stdout, stderr)
+	case "replay":
+		return replayMain(rest, stdout, stderr, getenv)
+	case "compact":
+		return compactMain(rest, stdout, stderr, getenv)
+	case "version":
+		return versionMain(rest, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && rest[0] != "help" && !strings.HasPrefix(rest[0], "-") {
+			return runWith([]string{rest[0], "--help"}, stdin, stdout, stderr, getenv)
+		}
+		fmt.Fprint(stdout, usageText)
+		return 0
+	case "-version", "--version":
+		return versionMain(nil, stdout, stderr)
+	default:
+		if strings.HasPrefix(cmd, "-") { // daemon flags without "serve"
+			return serve(args, stdin, stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "vtcode-ls: unknown command %q\n\n%s", cmd, usageText)
+		return 2
+	}
+}
+
+const usageText = `vtcode-ls keeps long coding-agent sessions inside the model's context window.
+
+Usage:
+  vtcode-ls [serve] [flags]      serve JSON-RPC (LSP framing) on stdin/stdout
+  vtcode-ls replay TRANSCRIPT    play a recorded session through the pipeline
+  vtcode-ls compact TRANSCRIPT   compact a recorded session once
+  vtcode-ls version              print the version
+
+Run "vtcode-ls COMMAND --help" for the flags of a command.
+`
+
+func versionMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: vtcode-ls version\n\nPrints the version of vtcode-ls.\n")
+	}
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vtcode-ls version: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	fmt.Fprintf(stdout, "vtcode-ls %s\n", versionString())
+	return 0
+}
+
+// versionString returns the version set at link time, else the module
+// version of the build, else "dev".
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// parseFlags parses args, allowing flags after positional arguments
+// ("replay FILE --json"). done reports that the command must stop with code:
+// 0 after --help (usage on stdout), 2 after a bad flag.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, done bool) {
+	usage := fs.Usage
+	fs.Usage = func() {} // the flag package calls it on errors too
+	defer func() { fs.Usage = usage }()
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stdout)
+				usage()
+				return 0, true
+			}
+			fmt.Fprintf(fs.Output(), "Run \"vtcode-ls %s --help\" for usage.\n", fs.Name())
+			return 2, true
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	// Re-parse an empty list so fs.Args() holds the positional arguments.
+	_ = fs.Parse(append([]string{"--"}, positional...))
+	return 0, false
+}

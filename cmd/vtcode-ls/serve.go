@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/vtcode/vtcode-ls/rpc"
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+// serve runs the daemon: JSON-RPC with LSP framing on stdin and stdout
+// (stdout carries protocol frames only), logs to stderr or --log-file. It
+// returns the process exit code: 0 after shutdown and exit (or after
+// --help, whose usage goes to stdout), 1 when the connection ended
+// otherwise (exit without shutdown, end of input, a malformed header, a
+// signal), 2 for bad flags.
+func serve(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	logFile := fs.String("log-file", "", "write the log to `file` (appending) instead of stderr")
+	maxBytes := fs.Int64("max-message-bytes", rpc.DefaultMaxMessageBytes,
+		"answer a message whose body exceeds `n` bytes with a parse error and skip it")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: vtcode-ls serve [--log-file F] [--max-message-bytes N]
+
+Serve the vtcode-ls protocol (JSON-RPC 2.0 with LSP framing) on stdin and
+stdout, for an editor or an agent. This is what vtcode-ls does when run
+without arguments. The protocol is documented in the rpc package
+(go doc github.com/vtcode/vtcode-ls/rpc).
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vtcode-ls serve: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	if *maxBytes <= 0 {
+		fmt.Fprintf(stderr, "vtcode-ls serve: --max-message-bytes must be positive, got %d\n", *maxBytes)
+		return 2
+	}
+
+	logOut := stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "vtcode-ls serve: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		logOut = f
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger.Debug("serving", "pid", os.Getpid(), "version", versionString())
+	err := rpc.Serve(ctx, stdin, stdout, rpc.Options{
+		Logger:          logger,
+		Version:         versionString(),
+		MaxMessageBytes: *maxBytes,
+		Session: session.Options{
+			Logger:     logger,
+			UserConfig: userConfigFile(),
+			Clients:    clientFactory(logger),
+		},
+	})
+	var fe *rpc.FramingError
+	switch {
+	case err == nil:
+		logger.Debug("exiting after shutdown")
+	case errors.As(err, &fe):
+		logger.Error("closing the connection", "err", err)
+	case errors.Is(err, rpc.ErrNoShutdown):
+		logger.Warn("the connection ended without shutdown")
+	case ctx.Err() != nil:
+		logger.Warn("stopped by a signal")
+	default:
+		logger.Error("connection failed", "err", err)
+	}
+	return rpc.ExitCode(err)
+}
+
+// userConfigFile is the user configuration file,
+// $XDG_CONFIG_HOME/vtcode/vtcode.toml or ~/.config/vtcode/vtcode.toml; ""
+// when there is no home.
+func userConfigFile() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "vtcode", "vtcode.toml")
+}

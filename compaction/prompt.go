@@ -1,0 +1,48 @@
+package compaction
+
+import (
+	_ "embed"
+	"strings"
+)
+
+// DefaultPrompt is the default summary prompt (SPEC §8.5): goal, constraints
+// and user restrictions, what was just being done, last action and result,
+// checks marked completed / running / failed / not run with exact commands and
+// exit codes, pending session ids and polling actions, unresolved approvals,
+// key decisions with reasons, files read or changed, errors, next steps. It
+// says that model claims are not verification evidence and that repeated
+// exploration is compressed first. A workspace may replace it
+// ([Options.Prompt]).
+//
+// It is a variable only because it is embedded from prompt.md; do not assign
+// to it.
+//
+//go:embed prompt.md
+var DefaultPrompt string
+
+// SummaryPrefix starts the system message that carries a local summary in a
+// rebuilt history.
+const SummaryPrefix = "Previous conversation summary:\n"
+
+// instructionsHeader introduces caller-supplied instructions after the prompt.
+const instructionsHeader = "\n\nAdditional instructions for this summary:\n"
+
+// carrierHeader and carrierFooter wrap an earlier note (two-pass pass 2 and
+// the second band of hierarchical mode) in the user message that precedes the
+// remaining messages.
+const (
+	carrierHeader = "The earlier part of this conversation was already summarized. Merge that summary with the messages that follow into one self-contained summary; keep every fact of it that still matters.\n<summary_content>\n"
+	carrierFooter = "\n</summary_content>"
+)
+
+// requestText is the final user message of a summary request.
+func requestText(prompt, instructions string) string {
+	if strings.TrimSpace(prompt) == "" {
+		prompt = DefaultPrompt
+	}
+	prompt = strings.TrimRight(prompt, "\n")
+	if s := strings.TrimSpace(instructions); s != "" {
+		prompt += instructionsHeader + s
+	}
+	return prompt
+}

@@ -1,0 +1,492 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the merged configuration of one workspace.
+type Config struct {
+	Policy Policy
+	// Summarizer is the route that writes local summaries; empty fields mean
+	// the session's own route.
+	Summarizer Summarizer
+	// Routes are the [[compaction.routes]] overrides, first match wins.
+	Routes []RouteOverride
+	// Providers are the [providers.<name>] tables, by name. Never nil.
+	Providers map[string]ProviderConfig
+	// Models are the [[models]] catalog additions and corrections.
+	Models []ModelEntry
+	// Storage is where sessions are stored.
+	Storage Storage
+	// Files lists the configuration files that were read, lowest precedence first.
+	Files []string
+}
+
+// Summarizer names the route used for local summaries (compaction.summarizer).
+type Summarizer struct {
+	Provider, Model string
+}
+
+// RouteOverride is one [[compaction.routes]] entry: it applies to routes whose
+// provider and model contain Provider and Model (an empty string matches
+// every route). Nil fields keep the base route policy.
+type RouteOverride struct {
+	Provider, Model    string
+	ThresholdRatio     *float64
+	RetainRatio        *float64
+	MaxOverflowRetries *int
+}
+
+// ProviderConfig is a [providers.<name>] table.
+type ProviderConfig struct {
+	BaseURL string // empty: the provider's official endpoint
+	// APIKeyEnv names the environment variable holding the API key. The key
+	// itself is never part of the configuration.
+	APIKeyEnv string
+	// NativeCompaction is "auto" (the built-in gates), "always" or "never".
+	NativeCompaction string
+	// SupportsContextEdits overrides whether an Anthropic-format route accepts
+	// the clearing edits; nil means not configured.
+	SupportsContextEdits *bool
+}
+
+// ModelEntry is a [[models]] entry. Zero sizes mean "not set".
+type ModelEntry struct {
+	Provider, Model string
+	ContextWindow   int
+	MaxOutputTokens int
+}
+
+// Storage configures persistence ([storage]).
+type Storage struct {
+	// Dir is the store root: storage.dir resolved against the workspace
+	// ("~/" expands to the home folder), by default <workspace>/.vtcode/sessions.
+	// Empty when neither a workspace nor storage.dir is known.
+	Dir string
+}
+
+// FileError reports a problem in a configuration file. Line is 1-based; 0
+// when the position is unknown.
+type FileError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+// Error reads "<file>:<line>: <msg>", or "<file>: <msg>" when the line is unknown.
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// DefaultConfig returns the configuration used when no file sets anything.
+func DefaultConfig(workspace string) Config {
+	c := Config{Policy: Default(), Providers: map[string]ProviderConfig{}}
+	if workspace != "" {
+		c.Storage.Dir = filepath.Join(workspace, ".vtcode", "sessions")
+	}
+	return c
+}
+
+// WorkspaceFile returns the workspace's configuration file: <workspace>/vtcode.toml
+// if it exists, else <workspace>/.vtcode/config.toml if that exists, else "".
+func WorkspaceFile(workspace string) string {
+	for _, p := range []string{
+		filepath.Join(workspace, "vtcode.toml"),
+		filepath.Join(workspace, ".vtcode", "config.toml"),
+	} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Load merges the defaults, userFile (skipped when "" or missing) and the
+// workspace file (see [WorkspaceFile]; skipped when workspace is "") into a
+// Config. Errors in a file are [*FileError]s naming the file and line.
+func Load(userFile, workspace string) (Config, error) {
+	c := DefaultConfig(workspace)
+	var files []string
+	if userFile != "" {
+		files = append(files, userFile)
+	}
+	if workspace != "" {
+		if f := WorkspaceFile(workspace); f != "" {
+			files = append(files, f)
+		}
+	}
+	var dir *string
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Config{}, &FileError{File: f, Msg: bound(err.Error())}
+		}
+		d, err := decodeLayer(f, src, &c)
+		if err != nil {
+			return Config{}, err
+		}
+		if d != nil {
+			dir = d
+		}
+		c.Files = append(c.Files, f)
+	}
+	for name, p := range c.Providers {
+		if p.NativeCompaction == "" {
+			p.NativeCompaction = "auto"
+			c.Providers[name] = p
+		}
+	}
+	if dir != nil && *dir != "" {
+		c.Storage.Dir = resolveDir(*dir, workspace)
+	}
+	return c, nil
+}
+
+func resolveDir(dir, workspace string) string {
+	if dir == "~" || strings.HasPrefix(dir, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(home, dir[1:])
+		}
+	}
+	if !filepath.IsAbs(dir) && workspace != "" {
+		dir = filepath.Join(workspace, dir)
+	}
+	return filepath.Clean(dir)
+}
+
+func bound(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
+
+// tables lists the keys each TOML table accepts; "providers.*" stands for
+// every provider table.
+var tables = func() map[string]map[string]bool {
+	t := map[string]map[string]bool{}
+	add := func(table string, keys ...string) {
+		if t[table] == nil {
+			t[table] = map[string]bool{}
+		}
+		for _, k := range keys {
+			t[table][k] = true
+		}
+	}
+	add("", "agent", "context", "compaction", "providers", "models", "storage")
+	add("agent", "harness")
+	add("agent.harness", "tool_result_clearing")
+	add("compaction", "summarizer", "route_policy", "routes")
+	add("compaction.summarizer", "provider", "model")
+	add("compaction.routes", "provider", "model", "threshold_ratio", "retain_ratio", "max_overflow_retries")
+	add("providers", "*")
+	add("providers.*", "base_url", "api_key_env", "native_compaction", "supports_context_edits")
+	add("models", "provider", "model", "context_window", "max_output_tokens")
+	add("storage", "dir")
+	for _, f := range policyFields {
+		i := strings.LastIndexByte(f.toml, '.')
+		add(f.toml[:i], f.toml[i+1:])
+	}
+	return t
+}()
+
+// arrayTables are the tables that appear as arrays of tables.
+var arrayTables = map[string]bool{"compaction.routes": true, "models": true}
+
+// decoder collects the errors of one file.
+type decoder struct {
+	file string
+	pos  keyIndex
+	errs []*FileError
+}
+
+func (d *decoder) fail(key []string, index int, msg string) {
+	d.errs = append(d.errs, &FileError{File: d.file, Line: d.pos.line(key, index), Msg: toml.Key(key).String() + ": " + msg})
+}
+
+// sub returns key+k without aliasing key.
+func sub(key []string, k ...string) []string {
+	return append(append(make([]string, 0, len(key)+len(k)), key...), k...)
+}
+
+// checkKeys reports unknown keys and tables of the wrong shape under m, the
+// table at key whose schema name is schema; index is the array-table entry.
+func (d *decoder) checkKeys(m map[string]any, key []string, schema string, index int) {
+	allowed := tables[schema]
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		name := k
+		if allowed["*"] {
+			name = "*"
+		}
+		if !allowed[name] {
+			msg := "unknown key"
+			if schema == "providers.*" && strings.Contains(strings.ToLower(k), "key") {
+				msg = "unknown key (API keys are never read from files: set api_key_env to the name of an environment variable)"
+			}
+			d.fail(sub(key, k), index, msg)
+			continue
+		}
+		childSchema := name
+		if schema != "" {
+			childSchema = schema + "." + name
+		}
+		if _, isTable := tables[childSchema]; !isTable {
+			continue // a value; checked when applied
+		}
+		if arrayTables[childSchema] {
+			entries, ok := tableArray(m[k])
+			if !ok {
+				d.fail(sub(key, k), index, "must be an array of tables")
+				continue
+			}
+			for i, e := range entries {
+				d.checkKeys(e, sub(key, k), childSchema, i)
+			}
+			continue
+		}
+		t, ok := m[k].(map[string]any)
+		if !ok {
+			d.fail(sub(key, k), index, "must be a table")
+			continue
+		}
+		d.checkKeys(t, sub(key, k), childSchema, index)
+	}
+}
+
+// tableArray returns v as a list of tables, from [[x]] or x = [{...}].
+func tableArray(v any) ([]map[string]any, bool) {
+	switch v := v.(type) {
+	case []map[string]any:
+		return v, true
+	case []any:
+		out := make([]map[string]any, len(v))
+		for i, e := range v {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			out[i] = m
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// tableAt returns the table at path, or nil if absent or not a table.
+func tableAt(m map[string]any, path ...string) map[string]any {
+	for _, k := range path {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return nil
+		}
+		m = next
+	}
+	return m
+}
+
+// value converts t[k] with r; ok is false when absent or invalid (reported).
+func (d *decoder) value(t map[string]any, key []string, k string, index int, r rule) (any, bool) {
+	v, present := t[k]
+	if !present {
+		return nil, false
+	}
+	out, msg := r.convert(v)
+	if msg != "" {
+		d.fail(sub(key, k), index, msg)
+		return nil, false
+	}
+	return out, true
+}
+
+func (d *decoder) str(t map[string]any, key []string, k string, index int, r rule) (*string, bool) {
+	v, ok := d.value(t, key, k, index, r)
+	if !ok {
+		return nil, false
+	}
+	s := v.(string)
+	return &s, true
+}
+
+func (d *decoder) integer(t map[string]any, key []string, k string, index int, r rule) *int {
+	v, ok := d.value(t, key, k, index, r)
+	if !ok {
+		return nil
+	}
+	n := v.(int)
+	return &n
+}
+
+func (d *decoder) float(t map[string]any, key []string, k string, index int, r rule) *float64 {
+	v, ok := d.value(t, key, k, index, r)
+	if !ok {
+		return nil
+	}
+	f := v.(float64)
+	return &f
+}
+
+// decodeLayer applies one file to c. It returns the storage.dir the file sets,
+// if any. On error c is left unchanged.
+func decodeLayer(file string, src []byte, c *Config) (dir *string, err error) {
+	var raw map[string]any
+	if _, err := toml.Decode(string(src), &raw); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			msg := pe.Message
+			if pe.LastKey != "" {
+				msg = pe.LastKey + ": " + msg
+			}
+			return nil, &FileError{File: file, Line: pe.Position.Line, Msg: bound(msg)}
+		}
+		return nil, &FileError{File: file, Msg: bound(err.Error())}
+	}
+	d := &decoder{file: file, pos: scanKeys(src)}
+	d.checkKeys(raw, nil, "", -1)
+
+	policy := c.Policy
+	for i := range policyFields {
+		f := &policyFields[i]
+		path := strings.Split(f.toml, ".")
+		tkey, k := path[:len(path)-1], path[len(path)-1]
+		if t := tableAt(raw, tkey...); t != nil {
+			if v, ok := d.value(t, tkey, k, -1, f.rule); ok {
+				f.set(&policy, v)
+			}
+		}
+	}
+
+	summarizer := c.Summarizer
+	if t := tableAt(raw, "compaction", "summarizer"); t != nil {
+		key := []string{"compaction", "summarizer"}
+		if s, ok := d.str(t, key, "provider", -1, ruleString); ok {
+			summarizer.Provider = *s
+		}
+		if s, ok := d.str(t, key, "model", -1, ruleString); ok {
+			summarizer.Model = *s
+		}
+	}
+
+	var routes []RouteOverride
+	if t := tableAt(raw, "compaction"); t != nil {
+		entries, _ := tableArray(t["routes"])
+		key := []string{"compaction", "routes"}
+		for i, e := range entries {
+			var r RouteOverride
+			if s, ok := d.str(e, key, "provider", i, ruleString); ok {
+				r.Provider = *s
+			}
+			if s, ok := d.str(e, key, "model", i, ruleString); ok {
+				r.Model = *s
+			}
+			r.ThresholdRatio = d.float(e, key, "threshold_ratio", i, ruleRatio)
+			r.RetainRatio = d.float(e, key, "retain_ratio", i, ruleUnit)
+			r.MaxOverflowRetries = d.integer(e, key, "max_overflow_retries", i, ruleNonNeg)
+			routes = append(routes, r)
+		}
+	}
+
+	providers := make(map[string]ProviderConfig, len(c.Providers))
+	for name, p := range c.Providers {
+		providers[name] = p
+	}
+	if t := tableAt(raw, "providers"); t != nil {
+		for name, v := range t {
+			pt, ok := v.(map[string]any)
+			if !ok {
+				continue // reported by checkKeys
+			}
+			key := []string{"providers", name}
+			p := providers[name]
+			if s, ok := d.str(pt, key, "base_url", -1, ruleString); ok {
+				p.BaseURL = *s
+			}
+			if s, ok := d.str(pt, key, "api_key_env", -1, ruleString); ok {
+				p.APIKeyEnv = *s
+			}
+			if s, ok := d.str(pt, key, "native_compaction", -1, ruleNative); ok {
+				p.NativeCompaction = *s
+			}
+			if v, ok := d.value(pt, key, "supports_context_edits", -1, ruleBool); ok {
+				b := v.(bool)
+				p.SupportsContextEdits = &b
+			}
+			providers[name] = p
+		}
+	}
+
+	models := append([]ModelEntry(nil), c.Models...)
+	if entries, ok := tableArray(raw["models"]); ok {
+		key := []string{"models"}
+		for i, e := range entries {
+			provider, okP := d.str(e, key, "provider", i, ruleString)
+			model, okM := d.str(e, key, "model", i, ruleString)
+			window := d.integer(e, key, "context_window", i, rulePositive)
+			output := d.integer(e, key, "max_output_tokens", i, rulePositive)
+			if !okP || *provider == "" {
+				if _, present := e["provider"]; !present || okP {
+					d.fail(sub(key, "provider"), i, "must be set")
+				}
+				continue
+			}
+			if !okM || *model == "" {
+				if _, present := e["model"]; !present || okM {
+					d.fail(sub(key, "model"), i, "must be set")
+				}
+				continue
+			}
+			j := 0
+			for j < len(models) && (models[j].Provider != *provider || models[j].Model != *model) {
+				j++
+			}
+			if j == len(models) {
+				models = append(models, ModelEntry{Provider: *provider, Model: *model})
+			}
+			if window != nil {
+				models[j].ContextWindow = *window
+			}
+			if output != nil {
+				models[j].MaxOutputTokens = *output
+			}
+		}
+	}
+
+	if t := tableAt(raw, "storage"); t != nil {
+		dir, _ = d.str(t, []string{"storage"}, "dir", -1, ruleString)
+	}
+
+	if len(d.errs) > 0 {
+		sort.SliceStable(d.errs, func(i, j int) bool {
+			li, lj := d.errs[i].Line, d.errs[j].Line
+			if li == 0 || lj == 0 {
+				return lj == 0 && li != 0
+			}
+			return li < lj
+		})
+		return nil, d.errs[0]
+	}
+	c.Policy = policy
+	c.Summarizer = summarizer
+	c.Routes = append(routes, c.Routes...) // this layer's routes take precedence
+	c.Providers = providers
+	c.Models = models
+	return dir, nil
+}

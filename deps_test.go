@@ -1,0 +1,94 @@
+// Package deps_test holds the import policy of vtcode-ls: dependencies point
+// down only (cmd → rpc → session → {compaction, clearing, store, config} →
+// history), compaction sees providers only through the interface package, and
+// only cmd picks vendor clients. Change the table on purpose, never to make a
+// build pass.
+package deps_test
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/vtcode/vtcode-ls"
+
+// allow lists, for each package of the module, the module packages it may
+// import. Test-only imports are not checked. Packages not listed may import
+// nothing from the module except what their prefix rule says below.
+var allow = map[string][]string{
+	"history":                {},
+	"history/historytest":    {"history"},
+	"clearing":               {"history"},
+	"providers":              {"history"},
+	"providers/offline":      {"providers", "history"},
+	"providers/openai":       {"providers", "history"},
+	"providers/anthropic":    {"providers", "history"},
+	"providers/chatcompat":   {"providers", "history"},
+	"providers/providertest": {"providers", "history"},
+	"compaction":             {"history", "providers"},
+	"store":                  {"history"},
+	"config":                 {},
+	"transcript":             {"history"},
+	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/offline"},
+	"rpc":                    {"session", "history", "config", "store"},
+	"rpc/rpctest":            {"rpc", "session", "history", "providers", "config"},
+}
+
+// cmd may import anything in the module; nothing may import cmd.
+var anyImport = map[string]bool{"cmd/vtcode-ls": true, "cmd/vtcode-bench": true}
+
+func TestImports(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	seen := 0
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		if pkg == "" || pkg == fields[0] {
+			continue
+		}
+		seen++
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"/")
+			if strings.HasPrefix(dep, "cmd/") {
+				t.Errorf("%s imports %s: nothing may import a command", pkg, dep)
+				continue
+			}
+			if anyImport[pkg] {
+				continue
+			}
+			allowed, listed := allow[pkg]
+			if !listed {
+				t.Errorf("package %s is not in the import policy table (deps_test.go): add it on purpose", pkg)
+				break
+			}
+			if !contains(allowed, dep) {
+				t.Errorf("%s may not import %s (allowed: %v)", pkg, dep, allowed)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("go list reported no packages of the module")
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs the Neovim plugin headless against the real daemon on Neovim 0.7.2 (Debian 12 packages)
+# and 0.10.4 (Debian 13 packages), both extracted into $VTCODE_CACHE/neovim on first use
+# (editors/scripts/install-neovim.sh). The daemon is $VTCODE_LS_BIN, else <repo>/bin/vtcode-ls
+# (built with go build when missing or stale). NVIM_VERSIONS="0.10.4" runs one only; NVIM=path
+# adds another binary (e.g. a system 0.11). Last line: "neovim: N passed, N failed".
+set -euo pipefail
+PLUGIN=$(cd "$(dirname "$0")/.." && pwd)
+. "$PLUGIN/../scripts/env.sh"
+BIN=$(vtcode_ls_bin)
+bash "$EDITORS_SCRIPTS/install-neovim.sh" >/dev/null
+
+nvims=()
+for v in ${NVIM_VERSIONS:-$NVIM_OLD_VERSION $NVIM_NEW_VERSION}; do nvims+=("$VTCODE_CACHE/neovim/$v/nvim"); done
+[ -n "${NVIM:-}" ] && nvims+=("$NVIM")
+
+total_pass=0; total_fail=0
+for nvim in "${nvims[@]}"; do
+  tmp=$(mktemp -d /tmp/vtcode-nvim-test.XXXXXX)
+  mkdir -p "$tmp/ws" "$tmp/home"
+  version=$("$nvim" --version | head -1)
+  log "$version"
+  start=$(date +%s.%N)
+  rc=0
+  # -u NONE: no user config; the plugin is put first on 'runtimepath' and its plugin/ file sourced.
+  (cd "$tmp/ws" && HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config XDG_DATA_HOME=$tmp/home/.local/share \
+    XDG_STATE_HOME=$tmp/home/.local/state XDG_CACHE_HOME=$tmp/home/.cache \
+    VTCODE_LS_BIN=$BIN VTCODE_TEST_WS=$tmp/ws VTCODE_TEST_OUT=$tmp/out.txt \
+    timeout 180 "$nvim" --headless -u NONE -i NONE -n --cmd "set rtp^=$PLUGIN" --cmd "runtime! plugin/vtcode.lua" \
+      -c "luafile $PLUGIN/test/spec.lua" </dev/null >"$tmp/stdout.txt" 2>"$tmp/stderr.txt") || rc=$?
+  cat "$tmp/out.txt" 2>/dev/null || true
+  line=$(grep -E '^nvim .*: [0-9]+ passed, [0-9]+ failed$' "$tmp/out.txt" 2>/dev/null | tail -1 || true)
+  if [ -z "$line" ]; then
+    echo "not ok - $version did not finish (exit $rc)"; sed 's/^/    /' "$tmp/stderr.txt" | tail -30
+    total_fail=$((total_fail + 1))
+  else
+    p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed/\1/'); f=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed/\2/')
+    total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+    [ "$rc" = 0 ] || [ "$f" != 0 ] || { echo "not ok - $version exited $rc"; total_fail=$((total_fail + 1)); }
+  fi
+  log "$(printf '%s took %.1fs' "$version" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')")"
+  rm -rf "$tmp"
+done
+echo "neovim: $total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ]

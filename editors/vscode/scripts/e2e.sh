@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# End-to-end test of the extension in a real VS Code (make test-e2e): code-server 4.139
+# (VS Code 1.139) on Node 24, driven by Debian's chromium through playwright-core.
+#  1. installs what is missing into $VTCODE_CACHE (editors/scripts/install-code-server.sh),
+#  2. builds and packages the .vsix (prepare.sh) and the test agent extension,
+#  3. installs both .vsix files into a fresh code-server profile (--install-extension),
+#  4. runs the extension's own tests (test/host/index.cjs) in the real extension host
+#     (code-server with --vscode-option enable-smoke-test-driver, on PORT+1),
+#  5. UI test on a plain code-server (PORT): the test agent sends turns through the exported API,
+#     "VT Code: Compact Context" runs from the command palette; the progress notification, the
+#     result notification and the status-bar pressure before/after are asserted; screenshots.
+# Output (screenshots, page text, logs): editors/vscode/test-results/e2e/. Last line:
+# "e2e: N passed, N failed".
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+. "$HERE/../scripts/env.sh"
+cd "$HERE"
+PORT=${PORT:-$((20000 + RANDOM % 20000))}
+
+bash "$EDITORS_SCRIPTS/install-code-server.sh" >/dev/null
+NODE=$NODE24_HOME/bin/node
+CS_ENTRY=$CODE_SERVER_DIR/node_modules/code-server/out/node/entry.js
+VSIX=$(bash scripts/prepare.sh)
+BIN=$(vtcode_ls_bin)
+
+RUN=$HERE/test-results/e2e
+rm -rf "$RUN"; mkdir -p "$RUN/out" "$RUN/ext" "$RUN/xdg/config" "$RUN/xdg/data" "$RUN/xdg/cache" "$RUN/ws-ui" "$RUN/ws-tests"
+printf '# e2e workspace\n' > "$RUN/ws-ui/README.md"; printf '# e2e host-test workspace\n' > "$RUN/ws-tests/README.md"
+export XDG_CONFIG_HOME=$RUN/xdg/config XDG_DATA_HOME=$RUN/xdg/data XDG_CACHE_HOME=$RUN/xdg/cache  # keep ~ clean
+
+# the test agent extension, with the shared session fixture
+cp -r test/e2e/agent-ext "$RUN/agent-ext"; cp test/fixtures.cjs "$RUN/agent-ext/"
+(cd "$RUN/agent-ext" && "$HERE/node_modules/.bin/vsce" package --no-dependencies --allow-missing-repository --skip-license \
+   -o "$RUN/agent.vsix" >"$RUN/vsce-agent.log" 2>&1) || { cat "$RUN/vsce-agent.log"; exit 1; }
+
+settings() { # user-data-dir; machine-scoped settings (vtcode.serverPath) of a remote window live in Machine/
+  mkdir -p "$1/User" "$1/Machine"
+  cat > "$1/User/settings.json" <<J
+{ "security.workspace.trust.enabled": false, "workbench.startupEditor": "none",
+  "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false, "update.mode": "none", "workbench.tips.enabled": false,
+  "chat.disableAIFeatures": true, "workbench.colorTheme": "Default Dark Modern", "files.hotExit": "off",
+  "workbench.enableExperiments": false, "vtcode.serverPath": "$BIN", "vtcode.trace.server": "messages" }
+J
+  printf '{ "vtcode.serverPath": "%s" }\n' "$BIN" > "$1/Machine/settings.json"
+}
+settings "$RUN/ud"; settings "$RUN/ud-tests"
+for v in "$VSIX" "$RUN/agent.vsix"; do
+  "$NODE" "$CS_ENTRY" --user-data-dir "$RUN/ud" --extensions-dir "$RUN/ext" --install-extension "$v" >>"$RUN/install.log" 2>&1 \
+    || { cat "$RUN/install.log"; exit 1; }
+done
+log "installed $(ls "$RUN/ext" | grep -v json | tr '\n' ' ')"
+
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    local alive=0; for p in "${PIDS[@]}"; do kill -0 -- "-$p" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break; sleep 0.3
+  done
+  for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+start_cs() { # port user-data-dir workspace log extra-args...
+  local port=$1 ud=$2 ws=$3 logf=$4; shift 4
+  setsid "$NODE" "$CS_ENTRY" --user-data-dir "$ud" --extensions-dir "$RUN/ext" \
+    --bind-addr "127.0.0.1:$port" --auth none --disable-telemetry --disable-update-check \
+    --disable-workspace-trust "$@" "$ws" >"$logf" 2>&1 &
+  PIDS+=($!)
+}
+wait_cs() {
+  local i; for i in $(seq 1 240); do curl -fsS -o /dev/null "http://127.0.0.1:$1/healthz" 2>/dev/null && return 0; sleep 0.25; done
+  echo "code-server on :$1 did not come up" >&2; cat "$RUN"/code-server*.log >&2; return 1
+}
+start_cs "$PORT" "$RUN/ud" "$RUN/ws-ui" "$RUN/code-server.log"
+start_cs "$((PORT + 1))" "$RUN/ud-tests" "$RUN/ws-tests" "$RUN/code-server-tests.log" --vscode-option enable-smoke-test-driver
+wait_cs "$PORT"; wait_cs "$((PORT + 1))"
+
+log "driving chromium (playwright-core $PLAYWRIGHT_VERSION)"
+rc=0
+NODE_PATH=$CODE_SERVER_DIR/node_modules "$NODE" test/e2e/e2e.cjs --base "http://127.0.0.1:$PORT" \
+  --tests-base "http://127.0.0.1:$((PORT + 1))" --folder "$RUN/ws-ui" --tests-folder "$RUN/ws-tests" \
+  --dev "$HERE" --tests "$HERE/test/host/index.cjs" --out "$RUN/out" || rc=$?
+echo "artifacts: $RUN/out (logs: $RUN/ud/logs, $RUN/code-server.log)"
+tail -1 "$RUN/out/summary.txt" 2>/dev/null | sed 's/^/e2e: /' || echo "e2e: 0 passed, 1 failed"
+exit $rc

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The VS Code extension's test entry point (make test-vscode): prepare.sh (npm ci, esbuild,
+# tsc, vsce package), then node --test: unit tests of the pure display logic and protocol tests
+# (vscode-jsonrpc) against the real daemon: $VTCODE_LS_BIN, else <repo>/bin/vtcode-ls (built
+# with go build when missing or stale). Last line: "vscode: N passed, N failed".
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+. "$HERE/../scripts/env.sh"
+cd "$HERE"
+bash scripts/prepare.sh >/dev/null
+
+VTCODE_LS_BIN=$(vtcode_ls_bin)
+export VTCODE_LS_BIN
+log "node --test (unit + protocol against $VTCODE_LS_BIN)"
+mkdir -p test-results
+tap=test-results/node-test.tap
+rc=0
+node --test --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=tap --test-reporter-destination="$tap" test/unit/ test/protocol/ || rc=$?
+pass=$(awk '/^# pass /{print $3}' "$tap"); fail=$(awk '/^# fail /{print $3}' "$tap")
+echo "vscode: ${pass:-0} passed, ${fail:-0} failed"
+[ "$rc" = 0 ] && [ "${fail:-1}" = 0 ]

@@ -1,0 +1,580 @@
+// VT Code Context: the VS Code client of the vtcode-ls daemon (SPEC §14).
+//
+// It starts `vtcode-ls serve` over stdio with vscode-languageclient, follows the active session
+// (the workspace's most recently updated one unless the user picked one), shows its token
+// pressure in the status bar, runs compaction with a progress notification, and exports the
+// connection to agent extensions: `activate` returns `{ client, activeSession() }`.
+
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  CancellationTokenSource,
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+  State,
+} from 'vscode-languageclient/node';
+import {
+  artifactPickItem,
+  compactResultText,
+  errorText,
+  isCancelled,
+  sessionPickItem,
+  statsDetail,
+  statsSummary,
+  statusBackground,
+  statusText,
+  tooltipMarkdown,
+} from './display';
+import { NotificationProgress, ProgressCreateFeature } from './progress';
+import {
+  type ArtifactInfo,
+  type CompactBoundary,
+  type CompactResult,
+  ErrorCodes,
+  Methods,
+  type OpenSessionResult,
+  type PromptResult,
+  type SessionInfo,
+  type Stats,
+  type TokenPressure,
+} from './protocol';
+import { SessionTracker } from './tracker';
+
+/** The API returned by `activate`, for agent extensions that send their turns to vtcode-ls. */
+export interface VtcodeApi {
+  /** The running language client (replaced when the server restarts: read it each time). */
+  readonly client: LanguageClient;
+  /** The id of the active session, or undefined. */
+  activeSession(): string | undefined;
+  /** Fires when the active session changes. */
+  readonly onDidChangeActiveSession: vscode.Event<string | undefined>;
+  /** Resolves with the client once the server is initialized. */
+  ready(): Promise<LanguageClient>;
+}
+
+const PromptScheme = 'vtcode-prompt';
+
+class Extension implements vscode.Disposable {
+  private client!: LanguageClient;
+  private starting: Promise<LanguageClient> | undefined;
+  private readonly log: vscode.LogOutputChannel;
+  private readonly status: vscode.StatusBarItem;
+  private readonly tracker = new SessionTracker();
+  private readonly progress: NotificationProgress;
+  private readonly activeEmitter = new vscode.EventEmitter<string | undefined>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private stats: Stats | undefined;
+  private statsTimer: NodeJS.Timeout | undefined;
+  private compacting = 0;
+
+  constructor() {
+    this.log = vscode.window.createOutputChannel('VT Code', { log: true });
+    this.status = vscode.window.createStatusBarItem('vtcode.pressure', vscode.StatusBarAlignment.Right, 100);
+    this.status.name = 'VT Code Context';
+    this.progress = new NotificationProgress(() => this.client, this.log);
+    this.disposables.push(
+      this.log,
+      this.status,
+      this.activeEmitter,
+      this.tracker.onDidChange((id) => {
+        this.log.info(`active session: ${id ?? '(none)'}${this.tracker.pinned ? ' (selected)' : ''}`);
+        this.activeEmitter.fire(id);
+        this.stats = undefined;
+        this.render();
+        if (id !== undefined && !this.tracker.view()) this.scheduleStats(0);
+      }),
+    );
+    this.render();
+    this.status.show();
+  }
+
+  api(): VtcodeApi {
+    const self = this;
+    return {
+      get client() {
+        return self.client;
+      },
+      activeSession: () => this.tracker.active,
+      onDidChangeActiveSession: this.activeEmitter.event,
+      ready: () => this.ensureStarted(),
+    };
+  }
+
+  register(): void {
+    const cmd = (id: string, fn: (...args: any[]) => unknown) =>
+      this.disposables.push(vscode.commands.registerCommand(id, fn));
+    cmd('vtcode.compact', (instructions?: string) => this.compact(typeof instructions === 'string' ? instructions : undefined));
+    cmd('vtcode.compactWithInstructions', (instructions?: string) => this.compactWithInstructions(instructions));
+    cmd('vtcode.showStats', () => this.showStats());
+    cmd('vtcode.editPrompt', () => this.editPrompt());
+    cmd('vtcode.restore', (artifactId?: string) => this.restore(artifactId));
+    cmd('vtcode.selectSession', (sessionId?: string | null) => this.selectSession(sessionId));
+    cmd('vtcode.restartServer', () => this.restart());
+    this.disposables.push(
+      vscode.workspace.registerFileSystemProvider(PromptScheme, new PromptFileSystem(this), { isCaseSensitive: true }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs')) {
+          void vscode.window
+            .showInformationMessage('VT Code: the server settings changed.', 'Restart Server')
+            .then((a) => a && this.restart());
+        }
+      }),
+    );
+  }
+
+  // ---- client lifecycle ---------------------------------------------------------------------
+
+  private serverCommand(): { command: string; args: string[] } {
+    const cfg = vscode.workspace.getConfiguration('vtcode');
+    let command = (cfg.get<string>('serverPath') || 'vtcode-ls').trim();
+    if (command.startsWith('~/')) command = path.join(process.env.HOME ?? '', command.slice(2));
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!path.isAbsolute(command) && command.includes('/') && folder) {
+      command = path.join(folder.uri.fsPath, command);
+    }
+    const extra = cfg.get<string[]>('serverArgs') ?? [];
+    return { command, args: ['serve', ...extra] };
+  }
+
+  private createClient(): LanguageClient {
+    const { command, args } = this.serverCommand();
+    this.log.info(`starting ${command} ${args.join(' ')}`);
+    const serverOptions: ServerOptions = {
+      command,
+      args,
+      options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.log,
+      traceOutputChannel: this.log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      connectionOptions: { maxRestartCount: 3 },
+    };
+    const client = new LanguageClient('vtcode', 'VT Code', serverOptions, clientOptions);
+    client.registerFeature(new ProgressCreateFeature(client, this.progress, (message) => this.autoCompactionEnded(message)));
+    client.onNotification(Methods.tokenPressure, (p: TokenPressure) => this.onPressure(p));
+    client.onNotification(Methods.compactBoundary, (b: CompactBoundary) => {
+      this.log.info(`compaction: ${JSON.stringify(b)}`);
+      if (b.sessionId === undefined || b.sessionId === this.tracker.active) this.scheduleStats(0);
+    });
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Stopped) {
+        this.tracker.reset();
+        this.render();
+      }
+    });
+    return client;
+  }
+
+  ensureStarted(): Promise<LanguageClient> {
+    if (this.client?.isRunning()) return Promise.resolve(this.client);
+    if (this.starting) return this.starting;
+    if (!this.client) this.client = this.createClient();
+    const client = this.client;
+    this.starting = (async () => {
+      try {
+        await client.start();
+        const info = client.initializeResult?.serverInfo;
+        this.log.info(`connected to ${info?.name ?? 'server'} ${info?.version ?? ''}`.trim());
+        await this.pickInitialSession();
+        return client;
+      } catch (err) {
+        const { command } = this.serverCommand();
+        const msg = errorText(`VT Code: could not start ${command}`, err);
+        this.log.error(msg);
+        void vscode.window.showErrorMessage(msg, 'Open Settings', 'Show Output').then((a) => {
+          if (a === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'vtcode.serverPath');
+          if (a === 'Show Output') this.log.show(true);
+        });
+        throw err;
+      } finally {
+        this.starting = undefined;
+      }
+    })();
+    return this.starting;
+  }
+
+  async start(): Promise<void> {
+    await this.ensureStarted().catch(() => undefined);
+  }
+
+  async restart(): Promise<void> {
+    const old = this.client;
+    this.client = undefined as unknown as LanguageClient;
+    if (old) await old.dispose().catch((e: unknown) => this.log.warn(`stopping the server: ${String(e)}`));
+    this.tracker.reset();
+    this.stats = undefined;
+    this.render();
+    await this.start();
+  }
+
+  async dispose(): Promise<void> {
+    if (this.statsTimer) clearTimeout(this.statsTimer);
+    const c = this.client;
+    for (const d of this.disposables.splice(0)) d.dispose();
+    if (c) await c.dispose().catch(() => undefined);
+  }
+
+  // ---- active session and status bar --------------------------------------------------------
+
+  private async pickInitialSession(): Promise<void> {
+    if (this.tracker.active !== undefined) return;
+    try {
+      const list = await this.listSessions();
+      const id = this.tracker.sessions(list);
+      if (id !== undefined) this.log.info(`most recently updated session: ${id}`);
+    } catch (err) {
+      this.log.warn(errorText('listing sessions', err));
+    }
+  }
+
+  private async listSessions(): Promise<SessionInfo[]> {
+    const client = await this.ensureStarted();
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    if (folders.length <= 1) return (await client.sendRequest<SessionInfo[] | null>(Methods.listSessions, {})) ?? [];
+    const all: SessionInfo[] = [];
+    for (const f of folders) {
+      const part = await client.sendRequest<SessionInfo[] | null>(Methods.listSessions, { workspace: f.uri.fsPath });
+      all.push(...(part ?? []));
+    }
+    return all;
+  }
+
+  private onPressure(p: TokenPressure): void {
+    if (this.tracker.pressure(p)) {
+      this.render();
+      this.scheduleStats(400);
+    }
+  }
+
+  private scheduleStats(delayMs: number): void {
+    if (this.statsTimer) clearTimeout(this.statsTimer);
+    this.statsTimer = setTimeout(() => {
+      this.statsTimer = undefined;
+      void this.refreshStats();
+    }, delayMs);
+  }
+
+  private async refreshStats(): Promise<Stats | undefined> {
+    const id = this.tracker.active;
+    if (id === undefined || !this.client?.isRunning()) return undefined;
+    try {
+      const stats = await this.requestStats(id);
+      if (this.tracker.active === id) {
+        this.stats = stats;
+        this.tracker.stats(stats);
+        this.render();
+      }
+      return stats;
+    } catch (err) {
+      this.log.warn(errorText(`stats of ${id}`, err));
+      return undefined;
+    }
+  }
+
+  /** requestStats asks for projection stats, loading a stored session once if the daemon has not. */
+  private async requestStats(id: string): Promise<Stats> {
+    const client = await this.ensureStarted();
+    try {
+      return await client.sendRequest<Stats>(Methods.projectionStats, { sessionId: id });
+    } catch (err) {
+      if ((err as { code?: number }).code !== ErrorCodes.UnknownSession) throw err;
+      await client.sendRequest<OpenSessionResult>(Methods.openSession, { sessionId: id });
+      return await client.sendRequest<Stats>(Methods.projectionStats, { sessionId: id });
+    }
+  }
+
+  private render(): void {
+    const view = this.tracker.view();
+    const active = this.tracker.active;
+    if (active !== undefined && !view) {
+      this.status.text = `$(pulse) ${active}`;
+      this.status.backgroundColor = undefined;
+    } else {
+      this.status.text = statusText(view, this.compacting > 0);
+      const bg = statusBackground(view?.state);
+      this.status.backgroundColor = bg ? new vscode.ThemeColor(bg) : undefined;
+    }
+    const md = new vscode.MarkdownString(tooltipMarkdown(view, this.stats, this.tracker.pinned));
+    md.supportThemeIcons = true;
+    this.status.tooltip = md;
+    this.status.command = active === undefined ? 'vtcode.selectSession' : 'vtcode.compact';
+    this.status.accessibilityInformation = { label: `VT Code context: ${this.status.text.replace(/\$\([^)]*\)\s*/g, '')}` };
+  }
+
+  private requireSession(): string | undefined {
+    const id = this.tracker.active;
+    if (id === undefined) {
+      void vscode.window.showWarningMessage(
+        'VT Code: no active session. An agent opens one through the extension API; pick a stored one with "VT Code: Select Session…".',
+      );
+    }
+    return id;
+  }
+
+  // ---- commands -----------------------------------------------------------------------------
+
+  async compact(instructions?: string): Promise<CompactResult | undefined> {
+    let client: LanguageClient;
+    try {
+      client = await this.ensureStarted();
+    } catch {
+      return undefined;
+    }
+    const sessionId = this.requireSession();
+    if (sessionId === undefined) return undefined;
+    const token = `vtcode-compact-${randomUUID()}`;
+    const cts = new CancellationTokenSource();
+    const tracking = this.progress.track(token, { cancel: () => cts.cancel() });
+    this.compacting++;
+    this.render();
+    try {
+      const params: Record<string, unknown> = { sessionId, workDoneToken: token };
+      if (instructions) params.instructions = instructions;
+      const result = await client.sendRequest<CompactResult>(Methods.compact, params, cts.token);
+      const text = compactResultText(result);
+      this.log.info(`compacted ${sessionId}: ${text}`);
+      void vscode.window.showInformationMessage(text);
+      return result;
+    } catch (err) {
+      if (isCancelled(err) || cts.token.isCancellationRequested) {
+        void vscode.window.showInformationMessage('VT Code: compaction cancelled; the history is unchanged.');
+      } else if (/already compact/i.test((err as Error)?.message ?? '')) {
+        void vscode.window.showInformationMessage((err as Error).message);
+      } else {
+        const msg = errorText('VT Code: Compaction failed', err);
+        this.log.error(msg);
+        void vscode.window.showErrorMessage(msg);
+      }
+      return undefined;
+    } finally {
+      tracking.dispose();
+      cts.dispose();
+      this.compacting--;
+      this.render();
+      this.scheduleStats(0);
+    }
+  }
+
+  private autoCompactionEnded(message: string | undefined): void {
+    if (!message) return;
+    if (/^compaction failed/i.test(message)) void vscode.window.showWarningMessage(`VT Code: ${message}`);
+    else vscode.window.setStatusBarMessage(`$(check) ${message}`, 8000);
+    this.scheduleStats(0);
+  }
+
+  async compactWithInstructions(instructions?: string): Promise<CompactResult | undefined> {
+    if (typeof instructions !== 'string') {
+      if (this.requireSession() === undefined) return undefined;
+      instructions = await vscode.window.showInputBox({
+        title: 'VT Code: Compact Context with Instructions',
+        prompt: 'What the summary must keep or focus on',
+        placeHolder: 'e.g. keep the failing test names and the exact commands',
+        ignoreFocusOut: true,
+      });
+      if (instructions === undefined) return undefined;
+    }
+    return this.compact(instructions.trim() || undefined);
+  }
+
+  async showStats(): Promise<Stats | undefined> {
+    const id = this.requireSession();
+    if (id === undefined) return undefined;
+    try {
+      const stats = await this.requestStats(id);
+      this.stats = stats;
+      this.tracker.stats(stats);
+      this.render();
+      this.log.info(`projection stats\n${statsDetail(stats)}`);
+      void vscode.window.showInformationMessage(statsSummary(stats), 'Details').then((a) => a && this.log.show(true));
+      return stats;
+    } catch (err) {
+      void vscode.window.showErrorMessage(errorText('VT Code: Projection stats failed', err));
+      return undefined;
+    }
+  }
+
+  async restore(artifactId?: string): Promise<{ messages: number } | undefined> {
+    const sessionId = this.requireSession();
+    if (sessionId === undefined) return undefined;
+    try {
+      const client = await this.ensureStarted();
+      if (typeof artifactId !== 'string') {
+        const artifacts = (await client.sendRequest<ArtifactInfo[] | null>(Methods.listArtifacts, { sessionId })) ?? [];
+        if (artifacts.length === 0) {
+          void vscode.window.showInformationMessage(`VT Code: session ${sessionId} has no compaction artifacts to restore.`);
+          return undefined;
+        }
+        const sorted = [...artifacts].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+        const pick = await vscode.window.showQuickPick(
+          sorted.map((a) => ({ ...artifactPickItem(a), artifact: a })),
+          { title: 'VT Code: Restore History', placeHolder: 'The full history saved before a compaction', matchOnDetail: true },
+        );
+        if (!pick) return undefined;
+        const ok = await vscode.window.showWarningMessage(
+          `Restore ${pick.artifact.messages} messages from before the ${pick.artifact.trigger} compaction? The current history stays recoverable.`,
+          { modal: true },
+          'Restore',
+        );
+        if (ok !== 'Restore') return undefined;
+        artifactId = pick.artifact.artifactId;
+      }
+      const result = await client.sendRequest<{ messages: number }>(Methods.restore, { sessionId, artifactId });
+      void vscode.window.showInformationMessage(`VT Code: history restored (${result.messages} messages).`);
+      this.scheduleStats(0);
+      return result;
+    } catch (err) {
+      void vscode.window.showErrorMessage(errorText('VT Code: Restore failed', err));
+      return undefined;
+    }
+  }
+
+  /**
+   * selectSession picks the active session. With an argument (for scripts and tests): a session id
+   * pins it, null returns to following the most recently updated session.
+   */
+  async selectSession(sessionId?: string | null): Promise<string | undefined> {
+    try {
+      const client = await this.ensureStarted();
+      if (sessionId === null) {
+        this.tracker.pin(undefined);
+        await this.pickInitialSession();
+        return this.tracker.active;
+      }
+      if (typeof sessionId !== 'string') {
+        const list = (await this.listSessions()).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+        const follow = {
+          label: '$(sync) Follow the most recently updated session',
+          description: this.tracker.pinned ? '' : 'current',
+          id: null as string | null,
+        };
+        const items = [follow, ...list.map((s) => ({ ...sessionPickItem(s, s.sessionId === this.tracker.active), id: s.sessionId as string | null }))];
+        const pick = await vscode.window.showQuickPick(items, {
+          title: 'VT Code: Select Session',
+          placeHolder: list.length ? 'The session whose context the status bar follows' : 'No stored sessions in this workspace',
+          matchOnDetail: true,
+        });
+        if (!pick) return this.tracker.active;
+        if (pick.id === null) return this.selectSession(null);
+        sessionId = pick.id;
+      }
+      const opened = await client.sendRequest<OpenSessionResult>(Methods.openSession, { sessionId });
+      this.tracker.pin(opened.sessionId);
+      await this.refreshStats();
+      return opened.sessionId;
+    } catch (err) {
+      void vscode.window.showErrorMessage(errorText('VT Code: Select session failed', err));
+      return undefined;
+    }
+  }
+
+  async editPrompt(): Promise<void> {
+    try {
+      const prompt = await this.prompt('get');
+      if (!prompt.isDefault) {
+        const pick = await vscode.window.showQuickPick(
+          [
+            { label: '$(edit) Edit the workspace compaction prompt', action: 'edit' },
+            { label: '$(discard) Reset to the default prompt', action: 'reset' },
+          ],
+          { title: 'VT Code: Compaction Prompt (customized for this workspace)' },
+        );
+        if (!pick) return;
+        if (pick.action === 'reset') {
+          await this.prompt('reset');
+          void vscode.window.showInformationMessage('VT Code: the compaction prompt is the default again.');
+          return;
+        }
+      }
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: PromptScheme, path: '/compaction-prompt.md' }));
+      await vscode.window.showTextDocument(doc, { preview: false });
+      void vscode.window.setStatusBarMessage('VT Code: save the file to use this prompt for compactions in this workspace', 8000);
+    } catch (err) {
+      void vscode.window.showErrorMessage(errorText('VT Code: Compaction prompt', err));
+    }
+  }
+
+  async prompt(action: 'get' | 'set' | 'reset', prompt?: string): Promise<PromptResult> {
+    const client = await this.ensureStarted();
+    const params: Record<string, unknown> = { action };
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (folder) params.workspace = folder.uri.fsPath;
+    if (prompt !== undefined) params.prompt = prompt;
+    return client.sendRequest<PromptResult>(Methods.compactPrompt, params);
+  }
+
+  push(d: vscode.Disposable): void {
+    this.disposables.push(d);
+  }
+}
+
+/** PromptFileSystem backs the `vtcode-prompt:` document: read = get, save = set. */
+class PromptFileSystem implements vscode.FileSystemProvider {
+  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.emitter.event;
+  private mtime = Date.now();
+  private size = 0;
+
+  constructor(private readonly ext: Extension) {}
+
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+
+  async stat(): Promise<vscode.FileStat> {
+    return { type: vscode.FileType.File, ctime: this.mtime, mtime: this.mtime, size: this.size };
+  }
+
+  async readFile(): Promise<Uint8Array> {
+    const r = await this.ext.prompt('get');
+    const bytes = new TextEncoder().encode(r.prompt);
+    this.size = bytes.length;
+    return bytes;
+  }
+
+  async writeFile(uri: vscode.Uri, content: Uint8Array): Promise<void> {
+    const text = new TextDecoder().decode(content);
+    const r = await this.ext.prompt(text.trim() ? 'set' : 'reset', text.trim() ? text : undefined);
+    this.mtime = Date.now();
+    this.size = content.length;
+    this.emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+    void vscode.window.showInformationMessage(
+      r.isDefault ? 'VT Code: the compaction prompt is the default again.' : 'VT Code: compaction prompt saved for this workspace.',
+    );
+  }
+
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+  createDirectory(): void {
+    throw vscode.FileSystemError.NoPermissions();
+  }
+  delete(): void {
+    throw vscode.FileSystemError.NoPermissions();
+  }
+  rename(): void {
+    throw vscode.FileSystemError.NoPermissions();
+  }
+}
+
+let instance: Extension | undefined;
+
+/** activate starts the client and returns the API for agent extensions. */
+export async function activate(context: vscode.ExtensionContext): Promise<VtcodeApi> {
+  instance = new Extension();
+  instance.register();
+  context.subscriptions.push({ dispose: () => void instance?.dispose() });
+  void instance.start();
+  return instance.api();
+}
+
+/** deactivate stops the server. */
+export async function deactivate(): Promise<void> {
+  const i = instance;
+  instance = undefined;
+  await i?.dispose();
+}

@@ -1,0 +1,140 @@
+// Wire shapes of the vtcode-ls protocol (SPEC §2, §9, §10) that the extension uses.
+// This module has no dependency on `vscode`, so the pure display logic and the tests can use it.
+
+/** Pressure states of SPEC §9. */
+export type PressureState = 'ok' | 'warn' | 'compacting' | 'critical';
+
+/** A message of the session history (SPEC §2). Unknown fields are passed through untouched. */
+export interface Message {
+  id?: string;
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content?: string | Array<Record<string, unknown>>;
+  toolCalls?: Array<{ id: string; name: string; arguments?: string; input?: string; thoughtSignature?: string }>;
+  toolCallId?: string;
+  toolName?: string;
+  reasoning?: string;
+  [extra: string]: unknown;
+}
+
+/** `vtcode/tokenPressure` notification params. */
+export interface TokenPressure {
+  sessionId: string;
+  workspace: string;
+  projectedTokens: number;
+  originalTokens: number;
+  capacity: number;
+  pressure: number;
+  state: PressureState;
+}
+
+/** One entry of `vtcode/listSessions`. */
+export interface SessionInfo {
+  sessionId: string;
+  workspace: string;
+  messages: number;
+  updatedAt: string;
+}
+
+/** `vtcode/openSession` result. */
+export interface OpenSessionResult {
+  sessionId: string;
+  resumed: boolean;
+  messages: number;
+  policy: unknown;
+}
+
+/** The compact-boundary record (SPEC §8.8), also `stats.lastCompaction`. */
+export interface CompactBoundary {
+  sessionId?: string;
+  trigger: string;
+  mode: string;
+  strategy: string;
+  originalMessageCount: number;
+  compactedMessageCount: number;
+  originalTokens: number;
+  compactedTokens: number;
+  artifactId: string;
+  elapsedMs: number;
+}
+
+/** `vtcode/compact` result. */
+export interface CompactResult extends CompactBoundary {
+  message: string;
+}
+
+/** Projection stats (SPEC §9). */
+export interface Stats {
+  sessionId: string;
+  messages: number;
+  projectedMessages: number;
+  originalTokens: number;
+  projectedTokens: number;
+  prefixTokens: number;
+  clearedResults: number;
+  protectedResults: number;
+  protectedBatches: number;
+  clearedInputs: number;
+  localTrigger: number;
+  historyBudget: number;
+  capacity: number;
+  reservedOutput: number;
+  compactionThreshold: number;
+  pressure: number;
+  state: PressureState;
+  lastReportedInputTokens?: number;
+  strategy: string;
+  compactions: number;
+  lastCompaction?: CompactBoundary;
+  cache?: {
+    lastHitRate: number;
+    lowReuseStreak: number;
+    cumulativeInputTokens: number;
+    cumulativeCacheReadTokens: number;
+  };
+}
+
+/** One entry of `vtcode/listArtifacts`. */
+export interface ArtifactInfo {
+  artifactId: string;
+  createdAt: string;
+  messages: number;
+  trigger: string;
+  mode: string;
+}
+
+/** `vtcode/compactPrompt` result. */
+export interface PromptResult {
+  prompt: string;
+  isDefault: boolean;
+}
+
+/** Method and notification names. */
+export const Methods = {
+  openSession: 'vtcode/openSession',
+  closeSession: 'vtcode/closeSession',
+  listSessions: 'vtcode/listSessions',
+  appendMessages: 'vtcode/appendMessages',
+  history: 'vtcode/history',
+  prepareRequest: 'vtcode/prepareRequest',
+  recordResponse: 'vtcode/recordResponse',
+  compact: 'vtcode/compact',
+  projectionStats: 'vtcode/projectionStats',
+  setPolicy: 'vtcode/setPolicy',
+  getPolicy: 'vtcode/getPolicy',
+  listArtifacts: 'vtcode/listArtifacts',
+  restore: 'vtcode/restore',
+  switchModel: 'vtcode/switchModel',
+  compactPrompt: 'vtcode/compactPrompt',
+  tokenPressure: 'vtcode/tokenPressure',
+  compactBoundary: 'vtcode/compactBoundary',
+} as const;
+
+/** JSON-RPC error codes of SPEC §1. */
+export const ErrorCodes = {
+  RequestCancelled: -32800,
+  RequestFailed: -32803,
+  UnknownSession: -32001,
+  Busy: -32004,
+  InvalidParams: -32602,
+  ServerNotInitialized: -32002,
+} as const;

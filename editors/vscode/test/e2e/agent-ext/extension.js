@@ -1,0 +1,36 @@
+// A stand-in agent: opens a session through the VT Code Context API and sends a 40-message
+// history with large tool results (appendMessages + prepareRequest), like an in-editor agent.
+const vscode = require('vscode');
+const { agentSession } = require('./fixtures.cjs');
+
+function activate(context) {
+  context.subscriptions.push(vscode.commands.registerCommand('vtcodeTestAgent.sendTurns', async () => {
+    const ext = vscode.extensions.getExtension('vtcode.vtcode-ls');
+    const api = ext.isActive ? ext.exports : await ext.activate();
+    const client = await api.ready();
+    const { sessionId } = await client.sendRequest('vtcode/openSession', { contextWindow: 32000 });
+    const msgs = agentSession(18, 'e2e');
+    await client.sendRequest('vtcode/appendMessages', { sessionId, messages: msgs.slice(0, 20) });
+    const r = await client.sendRequest('vtcode/prepareRequest', { sessionId, messages: msgs.slice(20), systemPrompt: 'You are a coding agent.' });
+    vscode.window.showInformationMessage(`Test agent: sent ${r.stats.messages} messages to session ${sessionId}`);
+    return sessionId;
+  }));
+
+  // With tool-result clearing off, the 40 messages are over the 32k window's compaction
+  // threshold, so prepareRequest compacts automatically, with server-created progress.
+  context.subscriptions.push(vscode.commands.registerCommand('vtcodeTestAgent.sendTurnsAuto', async () => {
+    const ext = vscode.extensions.getExtension('vtcode.vtcode-ls');
+    const api = ext.isActive ? ext.exports : await ext.activate();
+    const client = await api.ready();
+    const { sessionId } = await client.sendRequest('vtcode/openSession', { contextWindow: 32000 });
+    await client.sendRequest('vtcode/setPolicy', { sessionId, policy: { toolResultClearing: { enabled: false } } });
+    await client.sendRequest('vtcode/appendMessages', { sessionId, messages: agentSession(18, 'auto') });
+    const r = await client.sendRequest('vtcode/prepareRequest', { sessionId, systemPrompt: 'You are a coding agent.' });
+    const c = r.compaction;
+    vscode.window.showInformationMessage(`Test agent: prepared ${r.messages.length} messages; automatic compaction: ${c ? c.trigger + ', ' + c.originalMessageCount + ' -> ' + c.compactedMessageCount : 'none'}`);
+    return sessionId;
+  }));
+}
+
+function deactivate() {}
+module.exports = { activate, deactivate };

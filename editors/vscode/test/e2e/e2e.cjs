@@ -1,0 +1,178 @@
+// Drives code-server with headless Debian chromium through playwright-core (run by scripts/e2e.sh).
+// node e2e.cjs --base URL --folder DIR [--tests-base URL --tests-folder DIR --dev EXT_DIR --tests TESTS.cjs] --out DIR
+//  (a) --tests: the extension's own tests (run(): Promise) in the real extension host of the
+//      code-server at --tests-base (started with --vscode-option enable-smoke-test-driver).
+//  (b) the UI test on the code-server at --base, through the command palette, as a user sees it.
+// Writes screenshots and page text into --out, and "N passed, N failed" into out/summary.txt.
+const { chromium } = require('playwright-core');
+const fs = require('fs'), os = require('os'), path = require('path'), util = require('util');
+
+const args = {};
+for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].slice(2)] = process.argv[i + 1];
+const out = args.out || '.';
+fs.mkdirSync(out, { recursive: true });
+const t0 = Date.now();
+const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+let passed = 0, failed = 0;
+
+async function check(name, fn) {
+  try { await fn(); passed++; log('PASS', name); }
+  catch (e) { failed++; log('FAIL', name, '-', (e.message || String(e)).split('\n').slice(0, 3).join(' | ')); }
+}
+
+// One fresh headless chromium (own profile) per phase, one tab, so that it has focus.
+async function withBrowser(fn) {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'e2e-chromium-'));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1400, height: 900 },
+  });
+  try { const page = ctx.pages()[0] || await ctx.newPage(); await page.bringToFront(); await fn(page); }
+  finally { await ctx.close(); fs.rmSync(profile, { recursive: true, force: true }); }
+}
+
+async function runCommand(page, label) {
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: 15000 });
+  await input.fill('>' + label);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor({ timeout: 15000 });
+  await page.keyboard.press('Enter');
+}
+
+const shot = (page, name) => page.screenshot({ path: path.join(out, name) });
+
+// Records the text of every notification toast ever shown (progress notifications of a fast
+// compaction may live for a few milliseconds only).
+function recordNotifications() {
+  window.__toasts = [];
+  const push = (s) => { s = (s || '').replace(/\s+/g, ' ').trim(); if (s && !window.__toasts.includes(s)) window.__toasts.push(s); };
+  const collect = (root) => {
+    if (!root || root.nodeType !== 1) return;
+    const items = root.matches('.notification-list-item-message') ? [root] : root.querySelectorAll('.notification-list-item-message');
+    for (const el of items) push(el.textContent);
+  };
+  const start = () => new MutationObserver((muts) => {
+    for (const m of muts) {
+      const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+      if (el && el.closest && el.closest('.notifications-toasts')) collect(el.closest('.notification-list-item') || el);
+      for (const n of m.addedNodes) collect(n);
+    }
+  }).observe(document.documentElement, { subtree: true, childList: true, characterData: true });
+  if (document.documentElement) start(); else document.addEventListener('DOMContentLoaded', start);
+}
+
+const statusItem = (page) => page.locator('[aria-label^="VT Code context:"]').first();
+async function statusTextMatching(page, re, timeout = 30000) {
+  const item = statusItem(page);
+  const deadline = Date.now() + timeout;
+  let last = '';
+  while (Date.now() < deadline) {
+    last = ((await item.innerText({ timeout: 5000 }).catch(() => '')) || '').replace(/\s+/g, ' ').trim();
+    if (re.test(last)) return last;
+    await page.waitForTimeout(200);
+  }
+  throw new Error(`status bar text ${JSON.stringify(last)} does not match ${re}`);
+}
+const toast = (page, text, timeout = 30000) =>
+  page.locator('.notifications-toasts').getByText(text).filter({ visible: true }).first().waitFor({ timeout });
+
+(async () => {
+  // (a) the extension's own tests in the real (remote, Node) extension host
+  if (args.tests) await withBrowser((page) => check('extension-host tests (' + path.basename(args.tests) + ')', async () => {
+    const authority = new URL(args['tests-base']).host;
+    const remote = (p) => `vscode-remote://${authority}${p}`;
+    let exit; const exited = new Promise((r) => (exit = r));
+    const lines = [];
+    await page.exposeFunction('codeAutomationLog', (type, a) => lines.push(util.format(...(a || []))));
+    await page.exposeFunction('codeAutomationExit', (code) => exit(code));
+    const payload = JSON.stringify([['extensionDevelopmentPath', remote(args.dev)], ['extensionTestsPath', remote(args.tests)]]);
+    await page.goto(`${args['tests-base']}/?folder=${encodeURIComponent(args['tests-folder'] || args.folder)}&payload=${encodeURIComponent(payload)}`);
+    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), +(process.env.TESTS_TIMEOUT_MS || 180000)))]);
+    fs.writeFileSync(path.join(out, 'extension-host-tests.log'), lines.join('\n') + '\n');
+    for (const l of lines) if (/^(ok|not ok) - |^host tests:/.test(l)) console.log('  | ' + l.split('\n')[0]);
+    await shot(page, '00-extension-host-tests.png');
+    if (code !== 0) throw new Error('extension host exit code ' + code);
+  }));
+
+  // (b) the UI, as a user sees it
+  await withBrowser(async (page) => {
+    await page.addInitScript(recordNotifications);
+    let before = '', after = '';
+    await check('workbench loads; the status bar shows VT Code without a session', async () => {
+      await page.goto(`${args.base}/?folder=${encodeURIComponent(args.folder)}`);
+      await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 120000 });
+      await statusTextMatching(page, /^VT Code$/, 60000);
+      await shot(page, '01-no-session.png');
+    });
+    await check('a test agent sends 40 turns through the extension API; the status bar shows the pressure', async () => {
+      await runCommand(page, 'VT Code Test Agent: Send Turns');
+      await toast(page, /Test agent: sent 40 messages to session/);
+      before = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
+      log('status before compaction:', before);
+      await page.waitForTimeout(500);
+      await shot(page, '02-pressure-before.png');
+    });
+    await check('the status-bar tooltip shows the stats', async () => {
+      await page.mouse.move(10, 10);
+      await statusItem(page).hover();
+      await page.locator('.monaco-hover, .workbench-hover').getByText('Click to compact the context.').first().waitFor({ timeout: 15000 });
+      await page.locator('.monaco-hover, .workbench-hover').getByText('Compaction threshold').first().waitFor({ timeout: 15000 });
+      await shot(page, '03-tooltip.png');
+      await page.mouse.move(700, 400);
+    });
+    await check('VT Code: Compact Context shows progress, the result and the new pressure', async () => {
+      await page.evaluate(() => { window.__toasts.length = 0; });
+      await runCommand(page, 'VT Code: Compact Context');
+      await toast(page, /Context compacted · [\d.]+s \(40 -> \d+ messages, local\)/);
+      const seen = await page.evaluate(() => window.__toasts);
+      fs.writeFileSync(path.join(out, 'notifications.txt'), seen.join('\n') + '\n');
+      if (!seen.some((s) => s.includes('Compacting context...'))) throw new Error('no "Compacting context..." progress notification among: ' + JSON.stringify(seen));
+      after = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
+      if (after === before) await page.waitForTimeout(1000), after = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
+      log('status after compaction:', after);
+      if (!(parseInt(after, 10) < parseInt(before, 10))) throw new Error(`pressure did not drop: ${before} -> ${after}`);
+      await page.waitForTimeout(500);
+      await shot(page, '04-compacted.png');
+    });
+    await check('VT Code: Show Projection Stats shows the numbers', async () => {
+      await runCommand(page, 'VT Code: Show Projection Stats');
+      await toast(page, /Session .* · \d+% · [\d.]+k\/32k tokens · \d+ of \d+ messages sent · .* · 1 compaction · state/);
+      await page.waitForTimeout(500);
+      await shot(page, '05-stats.png');
+    });
+    await check('VT Code: Restore History… lists the artifact', async () => {
+      await runCommand(page, 'VT Code: Restore History…');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: '40 messages · manual compaction (local)' }).first().waitFor({ timeout: 15000 });
+      await shot(page, '06-restore-pick.png');
+      await page.keyboard.press('Escape');
+    });
+    await check('VT Code: Select Session… lists the session', async () => {
+      await runCommand(page, 'VT Code: Select Session…');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Follow the most recently updated session' }).first().waitFor({ timeout: 15000 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: /messages · updated/ }).first().waitFor({ timeout: 15000 });
+      await shot(page, '07-select-session.png');
+      await page.keyboard.press('Escape');
+    });
+    await check('an automatic compaction while the agent prepares a request shows a progress notification', async () => {
+      await page.evaluate(() => { window.__toasts.length = 0; });
+      await runCommand(page, 'VT Code Test Agent: Send Turns Past the Compaction Threshold');
+      await toast(page, /Test agent: prepared \d+ messages; automatic compaction: auto, 40 -> \d+/);
+      const seen = await page.evaluate(() => window.__toasts);
+      fs.appendFileSync(path.join(out, 'notifications.txt'), '--- automatic compaction\n' + seen.join('\n') + '\n');
+      if (!seen.some((s) => s.includes('Compacting context...'))) throw new Error('no "Compacting context..." progress notification among: ' + JSON.stringify(seen));
+      await page.locator('.part.statusbar').getByText(/Context compacted · /).first().waitFor({ timeout: 15000 });
+      await page.waitForTimeout(300);
+      await shot(page, '08-automatic-compaction.png');
+    });
+    fs.writeFileSync(path.join(out, 'page-text.txt'), await page.locator('body').innerText());
+    if (failed) await shot(page, 'final.png');
+  });
+  const line = `${passed} passed, ${failed} failed`;
+  fs.writeFileSync(path.join(out, 'summary.txt'), line + '\n');
+  console.log(line);
+  process.exit(failed ? 1 : 0);
+})().catch((e) => { console.error(e); fs.writeFileSync(path.join(out, 'summary.txt'), `${passed} passed, ${failed + 1} failed\n`); process.exit(1); });

@@ -1,0 +1,113 @@
+// Unit tests of the pure display logic (node --test). Built from src/display.ts into out/.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const d = require('../../out/display.js');
+
+test('formatTokens: compact token counts', () => {
+  const cases = [
+    [0, '0'], [7, '7'], [950, '950'], [999, '999'], [1000, '1k'], [1049, '1k'], [1050, '1.1k'],
+    [9500, '9.5k'], [78_100, '78.1k'], [78_149, '78.1k'], [99_949, '99.9k'], [99_950, '100k'],
+    [128_000, '128k'], [131_072, '131k'], [999_499, '999k'], [999_500, '1M'], [1_000_000, '1M'],
+    [1_200_000, '1.2M'], [1_048_576, '1M'], [2_000_000, '2M'], [-5, '0'], [NaN, '0'],
+  ];
+  for (const [n, want] of cases) assert.equal(d.formatTokens(n), want, `formatTokens(${n})`);
+});
+
+test('formatPercent rounds', () => {
+  assert.equal(d.formatPercent(0.62), '62%');
+  assert.equal(d.formatPercent(0.6249), '62%');
+  assert.equal(d.formatPercent(1.314), '131%');
+  assert.equal(d.formatPercent(0), '0%');
+  assert.equal(d.formatPercent(NaN), '0%');
+});
+
+const view = (o = {}) => ({ sessionId: 's1', projectedTokens: 78_100, capacity: 128_000, pressure: 0.62, state: 'ok', ...o });
+
+test('statusText: the spec example and its variants', () => {
+  assert.equal(d.statusText(view()), '$(pulse) 62% · 78.1k/128k');
+  assert.equal(d.statusText(view({ state: 'critical', pressure: 1.02, projectedTokens: 1_200_000, capacity: 1_000_000 })), '$(pulse) 102% · 1.2M/1M');
+  assert.equal(d.statusText(view({ capacity: 0, pressure: 0 })), '$(pulse) 78.1k');
+  assert.equal(d.statusText(view({ state: 'compacting' })), '$(sync~spin) 62% · 78.1k/128k');
+  assert.equal(d.statusText(view(), true), '$(sync~spin) 62% · 78.1k/128k');
+  assert.equal(d.statusText(undefined), '$(pulse) VT Code');
+});
+
+test('statusBackground: colour by state', () => {
+  assert.equal(d.statusBackground('ok'), undefined);
+  assert.equal(d.statusBackground(undefined), undefined);
+  assert.equal(d.statusBackground('warn'), 'statusBarItem.warningBackground');
+  assert.equal(d.statusBackground('compacting'), 'statusBarItem.warningBackground');
+  assert.equal(d.statusBackground('critical'), 'statusBarItem.errorBackground');
+});
+
+const stats = {
+  sessionId: 's1', messages: 120, projectedMessages: 118, originalTokens: 90_000, projectedTokens: 78_100,
+  prefixTokens: 2_000, clearedResults: 12, protectedResults: 7, protectedBatches: 3, clearedInputs: 0,
+  localTrigger: 40_000, historyBudget: 121_904, capacity: 128_000, reservedOutput: 4096,
+  compactionThreshold: 92_928, pressure: 0.646, state: 'warn', strategy: 'local', compactions: 1,
+  lastReportedInputTokens: 81_000,
+  lastCompaction: { trigger: 'manual', mode: 'local', strategy: 'local', originalMessageCount: 200, compactedMessageCount: 14, originalTokens: 150_000, compactedTokens: 9_000, artifactId: 'a1', elapsedMs: 1400 },
+  cache: { lastHitRate: 0.8, lowReuseStreak: 0, cumulativeInputTokens: 500_000, cumulativeCacheReadTokens: 400_000 },
+};
+
+test('tooltipMarkdown: session, pressure and stats', () => {
+  const md = d.tooltipMarkdown(d.pressureView(stats), stats, true);
+  assert.match(md, /session `s1` \(selected\)/);
+  assert.match(md, /Pressure \*\*65%\*\*/);
+  assert.match(md, /\| Projected tokens \| 78,100 \|/);
+  assert.match(md, /\| Capacity \| 128,000 \|/);
+  assert.match(md, /\| Compaction threshold \| 92,928 \|/);
+  assert.match(md, /\| Messages \| 118 sent of 120 \|/);
+  assert.match(md, /\| Tool results cleared \| 12 \(7 protected\) \|/);
+  assert.match(md, /\| Prompt-cache hit rate \| 80% \|/);
+  assert.match(md, /Click to compact/);
+  // stats of another session are not mixed in
+  assert.doesNotMatch(d.tooltipMarkdown(view({ sessionId: 'other' }), stats), /Compaction threshold/);
+  assert.match(d.tooltipMarkdown(undefined), /no active session/);
+});
+
+test('statsSummary and statsDetail', () => {
+  assert.equal(d.statsSummary(stats), 'Session s1 · 65% · 78.1k/128k tokens · 118 of 120 messages sent · 12 tool results cleared · 1 compaction · state warn');
+  const detail = d.statsDetail(stats);
+  assert.match(detail, /^session +s1$/m);
+  assert.match(detail, /tokens \(history \/ sent\) +90,000 \/ 78,100/);
+  assert.match(detail, /last reported input +81,000 \(estimate differs by 900\)/);
+  assert.match(detail, /last compaction +manual, local\/local, 200 -> 14 messages/);
+});
+
+test('compactResultText prefers the server message', () => {
+  const r = { mode: 'local', strategy: 'local', trigger: 'manual', elapsedMs: 1400, originalMessageCount: 120, compactedMessageCount: 14, originalTokens: 1, compactedTokens: 1, artifactId: 'a', message: '' };
+  assert.equal(d.compactResultText(r), 'Context compacted · 1.4s (120 -> 14 messages, local)');
+  assert.equal(d.compactResultText({ ...r, message: 'Context compacted · 0.2s (40 -> 9 messages, local)' }), 'Context compacted · 0.2s (40 -> 9 messages, local)');
+});
+
+test('errorText is bounded and carries the root cause', () => {
+  const e = { code: -32803, message: 'compaction failed', data: { kind: 'budget', rootCause: 'history exceeds budget' } };
+  assert.equal(d.errorText('VT Code: Compaction failed', e), 'VT Code: Compaction failed: compaction failed (history exceeds budget)');
+  const long = d.errorText('X', new Error('y'.repeat(5000)));
+  assert.equal(long.length, d.MaxErrorChars);
+  assert.ok(long.endsWith('…'));
+  assert.equal(d.errorText('X', 'multi\n line'), 'X: multi line');
+  assert.ok(d.isCancelled({ code: -32800 }));
+  assert.ok(!d.isCancelled(new Error('x')));
+});
+
+test('relativeTime and pick items', () => {
+  const now = new Date('2026-11-30T12:00:00Z');
+  assert.equal(d.relativeTime('2026-11-30T11:59:50Z', now), 'just now');
+  assert.equal(d.relativeTime('2026-11-30T11:55:00Z', now), '5 min ago');
+  assert.equal(d.relativeTime('2026-11-30T09:00:00Z', now), '3 h ago');
+  assert.equal(d.relativeTime('2026-11-01T09:30:00Z', now), '2026-11-01 09:30');
+  const s = d.sessionPickItem({ sessionId: 'abc', workspace: '/ws', messages: 1, updatedAt: '2026-11-30T11:55:00Z' }, true, now);
+  assert.deepEqual(s, { label: '$(check) abc', description: '1 message · updated 5 min ago', detail: '/ws' });
+  const a = d.artifactPickItem({ artifactId: 'x1', createdAt: '2026-11-30T09:00:00Z', messages: 40, trigger: 'auto', mode: 'local' }, now);
+  assert.deepEqual(a, { label: '3 h ago', description: '40 messages · auto compaction (local)', detail: 'x1' });
+});
+
+test('progressIncrement converts absolute percentages', () => {
+  assert.equal(d.progressIncrement(0, undefined), undefined);
+  assert.equal(d.progressIncrement(0, 30), 30);
+  assert.equal(d.progressIncrement(30, 30), undefined);
+  assert.equal(d.progressIncrement(30, 20), undefined);
+  assert.equal(d.progressIncrement(30, 150), 70);
+});

@@ -1,0 +1,420 @@
+// Package anthropic is the client of Anthropic Messages API routes. It
+// implements [providers.Generator] with POST {base}/messages (x-api-key and
+// anthropic-version 2023-06-01), including the native inline compaction edit
+// ladder of SPEC §8.4, over plain net/http.
+//
+// Requests: system messages and Request.System are lifted into "system";
+// tool calls become tool_use blocks and tool results tool_result blocks in a
+// user turn (consecutive turns of one role are merged, tool results first);
+// thinking, redacted_thinking, compaction and server-tool blocks kept in an
+// assistant message's ReasoningDetails are replayed verbatim before its text,
+// a compaction block always first. The last assistant message whose
+// ReasoningDetails holds a compaction block with content is the compaction
+// boundary: thinking blocks before it (in earlier messages, and earlier in
+// its own ReasoningDetails) are dropped. Tool schemas are sent with
+// tool_choice {"type":"none"}; when a request has tool calls but no tool
+// schemas, calls and results are sent as text, since the API refuses tool
+// blocks without tool definitions. A request that would end with an
+// assistant turn gets a closing user turn "[Continue]": current models do
+// not accept assistant prefill.
+//
+// Responses: text blocks become the message text, thinking blocks the
+// Reasoning text, tool_use blocks tool calls, and every non-text block is
+// kept whole in ReasoningDetails (a compaction block first), so the next
+// request replays it. Usage InputTokens counts all input (input_tokens plus
+// cache reads and cache writes), like the other providers' input counts.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+// DefaultVersion is the anthropic-version header value.
+const DefaultVersion = "2023-06-01"
+
+// The beta headers this client derives from a request payload.
+const (
+	BetaContextManagement = "context-management-2025-06-27" // clear_* edits
+	BetaCompact           = "compact-2026-01-12"            // compact_* edits
+	BetaContext1M         = "context-1m-2025-08-07"         // models named with a "[1m]" suffix
+)
+
+// The edit ladder of SPEC §8.4.
+const (
+	EditClearThinking = "clear_thinking_20251015"
+	EditClearToolUses = "clear_tool_uses_20250919"
+	EditCompact       = "compact_20260112"
+	// CompactTriggerFloor is the provider's minimum compact trigger.
+	CompactTriggerFloor = 50_000
+	// ClearToolUsesTrigger and ClearToolUsesKeep configure the tool-use
+	// clearing edit; ClearThinkingKeep the thinking clearing edit.
+	ClearToolUsesTrigger = 100_000
+	ClearToolUsesKeep    = 3
+	ClearThinkingKeep    = 2
+)
+
+// Config configures a Client.
+type Config struct {
+	// Provider is the route name; "" means "anthropic".
+	Provider string
+	// BaseURL is the API base including /v1; "" means
+	// https://api.anthropic.com/v1.
+	BaseURL string
+	// APIKey is the credential, read by the caller from the environment
+	// variable named in the configuration. It is sent as x-api-key (or as a
+	// bearer token with BearerAuth), never logged, and redacted from errors.
+	APIKey string
+	// Model is used when a request leaves Model empty.
+	Model string
+	// Version is the anthropic-version header; "" means DefaultVersion.
+	Version string
+	// MaxTokens is max_tokens when a request leaves MaxOutputTokens 0; 0
+	// means the catalog's output limit capped at 32,000, or 8,192 for
+	// unknown models.
+	MaxTokens int
+	// BearerAuth sends "Authorization: Bearer <key>" instead of x-api-key,
+	// for Anthropic-format gateways that want it.
+	BearerAuth bool
+	// Stream asks for a server-sent event stream; a streamed answer is
+	// consumed transparently either way.
+	Stream bool
+	// Header holds extra headers sent with every request. An anthropic-beta
+	// value here is ignored: beta headers are derived from the payload.
+	Header http.Header
+	// HTTPClient is the HTTP client; nil uses one with
+	// providers.DefaultTimeout.
+	HTTPClient *http.Client
+	// Logger receives one debug line per attempt and a warning per retry;
+	// nil discards. Lines never hold keys or bodies.
+	Logger *slog.Logger
+	// Retry bounds retries; the zero value is providers.DefaultRetryPolicy().
+	Retry providers.RetryPolicy
+}
+
+// Client is a Messages API client. It is safe for concurrent use.
+type Client struct {
+	cfg    Config
+	base   string
+	caller *providers.Caller
+}
+
+var _ providers.Generator = (*Client)(nil)
+
+// New returns a client for cfg. It fails when the base URL is not an
+// absolute http(s) URL.
+func New(cfg Config) (*Client, error) {
+	if cfg.Provider == "" {
+		cfg.Provider = "anthropic"
+	}
+	cfg.Provider = providers.CanonicalProvider(cfg.Provider)
+	if cfg.Version == "" {
+		cfg.Version = DefaultVersion
+	}
+	base, err := providers.BaseURL("anthropic", cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	return &Client{
+		cfg:  cfg,
+		base: base,
+		caller: &providers.Caller{
+			Provider:   cfg.Provider,
+			APIKey:     cfg.APIKey,
+			HTTPClient: cfg.HTTPClient,
+			Logger:     cfg.Logger,
+			Retry:      cfg.Retry,
+		},
+	}, nil
+}
+
+// Route returns the client's route: provider, default model and configured
+// base URL.
+func (c *Client) Route() providers.Route {
+	return providers.Route{Provider: c.cfg.Provider, Model: c.cfg.Model, BaseURL: c.cfg.BaseURL}
+}
+
+// MessagesURL returns the generation endpoint, {base}/messages.
+func (c *Client) MessagesURL() string { return providers.JoinURL(c.base, "messages") }
+
+// request is the body of POST /messages.
+type request struct {
+	Model             string            `json:"model"`
+	MaxTokens         int               `json:"max_tokens"`
+	System            string            `json:"system,omitempty"`
+	Messages          []message         `json:"messages"`
+	Tools             []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice        *toolChoice       `json:"tool_choice,omitempty"`
+	Thinking          *thinking         `json:"thinking,omitempty"`
+	ContextManagement *contextMgmt      `json:"context_management,omitempty"`
+	Stream            bool              `json:"stream,omitempty"`
+}
+
+type message struct {
+	Role    string            `json:"role"`
+	Content []json.RawMessage `json:"content"`
+}
+
+type toolChoice struct {
+	Type string `json:"type"`
+}
+
+type thinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+type contextMgmt struct {
+	Edits []edit `json:"edits"`
+}
+
+// edit is one context-management edit.
+type edit struct {
+	Type                 string  `json:"type"`
+	Trigger              *amount `json:"trigger,omitempty"`
+	Keep                 *amount `json:"keep,omitempty"`
+	PauseAfterCompaction bool    `json:"pause_after_compaction,omitempty"`
+	Instructions         string  `json:"instructions,omitempty"`
+}
+
+type amount struct {
+	Type  string `json:"type"`
+	Value int    `json:"value"`
+}
+
+// Generate sends one POST {base}/messages.
+//
+// With req.Inline set it adds the edit ladder: clear_thinking_20251015 (keep
+// 2 thinking turns) and clear_tool_uses_20250919 (trigger 100,000 input
+// tokens, keep 3 tool uses) when Inline.ClearingEdits, then compact_20260112
+// (trigger max(50,000, TriggerTokens) input tokens, pause_after_compaction,
+// Inline.Instructions). The API refuses clear_thinking without thinking, so
+// the thinking edit is sent only when the request replays thinking blocks
+// (thinking is then enabled: adaptive on models that support it, else with
+// a budget of half of max_tokens) or the model thinks by default (the Claude
+// 5 generation); otherwise it is omitted as a no-op. The anthropic-beta
+// header lists context-management-2025-06-27 when a clear_* edit is sent and
+// compact-2026-01-12 when a compact_* edit is sent.
+//
+// A compaction block with content becomes Response.Compaction and the first
+// ReasoningDetails entry. A compaction block with "content": null is a
+// failed compaction: it is dropped, Response.Compaction stays nil and
+// StopReason is the provider's ("compaction"), so the caller falls back to a
+// local summary. StopReason is the provider's stop_reason ("end_turn",
+// "compaction", "max_tokens", ...). Usage sums the message,
+// fallback_message, advisor_message and compaction iterations when the
+// provider reports iterations, the top-level numbers otherwise; the raw
+// iterations are kept. An answer with no content block is a KindEmpty error.
+func (c *Client) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
+	model := req.Model
+	if model == "" {
+		model = c.cfg.Model
+	}
+	if model == "" {
+		return nil, c.caller.Fail(model, providers.KindRejected, "no model configured")
+	}
+	wireModel, oneM := strings.CutSuffix(model, "[1m]")
+	body := request{Model: wireModel, MaxTokens: c.maxTokens(req, model), Stream: c.cfg.Stream}
+	textTools := len(req.Tools) == 0
+	system, msgs, hasThinking := convert(req.Messages, textTools)
+	if req.System != "" {
+		system = append([]string{req.System}, system...)
+	}
+	body.System = strings.Join(system, "\n\n")
+	body.Messages = msgs
+	if len(req.Tools) > 0 {
+		body.Tools = anthropicTools(req.Tools)
+		body.ToolChoice = &toolChoice{Type: "none"}
+	}
+	if in := req.Inline; in != nil {
+		var edits []edit
+		if in.ClearingEdits {
+			if hasThinking || thinksByDefault(wireModel) {
+				edits = append(edits, edit{Type: EditClearThinking, Keep: &amount{"thinking_turns", ClearThinkingKeep}})
+				if hasThinking && !thinksByDefault(wireModel) {
+					body.Thinking = thinkingFor(wireModel, &body.MaxTokens)
+				}
+			}
+			edits = append(edits, edit{Type: EditClearToolUses,
+				Trigger: &amount{"input_tokens", ClearToolUsesTrigger}, Keep: &amount{"tool_uses", ClearToolUsesKeep}})
+		}
+		edits = append(edits, edit{Type: EditCompact, Trigger: &amount{"input_tokens", max(CompactTriggerFloor, in.TriggerTokens)},
+			PauseAfterCompaction: true, Instructions: in.Instructions})
+		body.ContextManagement = &contextMgmt{Edits: edits}
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: encode request: %w", err)
+	}
+	resp, err := c.caller.Post(ctx, providers.Call{Model: model, URL: c.MessagesURL(), Header: c.header(&body, oneM), Body: raw})
+	if err != nil {
+		return nil, err
+	}
+	var res *messageResponse
+	if providers.IsEventStream(resp) {
+		defer resp.Body.Close()
+		res, err = c.readStream(ctx, model, resp)
+	} else {
+		var data []byte
+		data, err = c.caller.ReadBody(ctx, model, resp)
+		if err == nil {
+			res = &messageResponse{}
+			if jerr := json.Unmarshal(data, res); jerr != nil {
+				return nil, c.caller.Malformed(model, jerr)
+			}
+			if res.Type == "error" {
+				return nil, c.caller.Classify(model, 0, data, nil)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Content) == 0 {
+		return nil, c.caller.Fail(model, providers.KindEmpty, "response has no content")
+	}
+	out, err := parseResponse(res)
+	if err != nil {
+		return nil, c.caller.Malformed(model, err)
+	}
+	if out.Compaction == nil && res.StopReason == "compaction" && c.cfg.Logger != nil {
+		c.cfg.Logger.Debug("provider compaction produced no summary", "provider", c.cfg.Provider, "model", model)
+	}
+	return out, nil
+}
+
+func (c *Client) header(body *request, oneM bool) http.Header {
+	h := http.Header{}
+	for k, vs := range c.cfg.Header {
+		if strings.EqualFold(k, "anthropic-beta") {
+			continue
+		}
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	if c.cfg.APIKey != "" {
+		if c.cfg.BearerAuth {
+			h.Set("Authorization", "Bearer "+c.cfg.APIKey)
+		} else {
+			h.Set("X-Api-Key", c.cfg.APIKey)
+		}
+	}
+	h.Set("Anthropic-Version", c.cfg.Version)
+	if betas := Betas(body.ContextManagement.editTypes(), oneM); betas != "" {
+		h.Set("Anthropic-Beta", betas)
+	}
+	if body.Stream {
+		h.Set("Accept", "text/event-stream")
+	}
+	return h
+}
+
+func (cm *contextMgmt) editTypes() []string {
+	if cm == nil {
+		return nil
+	}
+	var ts []string
+	for _, e := range cm.Edits {
+		ts = append(ts, e.Type)
+	}
+	return ts
+}
+
+// Betas derives the anthropic-beta header value from the context-management
+// edit types of a payload (and whether the model was named with "[1m]"):
+// context-management-2025-06-27 for clear_* edits, compact-2026-01-12 for
+// compact_* edits, context-1m-2025-08-07 for 1M-context models, in that
+// order, comma-separated; "" when none applies.
+func Betas(editTypes []string, oneM bool) string {
+	var clear, compact bool
+	for _, t := range editTypes {
+		clear = clear || strings.HasPrefix(t, "clear_")
+		compact = compact || strings.HasPrefix(t, "compact_")
+	}
+	var b []string
+	if clear {
+		b = append(b, BetaContextManagement)
+	}
+	if compact {
+		b = append(b, BetaCompact)
+	}
+	if oneM {
+		b = append(b, BetaContext1M)
+	}
+	return strings.Join(b, ",")
+}
+
+func (c *Client) maxTokens(req *providers.Request, model string) int {
+	if req.MaxOutputTokens > 0 {
+		return req.MaxOutputTokens
+	}
+	if c.cfg.MaxTokens > 0 {
+		return c.cfg.MaxTokens
+	}
+	if info, ok := providers.LookupModel("anthropic", model); ok && info.MaxOutputTokens > 0 {
+		return min(info.MaxOutputTokens, 32_000)
+	}
+	return 8_192
+}
+
+// thinksByDefault reports whether a model runs with thinking unless told
+// otherwise (the Claude 5 generation).
+func thinksByDefault(model string) bool {
+	m := strings.ToLower(model)
+	for _, p := range []string{"claude-opus-5", "claude-sonnet-5", "claude-fable-5", "claude-mythos-5"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// thinkingFor returns the thinking configuration that enables thinking on a
+// model: adaptive where supported (Opus 4.6+, Sonnet 4.6+), else a budget
+// of half of max_tokens (raising max_tokens to 2,048 when smaller).
+func thinkingFor(model string, maxTokens *int) *thinking {
+	m := strings.ToLower(model)
+	for _, p := range []string{"claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6", "claude-sonnet-4-7", "claude-sonnet-4-8"} {
+		if strings.HasPrefix(m, p) {
+			return &thinking{Type: "adaptive"}
+		}
+	}
+	if *maxTokens < 2048 {
+		*maxTokens = 2048
+	}
+	return &thinking{Type: "enabled", BudgetTokens: *maxTokens / 2}
+}
+
+// anthropicTools returns tool schemas in Anthropic form: chat-completions
+// and Responses function schemas are translated, everything else (schemas
+// already in Anthropic form, server tools) is passed verbatim.
+func anthropicTools(tools []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(tools))
+	for _, raw := range tools {
+		t, form, ok := providers.ParseTool(raw)
+		if !ok || form == providers.WireAnthropic {
+			out = append(out, raw)
+			continue
+		}
+		params := t.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage(`{"type":"object"}`)
+		}
+		b, err := json.Marshal(struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		}{t.Name, t.Description, params})
+		if err != nil {
+			out = append(out, raw)
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package chatcompat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+// completion is a chat completion (also the accumulated stream).
+type completion struct {
+	ID      string          `json:"id"`
+	Choices []choice        `json:"choices"`
+	Usage   *chatUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type choice struct {
+	Index        int         `json:"index"`
+	Message      respMessage `json:"message"`
+	Delta        respMessage `json:"delta"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type respMessage struct {
+	Role             string            `json:"role"`
+	Content          json.RawMessage   `json:"content"`
+	ReasoningContent string            `json:"reasoning_content"`
+	Reasoning        string            `json:"reasoning"`
+	ReasoningDetails []json.RawMessage `json:"reasoning_details"`
+	ToolCalls        []toolCall        `json:"tool_calls"`
+}
+
+type chatUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"` // DeepSeek
+}
+
+func (r *completion) usage() history.Usage {
+	if r.Usage == nil {
+		return history.Usage{}
+	}
+	u := history.Usage{InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens,
+		CacheReadTokens: r.Usage.PromptCacheHitTokens}
+	if d := r.Usage.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
+		u.CacheReadTokens = d.CachedTokens
+	}
+	return u
+}
+
+// text returns the message content: a string, or the text of a part list.
+func (m *respMessage) text() (string, error) {
+	if len(m.Content) == 0 || string(m.Content) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return "", fmt.Errorf("message content: %w", err)
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		sb.WriteString(p.Text)
+	}
+	return sb.String(), nil
+}
+
+// toHistory converts the answer to an assistant message.
+func (m *respMessage) toHistory() (history.Message, error) {
+	text, err := m.text()
+	if err != nil {
+		return history.Message{}, err
+	}
+	reasoning := m.ReasoningContent
+	if reasoning == "" {
+		reasoning = m.Reasoning
+	}
+	if reasoning == "" {
+		if rest, ok := strings.CutPrefix(strings.TrimLeft(text, " \n"), "<think>"); ok {
+			if thought, after, ok := strings.Cut(rest, "</think>"); ok {
+				reasoning, text = strings.TrimSpace(thought), strings.TrimLeft(after, "\n")
+			}
+		}
+	}
+	msg := history.Message{Role: history.Assistant, Content: history.Text(text), Reasoning: reasoning}
+	for _, d := range m.ReasoningDetails {
+		msg.ReasoningDetails = append(msg.ReasoningDetails, providers.CompactJSON(d))
+	}
+	for _, tc := range m.ToolCalls {
+		call := history.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+		if len(tc.ExtraContent) > 0 {
+			var ec struct {
+				Google struct {
+					ThoughtSignature string `json:"thought_signature"`
+				} `json:"google"`
+			}
+			if json.Unmarshal(tc.ExtraContent, &ec) == nil {
+				call.ThoughtSignature = ec.Google.ThoughtSignature
+			}
+		}
+		msg.ToolCalls = append(msg.ToolCalls, call)
+	}
+	return msg, nil
+}
+
+// readStream accumulates a chat completions event stream: content,
+// reasoning and tool call deltas of choice 0, the finish reason, and the
+// usage of the last chunk that has one. An error chunk is classified like an
+// HTTP error. The stream ends at [DONE]; a stream cut before [DONE] and
+// before any finish reason is a KindNetwork error.
+func (c *Client) readStream(ctx context.Context, model string, resp *http.Response) (*completion, error) {
+	var content, reasoning, reasoningAlt strings.Builder
+	var details []json.RawMessage
+	calls := map[int]*toolCall{}
+	res := &completion{}
+	finish, done := "", false
+	var streamErr error
+	err := providers.ReadSSE(resp.Body, func(_, data string) error {
+		if strings.TrimSpace(data) == "[DONE]" {
+			done = true
+			return io.EOF
+		}
+		var chunk completion
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			return c.caller.Malformed(model, err)
+		}
+		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			streamErr = c.caller.Classify(model, 0, []byte(data), nil)
+			return io.EOF
+		}
+		if chunk.Usage != nil {
+			res.Usage = chunk.Usage
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			d := ch.Delta
+			if t, err := d.text(); err == nil {
+				content.WriteString(t)
+			}
+			reasoning.WriteString(d.ReasoningContent)
+			reasoningAlt.WriteString(d.Reasoning)
+			details = append(details, d.ReasoningDetails...)
+			for i, tc := range d.ToolCalls {
+				idx := i
+				if tc.Index != nil {
+					idx = *tc.Index
+				}
+				cur := calls[idx]
+				if cur == nil {
+					cur = &toolCall{}
+					calls[idx] = cur
+				}
+				if tc.ID != "" {
+					cur.ID = tc.ID
+				}
+				cur.Function.Name += tc.Function.Name
+				cur.Function.Arguments += tc.Function.Arguments
+				if len(tc.ExtraContent) > 0 {
+					cur.ExtraContent = tc.ExtraContent
+				}
+			}
+			if ch.FinishReason != "" {
+				finish = ch.FinishReason
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, c.caller.StreamError(ctx, model, err)
+	}
+	if streamErr != nil {
+		return nil, streamErr
+	}
+	if !done && finish == "" {
+		return nil, c.caller.Fail(model, providers.KindNetwork, "stream ended before [DONE]")
+	}
+	msg := respMessage{Role: "assistant", ReasoningContent: reasoning.String(), Reasoning: reasoningAlt.String(), ReasoningDetails: details}
+	msg.Content, _ = json.Marshal(content.String())
+	idx := make([]int, 0, len(calls))
+	for i := range calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		msg.ToolCalls = append(msg.ToolCalls, *calls[i])
+	}
+	if content.Len() == 0 && len(msg.ToolCalls) == 0 && finish == "" && msg.ReasoningContent == "" {
+		return res, nil // no choice at all: reported as empty
+	}
+	res.Choices = []choice{{Message: msg, FinishReason: finish}}
+	return res, nil
+}

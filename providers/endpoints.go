@@ -1,0 +1,168 @@
+package providers
+
+import (
+	"net/url"
+	"strings"
+)
+
+// Wire names the HTTP dialect a provider speaks.
+type Wire string
+
+// The wire formats of the vendor clients.
+const (
+	// WireResponses is the OpenAI Responses API (package providers/openai):
+	// openai, openresponses, vercel, xai.
+	WireResponses Wire = "responses"
+	// WireAnthropic is the Anthropic Messages API (package providers/anthropic).
+	WireAnthropic Wire = "anthropic"
+	// WireChat is OpenAI-compatible chat completions (package
+	// providers/chatcompat): openrouter, deepseek, gemini, minimax, merge,
+	// ollama, llamacpp, and any provider this package does not know.
+	WireChat Wire = "chat"
+	// WireOffline is the embedded offline summarizer (package providers/offline).
+	WireOffline Wire = "offline"
+)
+
+type endpoint struct {
+	base string // default base URL; "" = none (must be configured)
+	env  string // default API key environment variable; "" = no key needed
+	wire Wire
+}
+
+// endpoints is the one table of provider defaults. Base URLs include the API
+// version segment, so a client appends only the operation path
+// ("/responses", "/messages", "/chat/completions").
+var endpoints = map[string]endpoint{
+	"openai":        {"https://api.openai.com/v1", "OPENAI_API_KEY", WireResponses},
+	"openresponses": {"", "OPENRESPONSES_API_KEY", WireResponses},
+	"vercel":        {"https://ai-gateway.vercel.sh/v1", "AI_GATEWAY_API_KEY", WireResponses},
+	"xai":           {"https://api.x.ai/v1", "XAI_API_KEY", WireResponses},
+	"anthropic":     {"https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", WireAnthropic},
+	"openrouter":    {"https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", WireChat},
+	"deepseek":      {"https://api.deepseek.com", "DEEPSEEK_API_KEY", WireChat},
+	"gemini":        {"https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", WireChat},
+	"minimax":       {"https://api.minimax.io/v1", "MINIMAX_API_KEY", WireChat},
+	"merge":         {"https://api-gateway.merge.dev/v1", "MERGE_GATEWAY_API_KEY", WireChat},
+	"ollama":        {"http://localhost:11434/v1", "", WireChat},
+	"llamacpp":      {"http://localhost:8080/v1", "", WireChat},
+	"offline":       {"", "", WireOffline},
+}
+
+var providerAliases = map[string]string{
+	"llama.cpp":         "llamacpp",
+	"llama-cpp":         "llamacpp",
+	"google":            "gemini",
+	"x-ai":              "xai",
+	"grok":              "xai",
+	"claude":            "anthropic",
+	"vercel-ai-gateway": "vercel",
+	"ai-gateway":        "vercel",
+	"merge-gateway":     "merge",
+	"open-responses":    "openresponses",
+}
+
+// CanonicalProvider returns the table name of a provider: lower case, with a
+// few common aliases resolved ("llama.cpp" → "llamacpp", "google" → "gemini",
+// "x-ai" → "xai"). Unknown names are returned lower-cased.
+func CanonicalProvider(provider string) string {
+	p := strings.ToLower(strings.TrimSpace(provider))
+	if a, ok := providerAliases[p]; ok {
+		return a
+	}
+	return p
+}
+
+// DefaultBaseURL returns the official endpoint of a provider, including its
+// version segment, or "" when the provider has none (openresponses must be
+// configured; offline needs no endpoint; unknown providers have no default).
+//
+//	openai        https://api.openai.com/v1
+//	openresponses (base URL required)
+//	vercel        https://ai-gateway.vercel.sh/v1
+//	xai           https://api.x.ai/v1
+//	anthropic     https://api.anthropic.com/v1
+//	openrouter    https://openrouter.ai/api/v1
+//	deepseek      https://api.deepseek.com
+//	gemini        https://generativelanguage.googleapis.com/v1beta/openai
+//	minimax       https://api.minimax.io/v1
+//	merge         https://api-gateway.merge.dev/v1
+//	ollama        http://localhost:11434/v1
+//	llamacpp      http://localhost:8080/v1
+func DefaultBaseURL(provider string) string {
+	return endpoints[CanonicalProvider(provider)].base
+}
+
+// DefaultAPIKeyEnv returns the environment variable a provider's API key is
+// read from when the configuration names none, or "" when the provider needs
+// no key (ollama, llamacpp, offline) or is unknown.
+//
+//	openai OPENAI_API_KEY, openresponses OPENRESPONSES_API_KEY,
+//	vercel AI_GATEWAY_API_KEY, xai XAI_API_KEY, anthropic ANTHROPIC_API_KEY,
+//	openrouter OPENROUTER_API_KEY, deepseek DEEPSEEK_API_KEY,
+//	gemini GEMINI_API_KEY, minimax MINIMAX_API_KEY, merge MERGE_GATEWAY_API_KEY
+func DefaultAPIKeyEnv(provider string) string {
+	return endpoints[CanonicalProvider(provider)].env
+}
+
+// WireOf returns the wire format of a provider. Unknown providers are assumed
+// to be OpenAI-compatible chat completions servers.
+func WireOf(provider string) Wire {
+	if e, ok := endpoints[CanonicalProvider(provider)]; ok {
+		return e.wire
+	}
+	return WireChat
+}
+
+// KnownProviders returns the provider names of the built-in table, sorted.
+func KnownProviders() []string {
+	return []string{"anthropic", "deepseek", "gemini", "llamacpp", "merge", "minimax",
+		"offline", "ollama", "openai", "openresponses", "openrouter", "vercel", "xai"}
+}
+
+// IsOfficialBaseURL reports whether baseURL points at the provider's official
+// host: true for an empty baseURL when the provider has a default, and when
+// the scheme and host match the default's. Providers without a default
+// endpoint (openresponses, unknown names) have no official host.
+func IsOfficialBaseURL(provider, baseURL string) bool {
+	def := DefaultBaseURL(provider)
+	if def == "" {
+		return false
+	}
+	if strings.TrimSpace(baseURL) == "" {
+		return true
+	}
+	u, err1 := url.Parse(strings.TrimSpace(baseURL))
+	d, err2 := url.Parse(def)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return strings.EqualFold(u.Scheme, d.Scheme) && strings.EqualFold(u.Host, d.Host)
+}
+
+// JoinURL appends an operation path ("/responses") to a base URL, with exactly
+// one slash between them and the base's query string kept at the end.
+func JoinURL(base, path string) string {
+	q := ""
+	if i := strings.IndexByte(base, '?'); i >= 0 {
+		base, q = base[:i], base[i:]
+	}
+	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/") + q
+}
+
+// APIKey reads a provider's API key from the environment: the variable named
+// apiKeyEnv (the configuration's api_key_env), or DefaultAPIKeyEnv(provider)
+// when that is empty. lookup is os.LookupEnv outside tests. It returns the
+// variable's name as well, for messages such as "set OPENAI_API_KEY"; the
+// key itself must never be logged or echoed. key is "" when the variable is
+// unset or the provider needs none.
+func APIKey(provider, apiKeyEnv string, lookup func(string) (string, bool)) (key, env string) {
+	env = strings.TrimSpace(apiKeyEnv)
+	if env == "" {
+		env = DefaultAPIKeyEnv(provider)
+	}
+	if env == "" || lookup == nil {
+		return "", env
+	}
+	v, _ := lookup(env)
+	return strings.TrimSpace(v), env
+}

@@ -1,0 +1,285 @@
+package offline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// prompt stands in for the summary prompt the compaction engine appends.
+const prompt = "Summarize the conversation so far in the usual sections."
+
+func load(t *testing.T, name string) []history.Message {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []history.Message
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var m history.Message
+		if err := m.UnmarshalJSON(sc.Bytes()); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+func summarize(t *testing.T, msgs []history.Message, maxOut int) *providers.Response {
+	t.Helper()
+	req := &providers.Request{Model: "offline", Messages: append(append([]history.Message(nil), msgs...), history.NewText(history.User, prompt)), MaxOutputTokens: maxOut}
+	resp, err := New().Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range []string{"debugging", "refactor", "restrictions"} {
+		t.Run(name, func(t *testing.T) {
+			resp := summarize(t, load(t, name+".jsonl"), 0)
+			got := resp.Message.Text() + "\n"
+			golden := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("summary mismatch (-want +got):\n%s", diff)
+			}
+			if resp.Message.Role != history.Assistant {
+				t.Errorf("role = %q, want assistant", resp.Message.Role)
+			}
+		})
+	}
+}
+
+// TestFacts checks the facts each transcript must surface, independently of
+// the golden layout.
+func TestFacts(t *testing.T) {
+	tests := []struct {
+		file string
+		want []string
+		not  []string
+	}{
+		{"debugging.jsonl", []string{
+			"## Goal\nThe CI run for the parser package is red.",
+			"- Don't change the public API of package timefmt.",
+			"- completed: `go test ./timefmt -run TestParseDuration` (exit 0), run 2 times",
+			"- failed: `go test ./...` (exit 1)",
+			"`timefmt/parse.go`: read, modified",
+			"parse_test.go:41: ParseDuration(\"1h30m\") = 1h0m0s, want 1h30m0s",
+			"I decided to accumulate units in a loop rather than rewriting the parser with regexp",
+			"1. Fix the failure of `go test ./...` (exit 1) and re-run it.",
+			"Next I will update the expectation in format_test.go after checking the spec.",
+		}, []string{"You are a coding agent", prompt}},
+		{"refactor.jsonl", []string{
+			"`internal/repo/repository.go`: created",
+			"`internal/api/handler.go`: read, modified",
+			"`internal/api/handler_test.go`: modified",
+			"`internal/db/store.go`: read, deleted",
+			"`internal`: searched",
+			"- completed: `go build ./...` (exit 0), run 2 times",
+			"internal/api/handler.go:3:2: undefined: repo",
+			"Result: exit 0; empty output",
+			"The remaining step is to run go vet and the api tests.",
+		}, nil},
+		{"restrictions.jsonl", []string{
+			"- You must not add new dependencies.",
+			"- Never touch the migrations folder.",
+			"- Always run `make lint` before you say you are done; only use the standard library.",
+			"- Don't use a global map for the buckets, keep it per Server.",
+			"- failed: `make lint` (exit 2)",
+			"- running: `go run ./cmd/server` (session term-7f3a)",
+			"Running session term-7f3a from `go run ./cmd/server`: poll or stop it with run_terminal_cmd",
+			"Interrupted call toolu_06: run_terminal_cmd `for i in 1 2 3 4 5 6;",
+			"- not run: `for i in 1 2 3 4 5 6;",
+			"Awaiting the user's answer: Should I remove the unused newBucket helper, or do you want to keep it for the tests?",
+			"`server/ratelimit.go`: modified, created",
+			"`server/login.go`: read",
+			"1. Re-run or verify the interrupted call toolu_06 (run_terminal_cmd).",
+			"Also the limit should be 5 attempts per minute.",
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			got := summarize(t, load(t, tt.file), 0).Message.Text()
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("summary lacks %q\n--- summary:\n%s", w, got)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("summary contains %q", n)
+				}
+			}
+		})
+	}
+}
+
+func TestSectionsMirrorPrompt(t *testing.T) {
+	got := summarize(t, load(t, "debugging.jsonl"), 0).Message.Text()
+	var heads []string
+	for _, l := range strings.Split(got, "\n") {
+		if strings.HasPrefix(l, "## ") {
+			heads = append(heads, strings.TrimPrefix(l, "## "))
+		}
+	}
+	if diff := cmp.Diff(sectionOrder, heads); diff != "" {
+		t.Errorf("sections (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, name := range []string{"debugging.jsonl", "refactor.jsonl", "restrictions.jsonl"} {
+		msgs := load(t, name)
+		a := summarize(t, msgs, 0)
+		b := summarize(t, load(t, name), 0)
+		if a.Message.Text() != b.Message.Text() {
+			t.Errorf("%s: two runs differ", name)
+		}
+		if !cmp.Equal(a.Usage, b.Usage) {
+			t.Errorf("%s: usage differs: %+v vs %+v", name, a.Usage, b.Usage)
+		}
+	}
+}
+
+func TestUsageAndInputUntouched(t *testing.T) {
+	msgs := load(t, "refactor.jsonl")
+	before := make([]history.Message, len(msgs))
+	copy(before, msgs)
+	est := history.NewEstimator(history.O200k)
+	est.Messages(msgs) // cache o200k estimates; the offline provider must not replace them
+	resp := summarize(t, msgs, 0)
+	approx := history.NewEstimator(history.Approx)
+	want := 0
+	for _, m := range append(append([]history.Message(nil), msgs...), history.NewText(history.User, prompt)) {
+		want += approx.Message(&m)
+	}
+	if resp.Usage.InputTokens != want {
+		t.Errorf("InputTokens = %d, want %d", resp.Usage.InputTokens, want)
+	}
+	if resp.Usage.OutputTokens != approx.Text(resp.Message.Text()) {
+		t.Errorf("OutputTokens = %d", resp.Usage.OutputTokens)
+	}
+	for i := range msgs {
+		if _, ok := est.Cached(&msgs[i]); !ok {
+			t.Fatalf("message %d lost its o200k estimate", i)
+		}
+		if !history.Equal(msgs[i], before[i]) {
+			t.Fatalf("message %d modified", i)
+		}
+	}
+}
+
+func TestOutputBounded(t *testing.T) {
+	// 400 failing commands, 400 files, 400 user restrictions.
+	var msgs []history.Message
+	msgs = append(msgs, history.NewText(history.User, "Fix everything."))
+	for i := range 400 {
+		id := "call_" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
+		msgs = append(msgs,
+			history.NewText(history.User, "You must never edit generated file number "+strings.Repeat("9", i%13)+" "+itoa(i)+"."),
+			history.Message{Role: history.Assistant, ToolCalls: []history.ToolCall{
+				{ID: id, Name: "bash", Arguments: `{"command":"go test ./pkg` + itoa(i) + `","path":"pkg` + itoa(i) + `/x.go"}`},
+			}},
+			history.NewToolResult(id, "bash", "error: boom "+itoa(i)+"\nExit code: 1"),
+		)
+	}
+	for _, limit := range []int{0, 500, 100} {
+		text := summarize(t, msgs, limit).Message.Text()
+		max := MaxOutputTokens * 4
+		if limit > 0 {
+			max = limit * 4
+		}
+		if len(text) > max {
+			t.Errorf("limit %d: %d bytes, want ≤ %d", limit, len(text), max)
+		}
+		if !strings.HasPrefix(text, "## Goal\nFix everything.") {
+			t.Errorf("limit %d: goal missing:\n%s", limit, text)
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestMergesPriorSummary(t *testing.T) {
+	first := summarize(t, load(t, "debugging.jsonl"), 0).Message.Text()
+	msgs := []history.Message{
+		history.NewText(history.System, "Previous conversation summary:\n"+first),
+		history.NewText(history.User, "Please also update the changelog."),
+		{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "c9", Name: "edit_file", Arguments: `{"path":"CHANGELOG.md"}`}}},
+		history.NewToolResult("c9", "edit_file", "ok"),
+	}
+	got := summarize(t, msgs, 0).Message.Text()
+	for _, w := range []string{
+		"## Goal\nThe CI run for the parser package is red.", // the original goal survives
+		"Don't change the public API of package timefmt.",
+		"failed: `go test ./...` (exit 1)",
+		"`timefmt/parse.go`: read, modified",
+		"`CHANGELOG.md`: modified",
+		"Latest user request: Please also update the changelog.",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("merged summary lacks %q\n%s", w, got)
+		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"Exit code: 1", 1, true},
+		{"exit code 0", 0, true},
+		{"exited with code 137", 137, true},
+		{"make: *** [lint] Error 1\nexit status 2", 2, true},
+		{`{"output":"x","exit_code":3}`, 3, true},
+		{`{"stdout":"","returncode":0}`, 0, true},
+		{"returncode: 4", 4, true},
+		{"all good", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := exitCode(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("exitCode(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := New().Generate(ctx, &providers.Request{Messages: load(t, "debugging.jsonl")})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}

@@ -1,0 +1,374 @@
+// Package openai is the client of OpenAI Responses API routes: openai,
+// openresponses, vercel (AI Gateway) and xai. It implements
+// [providers.Generator] with POST {base}/responses and [providers.Compactor]
+// with POST {base}/responses/compact, over plain net/http.
+//
+// History messages become Responses input items: text messages become
+// "message" items, assistant tool calls "function_call" (or
+// "custom_tool_call" for freeform input) items, tool results
+// "function_call_output" items, and the opaque items an assistant message
+// carries in ReasoningDetails (reasoning items, {"type":"compaction",
+// "encrypted_content":…} items) are replayed verbatim in front of it. Blocks
+// that belong to other wire formats (Anthropic thinking and compaction
+// blocks, chat-completions reasoning details) are not sent.
+//
+// Base URLs: openai, vercel and xai default to their official endpoints (see
+// [providers.DefaultBaseURL]), which include the /v1 segment; the client
+// appends /responses and /responses/compact. An openresponses route needs a
+// configured base URL; "https://host" and "https://host/v1" both address
+// https://host/v1/responses and https://host/v1/responses/compact.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Provider is the route name: "openai" (default), "openresponses",
+	// "vercel", "xai", or another Responses-compatible route.
+	Provider string
+	// BaseURL is the API base including its version segment; "" means
+	// providers.DefaultBaseURL(Provider). Required for openresponses.
+	BaseURL string
+	// APIKey is the credential, read by the caller from the environment
+	// variable named in the configuration. It is sent as a bearer token,
+	// never logged, and redacted from every error. Empty sends no
+	// Authorization header.
+	APIKey string
+	// Model is used when a request leaves Model empty.
+	Model string
+	// Stream asks for a server-sent event stream on generation, for routes
+	// that only stream. A streamed answer is consumed transparently either
+	// way. Compaction never streams.
+	Stream bool
+	// Header holds extra headers sent with every request (for example
+	// OpenAI-Organization).
+	Header http.Header
+	// HTTPClient is the HTTP client; nil uses one with
+	// providers.DefaultTimeout.
+	HTTPClient *http.Client
+	// Logger receives one debug line per attempt and a warning per retry;
+	// nil discards. Lines never hold keys or bodies.
+	Logger *slog.Logger
+	// Retry bounds retries; the zero value is providers.DefaultRetryPolicy().
+	Retry providers.RetryPolicy
+}
+
+// Client is a Responses API client. It is safe for concurrent use.
+type Client struct {
+	cfg    Config
+	base   string
+	caller *providers.Caller
+}
+
+var (
+	_ providers.Generator = (*Client)(nil)
+	_ providers.Compactor = (*Client)(nil)
+)
+
+var versioned = regexp.MustCompile(`/v\d+[a-z0-9]*$`)
+
+// New returns a client for cfg. It fails when the route has no base URL
+// (openresponses without one) or the base URL is not an absolute http(s) URL.
+func New(cfg Config) (*Client, error) {
+	if cfg.Provider == "" {
+		cfg.Provider = "openai"
+	}
+	cfg.Provider = providers.CanonicalProvider(cfg.Provider)
+	base, err := providers.BaseURL(cfg.Provider, cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	if u, _ := url.Parse(base); cfg.Provider == "openresponses" && !versioned.MatchString(u.Path) {
+		u.Path += "/v1"
+		base = u.String()
+	}
+	return &Client{
+		cfg:  cfg,
+		base: base,
+		caller: &providers.Caller{
+			Provider:   cfg.Provider,
+			APIKey:     cfg.APIKey,
+			HTTPClient: cfg.HTTPClient,
+			Logger:     cfg.Logger,
+			Retry:      cfg.Retry,
+		},
+	}, nil
+}
+
+// Route returns the client's route: provider, default model and configured
+// base URL.
+func (c *Client) Route() providers.Route {
+	return providers.Route{Provider: c.cfg.Provider, Model: c.cfg.Model, BaseURL: c.cfg.BaseURL}
+}
+
+// ResponsesURL returns the generation endpoint, {base}/responses.
+func (c *Client) ResponsesURL() string { return providers.JoinURL(c.base, "responses") }
+
+// CompactURL returns the native compaction endpoint, {base}/responses/compact.
+func (c *Client) CompactURL() string { return providers.JoinURL(c.base, "responses/compact") }
+
+func (c *Client) header(stream bool) http.Header {
+	h := http.Header{}
+	for k, vs := range c.cfg.Header {
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	if c.cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	}
+	return h
+}
+
+func (c *Client) model(m string) string {
+	if m != "" {
+		return m
+	}
+	return c.cfg.Model
+}
+
+// generateRequest is the body of POST /responses.
+type generateRequest struct {
+	Model           string            `json:"model"`
+	Instructions    string            `json:"instructions,omitempty"`
+	Input           []json.RawMessage `json:"input"`
+	Tools           []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice      string            `json:"tool_choice,omitempty"`
+	MaxOutputTokens int               `json:"max_output_tokens,omitempty"`
+	Store           bool              `json:"store"`
+	Stream          bool              `json:"stream,omitempty"`
+}
+
+// compactRequest is the body of POST /responses/compact: exactly the fields
+// of SPEC §8.3. It has no stream, max_output_tokens, store, include,
+// reasoning, text or previous_response_id field.
+type compactRequest struct {
+	Model                string            `json:"model"`
+	Input                []json.RawMessage `json:"input"`
+	Instructions         string            `json:"instructions,omitempty"`
+	ServiceTier          string            `json:"service_tier,omitempty"`
+	PromptCacheKey       string            `json:"prompt_cache_key,omitempty"`
+	PromptCacheOptions   json.RawMessage   `json:"prompt_cache_options,omitempty"`
+	PromptCacheRetention string            `json:"prompt_cache_retention,omitempty"`
+}
+
+// Generate sends one POST {base}/responses. System messages and req.System
+// become instructions (req.System first); tool schemas are sent with
+// tool_choice "none" so the model answers in text; store is false. A
+// streamed answer is consumed transparently.
+//
+// The returned message holds the output text, the reasoning summary as
+// Reasoning, and every reasoning or other opaque output item verbatim in
+// ReasoningDetails. StopReason is the response status ("completed"), or the
+// incomplete_details reason ("max_output_tokens") of an incomplete response.
+// A response with no output item is a KindEmpty error; a failed response is
+// classified like an HTTP error.
+func (c *Client) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
+	model := c.model(req.Model)
+	if model == "" {
+		return nil, c.caller.Fail(model, providers.KindRejected, "no model configured")
+	}
+	items, system := toInput(req.Messages, true)
+	instr := system
+	if req.System != "" {
+		instr = append([]string{req.System}, system...)
+	}
+	body := generateRequest{
+		Model:           model,
+		Instructions:    strings.Join(instr, "\n\n"),
+		Input:           items,
+		MaxOutputTokens: req.MaxOutputTokens,
+		Stream:          c.cfg.Stream,
+	}
+	if len(req.Tools) > 0 {
+		body.Tools = responsesTools(req.Tools)
+		body.ToolChoice = "none"
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("openai: encode request: %w", err)
+	}
+	res, err := c.post(ctx, model, c.ResponsesURL(), raw, c.cfg.Stream)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.failure(model, res); err != nil {
+		return nil, err
+	}
+	if len(res.Output) == 0 {
+		return nil, c.caller.Fail(model, providers.KindEmpty, "response has no output")
+	}
+	msg, err := responseMessage(res.Output)
+	if err != nil {
+		return nil, c.caller.Malformed(model, err)
+	}
+	out := &providers.Response{Message: msg, Usage: res.usage(), StopReason: res.Status}
+	if res.Status == "incomplete" && res.IncompleteDetails != nil && res.IncompleteDetails.Reason != "" {
+		out.StopReason = res.IncompleteDetails.Reason
+	}
+	return out, nil
+}
+
+// Compact sends one POST {base}/responses/compact with the SPEC §8.3 payload:
+// model, input (req.Input as input items, system messages kept in place as
+// system message items), and, when set, instructions, service_tier,
+// prompt_cache_key, prompt_cache_options and prompt_cache_retention.
+//
+// The output items become messages: message items map by role ("developer"
+// becomes system), function_call items become assistant tool calls (the id is
+// call_id, else id, else "tool_call_compacted"), consecutive calls sharing
+// one assistant message, function_call_output items become tool results, and
+// every other item (for example {"type":"compaction","encrypted_content":…})
+// becomes an assistant message with absent content whose ReasoningDetails
+// holds the raw item. An empty output is a KindEmpty error; a missing output
+// array is KindMalformed.
+func (c *Client) Compact(ctx context.Context, req *providers.CompactRequest) (*providers.CompactResponse, error) {
+	model := c.model(req.Model)
+	if model == "" {
+		return nil, c.caller.Fail(model, providers.KindRejected, "no model configured")
+	}
+	items, _ := toInput(req.Input, false)
+	if len(items) == 0 {
+		return nil, c.caller.Fail(model, providers.KindRejected, "nothing to compact: the input has no items")
+	}
+	body := compactRequest{
+		Model:                model,
+		Input:                items,
+		Instructions:         req.Instructions,
+		ServiceTier:          req.ServiceTier,
+		PromptCacheKey:       req.PromptCacheKey,
+		PromptCacheRetention: req.PromptCacheRetention,
+	}
+	if opts := strings.TrimSpace(string(req.PromptCacheOptions)); opts != "" && opts != "null" {
+		body.PromptCacheOptions = req.PromptCacheOptions
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("openai: encode compact request: %w", err)
+	}
+	res, err := c.post(ctx, model, c.CompactURL(), raw, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.failure(model, res); err != nil {
+		return nil, err
+	}
+	if res.Output == nil {
+		return nil, c.caller.Malformed(model, errors.New("compaction response has no output array"))
+	}
+	if len(res.Output) == 0 {
+		return nil, c.caller.Fail(model, providers.KindEmpty, "compaction response contained no output items")
+	}
+	msgs, err := compactedMessages(res.Output, req.Input)
+	if err != nil {
+		return nil, c.caller.Malformed(model, err)
+	}
+	return &providers.CompactResponse{Output: msgs, Usage: res.usage()}, nil
+}
+
+// post sends body and decodes the answer, JSON or event stream.
+func (c *Client) post(ctx context.Context, model, endpoint string, body []byte, stream bool) (*response, error) {
+	resp, err := c.caller.Post(ctx, providers.Call{Model: model, URL: endpoint, Header: c.header(stream), Body: body})
+	if err != nil {
+		return nil, err
+	}
+	if providers.IsEventStream(resp) {
+		defer resp.Body.Close()
+		return c.readStream(ctx, model, resp)
+	}
+	data, err := c.caller.ReadBody(ctx, model, resp)
+	if err != nil {
+		return nil, err
+	}
+	var res response
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, c.caller.Malformed(model, err)
+	}
+	return &res, nil
+}
+
+// failure returns the classified error of a failed response, or nil.
+func (c *Client) failure(model string, res *response) error {
+	if res.Status != "failed" && len(res.Error) == 0 {
+		return nil
+	}
+	if len(res.Error) == 0 || string(res.Error) == "null" {
+		if res.Status == "failed" {
+			return c.caller.Fail(model, providers.KindServer, "response failed without an error")
+		}
+		return nil
+	}
+	return c.caller.Classify(model, 0, []byte(`{"error":`+string(res.Error)+`}`), nil)
+}
+
+// response is a Responses API response object (also the compaction object).
+type response struct {
+	ID                string            `json:"id"`
+	Object            string            `json:"object"`
+	Status            string            `json:"status"`
+	Output            []json.RawMessage `json:"output"`
+	Usage             *usage            `json:"usage"`
+	Error             json.RawMessage   `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+}
+
+type usage struct {
+	InputTokens        int `json:"input_tokens"`
+	OutputTokens       int `json:"output_tokens"`
+	InputTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+}
+
+func (r *response) usage() history.Usage {
+	if r.Usage == nil {
+		return history.Usage{}
+	}
+	return history.Usage{
+		InputTokens:     r.Usage.InputTokens,
+		OutputTokens:    r.Usage.OutputTokens,
+		CacheReadTokens: r.Usage.InputTokensDetails.CachedTokens,
+	}
+}
+
+// responsesTools returns tool schemas in Responses form: chat-completions
+// and Anthropic function schemas are translated, everything else (schemas
+// already in Responses form, built-in tools) is passed verbatim.
+func responsesTools(tools []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(tools))
+	for _, raw := range tools {
+		t, form, ok := providers.ParseTool(raw)
+		if !ok || form == providers.WireResponses {
+			out = append(out, raw)
+			continue
+		}
+		b, err := json.Marshal(struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Parameters  json.RawMessage `json:"parameters,omitempty"`
+		}{"function", t.Name, t.Description, t.Parameters})
+		if err != nil {
+			out = append(out, raw)
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package providers
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+func TestImageURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"low"}}`:         "https://x/a.png",
+		`{"type":"image_url","image_url":"https://x/s.png"}`:                                "https://x/s.png",
+		`{"type":"input_image","image_url":"data:image/png;base64,AA=="}`:                   "data:image/png;base64,AA==",
+		`{"type":"image","source":{"type":"base64","media_type":"image/webp","data":"BB"}}`: "data:image/webp;base64,BB",
+		`{"type":"image","source":{"type":"url","url":"https://x/u.png"}}`:                  "https://x/u.png",
+		`{"type":"image","data":"CC","mime_type":"image/jpeg"}`:                             "data:image/jpeg;base64,CC",
+		`{"type":"image","data":"DD"}`:                                                      "data:image/png;base64,DD",
+		`{"type":"file","file_data":"data:application/pdf;base64,EE"}`:                      "",
+		`{"type":"input_image","file_id":"file-1"}`:                                         "",
+	} {
+		var p history.Part
+		if err := json.Unmarshal([]byte(raw), &p); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := ImageURL(p)
+		if got != want || ok != (want != "") {
+			t.Errorf("%s: %q %v, want %q", raw, got, ok, want)
+		}
+	}
+	if _, ok := ImageURL(history.TextPart("x")); ok {
+		t.Error("text part has an image URL")
+	}
+}
+
+func TestBaseURLAndParseTool(t *testing.T) {
+	for _, tc := range []struct{ provider, base, want string }{
+		{"openai", "", "https://api.openai.com/v1"},
+		{"openai", " http://localhost:9/v1/ ", "http://localhost:9/v1"},
+		{"openresponses", "", ""},
+		{"openai", "localhost:9", ""},
+		{"my-proxy", "", ""},
+	} {
+		got, err := BaseURL(tc.provider, tc.base)
+		if got != tc.want || (err != nil) != (tc.want == "") {
+			t.Errorf("BaseURL(%q, %q) = %q, %v", tc.provider, tc.base, got, err)
+		}
+	}
+	for raw, form := range map[string]Wire{
+		`{"type":"function","function":{"name":"a","parameters":{}}}`: WireChat,
+		`{"type":"function","name":"a","parameters":{}}`:              WireResponses,
+		`{"name":"a","input_schema":{"type":"object"}}`:               WireAnthropic,
+		`{"type":"web_search"}`:                                       "",
+		`[1]`:                                                         "",
+	} {
+		tool, got, ok := ParseTool(json.RawMessage(raw))
+		if got != form || ok != (form != "") || (ok && tool.Name != "a") {
+			t.Errorf("ParseTool(%s) = %+v %q %v", raw, tool, got, ok)
+		}
+	}
+	if obj, typ, ok := DetailObject(json.RawMessage(`"{\"type\":\"reasoning\", \"id\":\"rs\"}"`)); !ok || typ != "reasoning" || string(obj) != `{"type":"reasoning","id":"rs"}` {
+		t.Errorf("DetailObject = %s %q %v", obj, typ, ok)
+	}
+	if _, _, ok := DetailObject(json.RawMessage(`42`)); ok {
+		t.Error("number accepted as a detail object")
+	}
+}

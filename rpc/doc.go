@@ -1,0 +1,345 @@
+// Package rpc serves the vtcode-ls protocol: JSON-RPC 2.0 over a byte
+// stream with LSP framing, the LSP lifecycle, work-done progress,
+// cancellation, and the vtcode/* methods that drive a [session.Manager].
+// [Serve] runs one connection; cmd/vtcode-ls runs it on stdin and stdout.
+//
+// This comment is the protocol document for editor and agent authors. The
+// golden transcripts in rpc/testdata (one scenario per file: what the editor
+// sends, what the server answers) show every rule below on the wire, and
+// are checked by the tests.
+//
+// # Framing
+//
+// Each message is a frame: a header block, an empty line, and a body of
+// UTF-8 JSON, exactly as in the LSP base protocol:
+//
+//	Content-Length: 44\r\n
+//	\r\n
+//	{"jsonrpc":"2.0","id":1,"method":"shutdown"}
+//
+// Header lines end in \r\n. Content-Length (a decimal byte count of the
+// body) is required; header names are case-insensitive; other headers
+// (Content-Type) are accepted and ignored. The server writes
+// "Content-Length: N\r\n\r\n" followed by the body, and nothing else:
+// stdout carries frames only, logs go to stderr or to --log-file.
+//
+// Frames the server cannot use are answered and skipped; the connection goes
+// on:
+//
+//   - A body larger than --max-message-bytes (default 64 MiB) gets a parse
+//     error (-32700) at once, with the request's id when it appears in the
+//     first bytes of the body (LSP clients put "id" before "params"), and the
+//     body is read and dropped. A body that never arrives in full (a
+//     Content-Length of 10^18) consumes the input to its end.
+//   - A body that is not JSON, or not UTF-8, gets -32700 with a null id.
+//   - A JSON value that is not a request or response object gets -32600
+//     (invalid request), with the id when it can be read: an array (batches
+//     are not supported), a missing or wrong "jsonrpc":"2.0", an id that is
+//     neither a string nor a non-negative integer, a method that is not a
+//     string, params that are neither an object nor an array (nor null).
+//   - A response to no request of the server is ignored.
+//
+// A malformed header (a line not ending in \r\n, a line that is not
+// "Name: value", a Content-Length that is not a byte count, two different
+// Content-Lengths, none at all, an overlong header) cannot be skipped: the
+// server ends the connection cleanly (requests in flight are cancelled and
+// answered first), logs one line, and exits with code 1. No byte sequence
+// makes the server panic.
+//
+// # Lifecycle
+//
+// The LSP lifecycle: initialize → initialized → … → shutdown → exit.
+//
+//   - Before initialize, every request (whatever its method) gets -32002
+//     (ServerNotInitialized); notifications are dropped, except exit.
+//   - initialize may be sent once (again: -32600). The params read are
+//     workspaceFolders (else rootUri, else rootPath): each folder becomes a
+//     workspace; initializationOptions, a partial policy (the shape of
+//     vtcode/setPolicy's policy) applied to every workspace, rejected with
+//     -32602 naming the field (the client may send initialize again); and
+//     capabilities.window.workDoneProgress. A folder that cannot be added is
+//     reported with window/showMessage and skipped. The result is shown
+//     below.
+//   - initialized is accepted and changes nothing (requests are served from
+//     the initialize response on).
+//   - workspace/didChangeWorkspaceFolders adds the added folders (removal is
+//     ignored: sessions of a removed folder stay open until closed).
+//   - shutdown is answered once every vtcode/* request in flight has been
+//     answered. After it, every request gets -32600 (InvalidRequest).
+//   - exit ends the process: code 0 after shutdown, 1 otherwise. The end of
+//     the input ends it too (code 0 after shutdown, 1 otherwise); requests
+//     still in flight are cancelled, and sessions are closed (their locks
+//     released) in every case.
+//
+// The initialize result advertises the vtcode protocol:
+//
+//	{"capabilities":{"experimental":{"vtcode":{"protocolVersion":1,
+//	  "methods":["vtcode/appendMessages", ...every vtcode/* method...],
+//	  "notifications":["vtcode/compactBoundary","vtcode/tokenPressure"]}}},
+//	 "serverInfo":{"name":"vtcode-ls","version":"..."}}
+//
+// # Sessions and ordering
+//
+// A workspace holds sessions; a session is one agent conversation with a
+// durable history. Requests that name a session (a sessionId) are run one at
+// a time per session, in the order they arrived; requests for different
+// sessions run concurrently, and the server keeps reading while any of them
+// runs. A client may therefore pipeline: appendMessages then prepareRequest
+// for one session, sent back to back, are applied in that order.
+// Requests without a sessionId (listSessions, compactPrompt, openSession
+// without an id, workspace-level getPolicy and setPolicy) are ordered among
+// themselves the same way, but not with session requests: wait for the
+// response of a workspace-level change before relying on it in a session.
+//
+// One exception keeps status displays live: vtcode/projectionStats sent
+// while its session is compacting is answered at once with the last stats,
+// in state "compacting", instead of waiting for the compaction.
+//
+// The notifications a request causes (progress, pressure, boundaries) are
+// sent before its response.
+//
+// # Methods
+//
+// Params and results are JSON objects with camelCase fields; "?" marks an
+// optional field. Messages have the shape of SPEC §2 (role, content,
+// toolCalls, toolCallId, toolName, reasoning, reasoningDetails, and any
+// other field, kept verbatim). Unknown fields in params are ignored, so
+// that newer clients work with older servers; unknown fields in a policy are
+// rejected. A workspace is a folder path or a file:// URI; omitted, it is
+// the first workspace folder.
+//
+// vtcode/openSession opens a session, resuming a stored one by id, or
+// creates one (with the given id, or a generated one). A route (provider,
+// model, contextWindow) given to an open session replaces its route.
+//
+//	params: {workspace?, sessionId?, provider?, model?, contextWindow?}
+//	result: {sessionId, resumed, messages, policy}
+//
+// vtcode/closeSession closes a session (after the requests queued before
+// it) and releases its lock on the store.
+//
+//	params: {sessionId}
+//	result: null
+//
+// vtcode/listSessions lists the stored sessions of a workspace, or of all.
+//
+//	params: {workspace?}
+//	result: [{sessionId, workspace, messages, updatedAt}]
+//
+// vtcode/appendMessages appends messages to the session history (durably:
+// fsynced before the response).
+//
+//	params: {sessionId, messages}
+//	result: {messages, historyTokens}     // history length and estimate
+//
+// vtcode/history reads the live history (default: all of it).
+//
+//	params: {sessionId, offset?, limit?}
+//	result: {messages, total}
+//
+// vtcode/prepareRequest runs the request pipeline: it appends the turn's new
+// messages, repairs pairing, clears old tool results, compacts automatically
+// when the projection crosses the compaction threshold (with progress, see
+// below), trims as a last resort, and returns the projection to send to the
+// model. The history is never cleared; only compaction replaces it.
+//
+//	params: {sessionId, messages?, systemPrompt?, tools?, prefixTokens?,
+//	         reservedOutputTokens?, nativeContextEdits?, workDoneToken?}
+//	result: {messages, stats, contextManagement?, compaction?, trimmed}
+//
+// vtcode/recordResponse records the model's answer and the provider's usage.
+//
+//	params: {sessionId, message, usage?, stopReason?}
+//	result: {messages, stats}
+//
+// vtcode/compact compacts the history now (with progress). A history that
+// cannot get smaller is left alone ("Conversation is already compact.").
+//
+//	params: {sessionId, instructions?, strategy? ("auto"|"local"|"native"),
+//	         workDoneToken?}
+//	result: {mode, strategy, trigger, elapsedMs, originalMessageCount,
+//	         compactedMessageCount, originalTokens, compactedTokens,
+//	         artifactId, message}
+//
+// vtcode/projectionStats returns the stats of the session's projection.
+//
+//	params: {sessionId}
+//	result: {sessionId, messages, projectedMessages, originalTokens,
+//	         projectedTokens, prefixTokens, clearedResults, protectedResults,
+//	         protectedBatches, clearedInputs, localTrigger, historyBudget,
+//	         capacity, reservedOutput, compactionThreshold, pressure, state,
+//	         lastReportedInputTokens?, strategy, compactions,
+//	         lastCompaction?, cache?}
+//
+// state is "ok", "warn", "compacting" or "critical"; pressure is
+// (projectedTokens + prefixTokens) / (capacity − reservedOutput).
+//
+// vtcode/setPolicy changes the policy of a session or (without sessionId)
+// the default of a workspace, and returns the effective policy. The policy
+// is partial:
+//
+//	params: {sessionId?, workspace?, policy: {
+//	  autoCompaction?: {enabled, thresholdTokens, thresholdRatio, compactOnModelSwitch},
+//	  toolResultClearing?: {enabled, triggerTokens, keepToolUses,
+//	                        keepRecentToolBatches, clearToolInputs},
+//	  context?: {maxContextTokens, reservedOutputTokens, trimToPercent,
+//	             preserveRecentTurns, tokenizer},
+//	  routePolicy?: {thresholdRatio, retainRatio, maxOverflowRetries}}}
+//	result: the effective policy (every field)
+//
+// A bad value or unknown key fails with -32602 naming the field
+// ("policy.toolResultClearing.keepToolUses: must be >= 0") and nothing of
+// the call is applied.
+//
+// vtcode/getPolicy returns the effective policy of a session, or the
+// default of a workspace.
+//
+//	params: {sessionId?, workspace?}
+//	result: the effective policy
+//
+// vtcode/listArtifacts lists the stored pre-compaction histories.
+//
+//	params: {sessionId}
+//	result: [{artifactId, createdAt, messages, trigger, mode}]
+//
+// vtcode/restore makes an artifact's history the live history (recorded as
+// an event; the history it replaces is kept as another artifact).
+//
+//	params: {sessionId, artifactId}
+//	result: {messages, backupArtifactId?}
+//
+// vtcode/switchModel moves the session to another route. When the history
+// does not fit the new route's threshold (and compactOnModelSwitch is on) it
+// is compacted first, with the new route and progress; a failed compaction
+// never blocks the switch (the message says so).
+//
+//	params: {sessionId, provider, model, contextWindow?, workDoneToken?}
+//	result: {compaction?, message}
+//
+// vtcode/compactPrompt reads or changes the workspace's summary prompt.
+//
+//	params: {workspace?, action: "get"|"set"|"reset", prompt?}
+//	result: {prompt, isDefault}
+//
+// # Notifications from the server
+//
+// vtcode/tokenPressure follows every append, prepare, response, compaction,
+// restore, model switch and policy change:
+//
+//	{sessionId, workspace, projectedTokens, originalTokens, capacity,
+//	 pressure, state}
+//
+// It is coalesced per session: at most one per 100 ms; the first goes out at
+// once and the last value of a burst always arrives.
+//
+// vtcode/compactBoundary follows each successful compaction:
+//
+//	{sessionId, workspace, trigger, mode, strategy, originalMessageCount,
+//	 compactedMessageCount, originalTokens, compactedTokens, artifactId,
+//	 elapsedMs}
+//
+// window/logMessage and window/showMessage report failures (a compaction
+// that fell back or failed, a configuration file that does not parse, with
+// its file and line). Their texts are at most 1 KiB and never contain a
+// secret.
+//
+// # Progress
+//
+// Compactions report LSP work-done progress ($/progress). The token is the
+// request's workDoneToken when it has one (a string or an integer; used for
+// one progress). Otherwise, when the client advertised
+// capabilities.window.workDoneProgress, the server creates one
+// ("vtcode-1", "vtcode-2", ...) with a window/workDoneProgress/create
+// request before the compaction starts, and waits for the answer; a client
+// that refuses it gets no progress for that work. Without either, no
+// progress is sent. The sequence is
+//
+//	{"kind":"begin","title":"Compacting context...","cancellable":true}
+//	{"kind":"report","cancellable":true,"message":"Summarizing 120 messages (local)","percentage":20}
+//	{"kind":"end","message":"Context compacted · 1.4s (120 -> 14 messages, local). The next request may reuse less of the provider's prompt cache."}
+//
+// or an end message "Compaction failed: <bounded cause>" or "Compaction
+// cancelled.". Every begun progress ends, before the request's response.
+//
+// # Cancellation
+//
+// $/cancelRequest {id} cancels a request in flight, running or still
+// waiting for its turn in its session. A cancelled request is answered with
+// -32800 (RequestCancelled) and leaves all state exactly as before it: a
+// compaction in progress is abandoned, nothing is swapped in, nothing
+// half-written is kept on disk. A request whose work completed before the
+// cancel arrived answers normally (its effects happened). A cancel for an
+// unknown or finished request is ignored. window/workDoneProgress/cancel
+// {token} cancels the request that reports on the token, like
+// $/cancelRequest.
+//
+// # Errors
+//
+// Error responses carry a code, a message of at most 1 KiB that never
+// contains a secret, and, for -32803, data:
+//
+//	-32700  parse error: the body is not JSON or not UTF-8, or is too large
+//	-32600  invalid request: not a request object; initialize twice; a
+//	        notification method with an id; an id already in flight; any
+//	        request after shutdown
+//	-32601  method not found
+//	-32602  invalid params; the message starts with the field path:
+//	        "sessionId: must be a string", "messages[3].role: must be
+//	        system, user, assistant or tool, got \"bot\"",
+//	        "policy.context.trimToPercent: must be <= 100", an invalid
+//	        session or artifact id
+//	-32002  server not initialized
+//	-32800  request cancelled
+//	-32803  request failed: a provider or compaction failure, with
+//	        data {kind, provider, model, inputTokens, budget, rootCause}
+//	-32001  unknown session: the id is valid but no session is open with it
+//	        (open it with vtcode/openSession)
+//	-32004  session busy: another vtcode-ls process owns it; the message
+//	        names that process's pid
+//	-32603  internal error
+//
+// # A worked exchange
+//
+// Editor frames are marked "→", server frames "←" (headers omitted):
+//
+//	→ {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":42,
+//	     "rootUri":"file:///home/me/project","capabilities":{"window":{"workDoneProgress":true}}}}
+//	← {"jsonrpc":"2.0","id":1,"result":{"capabilities":{"experimental":{"vtcode":{"protocolVersion":1,...}}},
+//	     "serverInfo":{"name":"vtcode-ls","version":"v0.1.0"}}}
+//	→ {"jsonrpc":"2.0","method":"initialized","params":{}}
+//	→ {"jsonrpc":"2.0","id":2,"method":"vtcode/openSession",
+//	     "params":{"provider":"anthropic","model":"claude-sonnet-4-6"}}
+//	← {"jsonrpc":"2.0","method":"vtcode/tokenPressure","params":{"sessionId":"20261130T101500.000Z-9f2c1a7e",...,"state":"ok"}}
+//	← {"jsonrpc":"2.0","id":2,"result":{"sessionId":"20261130T101500.000Z-9f2c1a7e","resumed":false,"messages":0,"policy":{...}}}
+//	→ {"jsonrpc":"2.0","id":3,"method":"vtcode/prepareRequest","params":{
+//	     "sessionId":"20261130T101500.000Z-9f2c1a7e","systemPrompt":"You are a coding agent.",
+//	     "messages":[{"role":"user","content":"Fix the failing test."}]}}
+//	← {"jsonrpc":"2.0","method":"vtcode/tokenPressure","params":{...}}
+//	← {"jsonrpc":"2.0","id":3,"result":{"messages":[...],"stats":{...},"trimmed":false}}
+//	   (the agent sends the projection to the model, runs tools...)
+//	→ {"jsonrpc":"2.0","id":4,"method":"vtcode/recordResponse","params":{
+//	     "sessionId":"20261130T101500.000Z-9f2c1a7e","message":{"role":"assistant","content":"...",
+//	     "toolCalls":[...]},"usage":{"inputTokens":5400,"outputTokens":120}}}
+//	← {"jsonrpc":"2.0","method":"vtcode/tokenPressure","params":{...}}
+//	← {"jsonrpc":"2.0","id":4,"result":{"messages":3,"stats":{...}}}
+//	   (many turns later, a prepareRequest crosses the threshold:)
+//	→ {"jsonrpc":"2.0","id":40,"method":"vtcode/prepareRequest","params":{...}}
+//	← {"jsonrpc":"2.0","id":0,"method":"window/workDoneProgress/create","params":{"token":"vtcode-1"}}
+//	→ {"jsonrpc":"2.0","id":0,"result":null}
+//	← {"jsonrpc":"2.0","method":"$/progress","params":{"token":"vtcode-1","value":{"kind":"begin","title":"Compacting context...","cancellable":true}}}
+//	← {"jsonrpc":"2.0","method":"$/progress","params":{"token":"vtcode-1","value":{"kind":"report",...}}}
+//	← {"jsonrpc":"2.0","method":"vtcode/compactBoundary","params":{...,"trigger":"auto","mode":"local",...}}
+//	← {"jsonrpc":"2.0","method":"$/progress","params":{"token":"vtcode-1","value":{"kind":"end","message":"Context compacted · 2.3s (212 -> 19 messages, local). ..."}}}
+//	← {"jsonrpc":"2.0","method":"vtcode/tokenPressure","params":{...,"state":"ok"}}
+//	← {"jsonrpc":"2.0","id":40,"result":{"messages":[...],"stats":{...},"compaction":{...},"trimmed":false}}
+//	→ {"jsonrpc":"2.0","id":41,"method":"shutdown"}
+//	← {"jsonrpc":"2.0","id":41,"result":null}
+//	→ {"jsonrpc":"2.0","method":"exit"}
+//
+// # Using the package
+//
+// [Serve] runs a connection until exit; [Options] sets the logger, the
+// version, the frame limit and the session options. Package rpctest drives
+// a server from Go tests: a fake editor with awaitable expectations, and the
+// golden transcript runner.
+package rpc

@@ -1,0 +1,184 @@
+package rpc
+
+import (
+	"sync"
+	"time"
+
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+// DefaultPressureInterval is the minimum spacing of vtcode/tokenPressure
+// notifications for one session.
+const DefaultPressureInterval = 100 * time.Millisecond
+
+// An outbox sends everything the server writes (responses, notifications,
+// requests to the client) in the order it was queued, from one goroutine.
+// Queuing never blocks, so neither the read loop nor a session ever waits
+// for the client to read; and because a request's response is queued after
+// the notifications its work produced, the client sees them in that order.
+type outbox struct {
+	mu     sync.Mutex // guards items and closed
+	items  []func()
+	closed bool
+	wake   chan struct{} // capacity 1: "items is not empty"
+	done   chan struct{} // closed when the writer goroutine has exited
+}
+
+func newOutbox() *outbox {
+	return &outbox{wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// start runs the writer goroutine.
+func (o *outbox) start() { go o.run() }
+
+// push queues f; it reports false, dropping f, once the outbox is closed.
+func (o *outbox) push(f func()) bool {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return false
+	}
+	o.items = append(o.items, f)
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// close stops accepting items and waits until the queued ones are written.
+func (o *outbox) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+	<-o.done
+}
+
+func (o *outbox) run() {
+	defer close(o.done)
+	for {
+		o.mu.Lock()
+		items, closed := o.items, o.closed
+		o.items = nil
+		o.mu.Unlock()
+		for _, f := range items {
+			f()
+		}
+		if closed && len(items) == 0 {
+			return
+		}
+		if len(items) == 0 {
+			<-o.wake
+		}
+	}
+}
+
+// A notifier is the session.Notifier of a connection. It queues
+// notifications on the outbox, coalescing vtcode/tokenPressure per session:
+// at most one per interval, the first one at once and the last one of a
+// burst when the interval has passed (a trailing edge), so the client always
+// ends with the latest value.
+type notifier struct {
+	notify   func(method string, params any)
+	interval time.Duration // <= 0: no coalescing
+
+	mu     sync.Mutex // guards the fields below
+	lanes  map[string]*pressureLane
+	closed bool
+}
+
+type pressureLane struct {
+	last    time.Time              // when the last notification was queued
+	pending *session.PressureEvent // the latest coalesced event, nil if none
+	timer   *time.Timer            // fires the trailing edge; nil when idle
+}
+
+var _ session.Notifier = (*notifier)(nil)
+
+// TokenPressure implements session.Notifier.
+func (n *notifier) TokenPressure(ev session.PressureEvent) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return
+	}
+	if n.interval <= 0 {
+		n.notify("vtcode/tokenPressure", ev)
+		return
+	}
+	if n.lanes == nil {
+		n.lanes = map[string]*pressureLane{}
+	}
+	l := n.lanes[ev.SessionID]
+	if l == nil {
+		l = &pressureLane{}
+		n.lanes[ev.SessionID] = l
+	}
+	now := time.Now()
+	if l.timer == nil && now.Sub(l.last) >= n.interval {
+		l.last = now
+		n.notify("vtcode/tokenPressure", ev)
+		return
+	}
+	l.pending = &ev
+	if l.timer == nil {
+		l.timer = time.AfterFunc(l.last.Add(n.interval).Sub(now), func() { n.trail(l) })
+	}
+}
+
+// trail delivers a lane's coalesced event.
+func (n *notifier) trail(l *pressureLane) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l.timer = nil
+	if n.closed || l.pending == nil {
+		return
+	}
+	l.last = time.Now()
+	n.notify("vtcode/tokenPressure", *l.pending)
+	l.pending = nil
+}
+
+// flush delivers every coalesced event now and drops later ones.
+func (n *notifier) flush() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.closed = true
+	for _, l := range n.lanes {
+		if l.timer != nil {
+			l.timer.Stop()
+			l.timer = nil
+		}
+		if l.pending != nil {
+			n.notify("vtcode/tokenPressure", *l.pending)
+			l.pending = nil
+		}
+	}
+}
+
+// CompactBoundary implements session.Notifier.
+func (n *notifier) CompactBoundary(ev session.BoundaryEvent) {
+	n.notify("vtcode/compactBoundary", ev)
+}
+
+// ShowMessage implements session.Notifier.
+func (n *notifier) ShowMessage(level int, text string) {
+	n.notify("window/showMessage", ShowMessageParams{Type: messageType(level), Message: bound(text)})
+}
+
+// LogMessage implements session.Notifier.
+func (n *notifier) LogMessage(level int, text string) {
+	n.notify("window/logMessage", LogMessageParams{Type: messageType(level), Message: bound(text)})
+}
+
+func messageType(level int) MessageType {
+	if level < int(MessageError) || level > int(MessageLog) {
+		return MessageLog
+	}
+	return MessageType(level)
+}

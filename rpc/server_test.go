@@ -1,0 +1,217 @@
+package rpc_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/rpc"
+	. "github.com/vtcode/vtcode-ls/rpc/rpctest"
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+// turns returns n agent turns (user, assistant with a tool call, the tool
+// result, assistant) with results of about size bytes.
+func turns(n, size int) []history.Message {
+	var msgs []history.Message
+	for i := range n {
+		id := fmt.Sprintf("call_%d", i)
+		msgs = append(msgs,
+			history.NewText(history.User, fmt.Sprintf("Step %d: run the tests of p%d.", i, i)),
+			history.Message{Role: history.Assistant, Content: history.Text("Running them."),
+				ToolCalls: []history.ToolCall{{ID: id, Name: "run_command", Arguments: fmt.Sprintf(`{"cmd":"go test ./p%d"}`, i)}}},
+			history.NewToolResult(id, "run_command", strings.Repeat(fmt.Sprintf("--- FAIL: TestCase%d\n", i), size/20)),
+			history.NewText(history.Assistant, fmt.Sprintf("Fixed p%d.", i)),
+		)
+	}
+	return msgs
+}
+
+// blockingSession opens a session on the blocking fake provider with
+// enough history to compact.
+func blockingSession(env *Env, id string) {
+	env.T.Helper()
+	env.OpenSession(session.OpenParams{SessionID: id, Provider: "blocking", Model: "m", ContextWindow: 16000})
+	env.Append(id, turns(16, 400)...)
+}
+
+func TestSlowCompactionBlocksOnlyItsSession(t *testing.T) {
+	Run(t, Options{}, func(t *testing.T, env *Env) {
+		blockingSession(env, "slow")
+		env.OpenSession(session.OpenParams{SessionID: "fast", ContextWindow: 32000})
+		compact := env.Go("vtcode/compact", session.CompactParams{SessionID: "slow"})
+		queued := env.Go("vtcode/history", session.HistoryParams{SessionID: "slow"})
+		<-env.Blocking.Started()
+
+		// Another session is served while the compaction runs...
+		env.Append("fast", history.NewText(history.User, "hello"))
+		if st := env.Stats("fast"); st.Messages != 1 {
+			t.Errorf("fast session has %d messages, want 1", st.Messages)
+		}
+		// ...and the same session's stats are answered at once, as a
+		// snapshot in state "compacting".
+		if st := env.Stats("slow"); st.State != session.StateCompacting || st.Messages != 64 {
+			t.Errorf("slow stats during compaction: state %q, %d messages", st.State, st.Messages)
+		}
+
+		compact.Cancel()
+		compact.WantError(rpc.CodeRequestCancelled)
+		var h session.HistoryResult
+		if err := queued.Wait(&h); err != nil || h.Total != 64 {
+			t.Errorf("queued history: %v, %d messages; want the untouched 64", err, h.Total)
+		}
+	})
+}
+
+func TestOneSessionKeepsArrivalOrder(t *testing.T) {
+	Run(t, Options{PressureInterval: -1}, func(t *testing.T, env *Env) {
+		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 64000})
+		const n = 40
+		calls := make([]*Call, n)
+		for i := range calls {
+			calls[i] = env.Go("vtcode/appendMessages", session.AppendParams{SessionID: "s1",
+				Messages: []history.Message{history.NewText(history.User, fmt.Sprintf("m%d", i))}})
+		}
+		for i, c := range calls {
+			var res session.AppendResult
+			if err := c.Wait(&res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Messages != i+1 {
+				t.Errorf("append %d answered with %d messages, want %d", i, res.Messages, i+1)
+			}
+		}
+		h := env.History("s1")
+		for i, m := range h.Messages {
+			if got := m.Text(); got != fmt.Sprintf("m%d", i) {
+				t.Fatalf("message %d is %q", i, got)
+			}
+		}
+		// Every append produced a pressure notification, in order.
+		st := env.State()
+		if st.PressureCount["s1"] != n+1 {
+			t.Errorf("%d pressure notifications, want %d", st.PressureCount["s1"], n+1)
+		}
+	})
+}
+
+func TestCancelWhileQueued(t *testing.T) {
+	Run(t, Options{}, func(t *testing.T, env *Env) {
+		blockingSession(env, "s1")
+		compact := env.Go("vtcode/compact", session.CompactParams{SessionID: "s1", WorkDoneToken: json.RawMessage(`"w"`)})
+		<-env.Blocking.Started()
+		queued := env.Go("vtcode/appendMessages", session.AppendParams{SessionID: "s1",
+			Messages: []history.Message{history.NewText(history.User, "never")}})
+		queued.Cancel()
+		// Answered while the compaction still runs.
+		queued.WantError(rpc.CodeRequestCancelled)
+		env.Await(StartedWork(session.CompactingTitle, 1), Not(CompletedWork(session.CompactingTitle, 1, true)))
+
+		env.Notify("window/workDoneProgress/cancel", rpc.WorkDoneProgressCancelParams{Token: json.RawMessage(`"w"`)})
+		compact.WantError(rpc.CodeRequestCancelled)
+		env.Await(CompletedWork(session.CompactingTitle, 1, false), EndedWith(session.CompactingTitle, "cancelled"))
+		if h := env.History("s1"); h.Total != 64 {
+			t.Errorf("history has %d messages after the cancels, want 64", h.Total)
+		}
+		var arts []session.ArtifactInfo
+		env.Call("vtcode/listArtifacts", map[string]string{"sessionId": "s1"}, &arts)
+		if len(arts) != 0 {
+			t.Errorf("artifacts after a cancelled compaction: %v", arts)
+		}
+	})
+}
+
+func TestServerCreatedProgressCancel(t *testing.T) {
+	Run(t, Options{WorkDoneProgress: true}, func(t *testing.T, env *Env) {
+		blockingSession(env, "s1")
+		compact := env.Go("vtcode/compact", session.CompactParams{SessionID: "s1"})
+		env.Await(StartedWork(session.CompactingTitle, 1))
+		st := env.State()
+		if len(st.Created) != 1 {
+			t.Fatalf("created tokens %v, want one", st.Created)
+		}
+		env.Notify("window/workDoneProgress/cancel", rpc.WorkDoneProgressCancelParams{Token: json.RawMessage(st.Created[0])})
+		compact.WantError(rpc.CodeRequestCancelled)
+		env.Await(CompletedWork(session.CompactingTitle, 1, false))
+	})
+}
+
+func TestProgressCompletes(t *testing.T) {
+	Run(t, Options{WorkDoneProgress: true}, func(t *testing.T, env *Env) {
+		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 16000})
+		env.Append("s1", turns(16, 400)...)
+		res := env.Compact(session.CompactParams{SessionID: "s1"})
+		env.Await(
+			OnceMet(CompletedWork(session.CompactingTitle, 1, false),
+				EndedWith(session.CompactingTitle, "Context compacted"),
+				Boundary("s1", "manual")),
+			PressureState("s1", session.StateOK),
+			NoShownMessage(),
+		)
+		if res.ArtifactID == "" || res.CompactedMessageCount >= res.OriginalMessageCount {
+			t.Errorf("compaction result %+v", res)
+		}
+	})
+}
+
+func TestRefusedProgressToken(t *testing.T) {
+	Run(t, Options{WorkDoneProgress: true, RefuseProgress: true}, func(t *testing.T, env *Env) {
+		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 16000})
+		env.Append("s1", turns(16, 400)...)
+		env.Compact(session.CompactParams{SessionID: "s1"})
+		env.Await(Boundary("s1", "manual"))
+		st := env.State()
+		if len(st.Created) != 1 || len(st.Work) != 0 {
+			t.Errorf("created %v, progress %v: want one refused token and no progress", st.Created, st.Work)
+		}
+	})
+}
+
+func TestPressureIsCoalesced(t *testing.T) {
+	Run(t, Options{}, func(t *testing.T, env *Env) {
+		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 64000})
+		const n = 30
+		var last *Call
+		for i := range n {
+			last = env.Go("vtcode/appendMessages", session.AppendParams{SessionID: "s1",
+				Messages: []history.Message{history.NewText(history.User, strings.Repeat("word ", i+1))}})
+		}
+		var res session.AppendResult
+		if err := last.Wait(&res); err != nil {
+			t.Fatal(err)
+		}
+		// The last value always arrives.
+		env.Await(PressureWhere("s1", fmt.Sprintf("%d tokens", res.HistoryTokens), func(ev session.PressureEvent) bool {
+			return ev.OriginalTokens == res.HistoryTokens
+		}))
+		if c := env.State().PressureCount["s1"]; c >= n {
+			t.Errorf("%d pressure notifications for %d quick appends: not coalesced", c, n)
+		}
+	})
+}
+
+func TestBusySessionNamesOwner(t *testing.T) {
+	Run(t, Options{}, func(t *testing.T, env *Env) {
+		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 32000})
+		// A second server (as if another vtcode-ls process) on the same
+		// workspace cannot open the session while the first owns it.
+		other := startRaw(t, rpc.Options{})
+		other.frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":"file://` + env.Workspace + `","capabilities":{}}}`)
+		other.next()
+		other.frame(`{"jsonrpc":"2.0","id":2,"method":"vtcode/openSession","params":{"sessionId":"s1"}}`)
+		id, code, msg := other.next()
+		if id != "2" || code != rpc.CodeSessionBusy || !strings.Contains(msg, fmt.Sprintf("process %d", os.Getpid())) {
+			t.Errorf("second owner: id %s code %d %q; want -32004 naming pid %d", id, code, msg, os.Getpid())
+		}
+		// Once the first closes it, the second can.
+		env.Call("vtcode/closeSession", map[string]string{"sessionId": "s1"}, nil)
+		other.frame(`{"jsonrpc":"2.0","id":3,"method":"vtcode/openSession","params":{"sessionId":"s1"}}`)
+		if id, code, msg := other.next(); id != "3" || code != 0 {
+			t.Errorf("after close: id %s code %d %q", id, code, msg)
+		}
+		other.wait()
+	})
+}

@@ -1,0 +1,429 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/vtcode/vtcode-ls/compaction"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/store"
+)
+
+// Human-readable outcomes (SPEC §8.8, §10).
+const (
+	msgAlreadyCompact = "Conversation is already compact."
+	msgCancelled      = "Compaction cancelled."
+	// modeNone is the mode of a compaction that changed nothing.
+	modeNone  = "none"
+	cacheNote = " The next request may reuse less of the provider's prompt cache."
+)
+
+// maxRootCause bounds the root cause shown to users.
+const maxRootCause = 512
+
+// pendingEvent is an event committed together with a compaction outcome
+// (the messages of a prepareRequest, the route of a model switch).
+type pendingEvent struct {
+	typ  string
+	data any
+}
+
+// compactJob describes one compaction.
+type compactJob struct {
+	trigger      compaction.Trigger
+	strategy     string // auto, local or native
+	instructions string
+	e            *env // route, capacity and policy to compact for
+	prog         Progress
+	envelope     *compaction.Envelope
+	twoPass      *compaction.TwoPass
+	// pending events are recorded after the artifact and before the
+	// boundary, only when the compaction succeeds.
+	pending []pendingEvent
+}
+
+// summarizerRoute is the route that writes summaries: compaction.summarizer
+// when configured, else the session's.
+func summarizerRoute(e *env) providers.Route {
+	sum := e.cfg.Summarizer
+	if sum.Provider == "" && sum.Model == "" {
+		return e.route
+	}
+	r := e.r
+	if sum.Provider != "" {
+		r.Provider = sum.Provider
+	}
+	if sum.Model != "" {
+		r.Model = sum.Model
+	}
+	return providerRoute(r, e.cfg)
+}
+
+// client returns the generator of route r: the embedded offline summarizer
+// for "offline", otherwise the Manager's ClientFactory.
+func (s *Session) client(r providers.Route, e *env) (providers.Generator, error) {
+	if r.Provider == "" || r.Provider == "offline" {
+		return offline.New(), nil
+	}
+	if s.m.o.Clients == nil {
+		return nil, fmt.Errorf("no client for provider %q: only offline is available", r.Provider)
+	}
+	g, err := s.m.o.Clients(r, e.cfg)
+	if err != nil {
+		return nil, err
+	}
+	if g == nil {
+		return nil, fmt.Errorf("no client for provider %q", r.Provider)
+	}
+	return g, nil
+}
+
+// compactOptions builds the compaction options of j.
+func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
+	r := summarizerRoute(j.e)
+	client, err := s.client(r, j.e)
+	if err != nil {
+		return compaction.Options{}, &FailedError{Kind: compaction.KindProvider, Provider: r.Provider, Model: r.Model,
+			RootCause: bound(err.Error(), maxRootCause), err: err}
+	}
+	prompt, _, err := s.ws.compactPrompt()
+	if err != nil {
+		s.m.logger.Warn("session: compaction prompt unreadable; using the default", "workspace", s.ws.root, "err", err)
+		prompt = ""
+	}
+	opts := compaction.Options{
+		Trigger:        j.trigger,
+		Strategy:       j.strategy,
+		Instructions:   j.instructions,
+		Prompt:         prompt,
+		Capacity:       j.e.capacity,
+		ReservedOutput: j.e.reserved,
+		Prefix:         j.e.prefix,
+		RoutePolicy:    j.e.rp,
+		Envelope:       j.envelope,
+		Route:          r,
+		Client:         client,
+		Estimator:      s.est,
+		TwoPass:        j.twoPass,
+		Logger:         s.m.logger.With("session", s.id),
+	}
+	if j.prog != nil {
+		opts.Progress = j.prog.Report
+	}
+	return opts, nil
+}
+
+// compactHistory compacts msgs (the full pre-compaction history, which may
+// extend the live one with the pending messages of a request) and commits
+// the outcome: artifact, pending events, boundary event, swap. It returns
+// the report of the attempt and:
+//   - nil on success;
+//   - compaction.ErrAlreadyCompact for a no-op (the report says so);
+//   - a *FailedError for a failure (the report carries it);
+//   - ctx's error when cancelled before the boundary was recorded: nothing
+//     changed (an artifact may stay behind, unreferenced);
+//   - another error when the store failed.
+func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j compactJob) (*CompactResult, error) {
+	report := &CompactResult{Trigger: string(j.trigger), OriginalMessageCount: len(msgs)}
+	opts, err := s.compactOptions(j)
+	prog := j.prog
+	if prog == nil {
+		prog = nopProgress{}
+	}
+	prog.Begin(CompactingTitle)
+	report.Strategy = string(compaction.StrategyFor(opts.Route))
+	if err != nil {
+		var fe *FailedError
+		errors.As(err, &fe)
+		report.Error, report.Message = fe.RootCause, "Compaction failed: "+fe.RootCause
+		prog.End(report.Message)
+		return report, err
+	}
+
+	s.q.setCompacting(true)
+	defer s.q.setCompacting(false)
+	s.notifyPressure(s.compactingSnapshot())
+	if j.twoPass != nil {
+		// A pass 1 in flight is further along than a fresh summary would be:
+		// let it finish so that its note makes this compaction one call.
+		if err := awaitPassOne(ctx, j.twoPass); err != nil {
+			prog.End(msgCancelled)
+			return nil, err
+		}
+	}
+
+	start := time.Now()
+	res, err := compaction.Compact(ctx, msgs, opts)
+	elapsed := time.Since(start)
+	report.ElapsedMs = elapsed.Milliseconds()
+	if err == nil {
+		err = ctx.Err() // a result that arrives after cancellation is dropped
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		prog.End(msgCancelled)
+		return nil, ctx.Err()
+	case errors.Is(err, compaction.ErrAlreadyCompact):
+		report.Mode = modeNone
+		report.CompactedMessageCount = len(msgs)
+		report.OriginalTokens = s.est.Messages(msgs)
+		report.CompactedTokens = report.OriginalTokens
+		report.Message = msgAlreadyCompact
+		prog.End(msgAlreadyCompact)
+		return report, compaction.ErrAlreadyCompact
+	default:
+		fe := failure(err, opts.Route)
+		report.Error, report.Message = fe.RootCause, "Compaction failed: "+fe.RootCause
+		prog.End(report.Message)
+		s.m.logger.Warn("session: compaction failed", "session", s.id, "trigger", j.trigger, "err", err)
+		return report, fe
+	}
+	if res.Fallback != "" {
+		s.m.notifyLog(LevelInfo, "vtcode-ls: native compaction fell back to local: "+bound(res.Fallback, maxRootCause))
+	}
+
+	b := Boundary{
+		Trigger: string(j.trigger), Mode: res.Mode, Strategy: string(res.Strategy),
+		OriginalMessageCount: res.OriginalMessageCount, CompactedMessageCount: res.CompactedMessageCount,
+		OriginalTokens: res.OriginalTokens, CompactedTokens: res.CompactedTokens,
+		ElapsedMs: elapsed.Milliseconds(),
+	}
+	if err := s.commit(ctx, msgs, res.Messages, &b, j.pending); err != nil {
+		if ctx.Err() != nil {
+			prog.End(msgCancelled)
+			return nil, ctx.Err()
+		}
+		prog.End("Compaction failed: " + bound(err.Error(), maxRootCause))
+		return nil, err
+	}
+	*report = resultOf(b)
+	report.Message = fmt.Sprintf("Context compacted · %.1fs (%d -> %d messages, %s).%s",
+		elapsed.Seconds(), b.OriginalMessageCount, b.CompactedMessageCount, b.Mode, cacheNote)
+	prog.End(report.Message)
+	return report, nil
+}
+
+// awaitPassOne waits until no pass 1 of tp runs, or ctx ends.
+func awaitPassOne(ctx context.Context, tp *compaction.TwoPass) error {
+	done := make(chan struct{})
+	go func() { // ends with the pass, which ends with the session at the latest
+		tp.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// commit makes a compaction outcome durable and current, in the order of
+// §8.8: the artifact of the full pre-compaction history first, then the
+// pending events, then the boundary event carrying the new live history,
+// then the swap (by applying that event) and the notification. A cancelled
+// ctx before the boundary is recorded aborts it. It fills b.ArtifactID.
+func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Boundary, pending []pendingEvent) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.ArtifactID = newID(s.m.now())
+	meta := store.ArtifactMeta{Trigger: b.Trigger, Mode: b.Mode, CreatedAt: s.m.now()}
+	if err := s.log.WriteArtifact(b.ArtifactID, pre, meta); err != nil {
+		return fmt.Errorf("write artifact: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, ev := range pending {
+		if err := s.record(ev.typ, ev.data); err != nil {
+			return err
+		}
+	}
+	if err := s.record(evBoundary, boundaryData{Boundary: *b, Messages: next}); err != nil {
+		return err
+	}
+	if n := s.m.o.Notifier; n != nil {
+		n.CompactBoundary(BoundaryEvent{SessionID: s.id, Workspace: s.ws.root, Boundary: *b})
+	}
+	return nil
+}
+
+// resultOf is the compact result of a recorded boundary.
+func resultOf(b Boundary) CompactResult {
+	return CompactResult{
+		Mode: b.Mode, Strategy: b.Strategy, Trigger: b.Trigger, ElapsedMs: b.ElapsedMs,
+		OriginalMessageCount: b.OriginalMessageCount, CompactedMessageCount: b.CompactedMessageCount,
+		OriginalTokens: b.OriginalTokens, CompactedTokens: b.CompactedTokens, ArtifactID: b.ArtifactID,
+	}
+}
+
+// failure turns a compaction error into a *FailedError with a bounded root
+// cause: the provider's own message and kind when a provider failed, else
+// the compaction engine's diagnostic and kind (budget, empty, unsupported).
+func failure(err error, r providers.Route) *FailedError {
+	fe := &FailedError{Kind: compaction.KindProvider, Provider: r.Provider, Model: r.Model, err: err}
+	cause := err.Error()
+	var ce *compaction.Error
+	if errors.As(err, &ce) {
+		fe.Kind, fe.InputTokens, fe.Budget = ce.Kind, ce.InputTokens, ce.Budget
+		if ce.Provider != "" {
+			fe.Provider, fe.Model = ce.Provider, ce.Model
+		}
+	}
+	var pe *providers.Error
+	if errors.As(err, &pe) {
+		fe.Kind = string(pe.Kind) // the more precise: capacity, auth, rate_limit, ...
+		if fe.InputTokens == 0 {
+			fe.InputTokens = pe.InputTokens
+		}
+		msg := pe.Message
+		if msg == "" {
+			msg = string(pe.Kind)
+		}
+		if pe.Status != 0 {
+			msg = fmt.Sprintf("HTTP %d: %s", pe.Status, msg)
+		}
+		cause = fmt.Sprintf("%s %s: %s", orUnknown(pe.Provider, fe.Provider), orUnknown(pe.Model, fe.Model), msg)
+	}
+	fe.RootCause = bound(strings.TrimSpace(cause), maxRootCause)
+	return fe
+}
+
+func orUnknown(s, fallback string) string {
+	if s != "" {
+		return s
+	}
+	if fallback != "" {
+		return fallback
+	}
+	return "unknown"
+}
+
+type nopProgress struct{}
+
+func (nopProgress) Begin(string)       {}
+func (nopProgress) Report(string, int) {}
+func (nopProgress) End(string)         {}
+
+// compact is vtcode/compact.
+func (s *Session) compact(ctx context.Context, p CompactParams, prog Progress) (*CompactResult, error) {
+	s.syncEstimator()
+	e := s.env(s.route, s.reserved, s.prefix)
+	report, err := s.compactHistory(ctx, s.live, compactJob{
+		trigger: compaction.TriggerManual, strategy: p.Strategy, instructions: p.Instructions,
+		e: e, prog: prog, envelope: s.envelope, twoPass: s.twoPass,
+	})
+	switch {
+	case err == nil:
+		s.autoFailed = false
+	case errors.Is(err, compaction.ErrAlreadyCompact):
+	default:
+		return nil, err
+	}
+	s.notifyPressure(s.refreshStats())
+	return report, nil
+}
+
+// switchModel is vtcode/switchModel.
+func (s *Session) switchModel(ctx context.Context, p SwitchParams, prog Progress) (*SwitchResult, error) {
+	s.syncEstimator()
+	next := route{Provider: p.Provider, Model: p.Model, ContextWindow: p.ContextWindow}
+	name := strings.TrimSpace(p.Provider + "/" + p.Model)
+	if next == s.route {
+		return &SwitchResult{Message: "Already on " + name + "."}, nil
+	}
+	res := &SwitchResult{Message: "Model switched to " + name + "."}
+	pending := []pendingEvent{{evModelSwitch, next}}
+
+	e := s.env(next, s.reserved, s.prefix)
+	if e.pol.AutoCompaction.CompactOnModelSwitch && e.th.Threshold > 0 {
+		proj := s.project(s.live, e, false)
+		if proj.tokens+e.prefix >= e.th.Threshold {
+			// No envelope and no two-pass note: both belong to the old route.
+			report, err := s.compactHistory(ctx, s.live, compactJob{
+				trigger: compaction.TriggerModelSwitch, strategy: "auto", e: e, prog: prog, pending: pending,
+			})
+			var fe *FailedError
+			switch {
+			case err == nil:
+				pending = nil
+				s.autoFailed = false
+			case ctx.Err() != nil:
+				return nil, ctx.Err()
+			case errors.Is(err, compaction.ErrAlreadyCompact):
+			case errors.As(err, &fe):
+				res.Message = "Model switched, but context compaction failed: " + strings.TrimSuffix(fe.RootCause, ".") + ". Continuing with full history."
+				s.m.notifyLog(LevelWarning, "vtcode-ls: "+res.Message)
+			default:
+				return nil, err
+			}
+			res.Compaction = report
+		}
+	}
+	for _, ev := range pending {
+		if err := s.record(ev.typ, ev.data); err != nil {
+			return nil, err
+		}
+	}
+	s.notifyPressure(s.refreshStats())
+	return res, nil
+}
+
+// restore is vtcode/restore.
+func (s *Session) restore(ctx context.Context, p RestoreParams) (*RestoreResult, error) {
+	msgs, err := s.log.ReadArtifact(p.ArtifactID)
+	if err != nil {
+		if errors.Is(err, store.ErrInvalidID) || errors.Is(err, fs.ErrNotExist) {
+			return nil, paramErr("artifactId", "no artifact %q in session %s", p.ArtifactID, s.id)
+		}
+		return nil, fmt.Errorf("restore %s: %w", p.ArtifactID, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.syncEstimator()
+	d := restoreData{ArtifactID: p.ArtifactID, Messages: len(msgs)}
+	if len(s.live) > 0 {
+		d.BackupArtifactID = newID(s.m.now())
+		meta := store.ArtifactMeta{Trigger: "restore", CreatedAt: s.m.now()}
+		if err := s.log.WriteArtifact(d.BackupArtifactID, s.live, meta); err != nil {
+			return nil, fmt.Errorf("restore %s: back up the live history: %w", p.ArtifactID, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if msgs == nil {
+		msgs = []history.Message{}
+	}
+	d.loaded = msgs
+	if err := s.record(evRestore, d); err != nil {
+		return nil, err
+	}
+	s.notifyPressure(s.refreshStats())
+	return &RestoreResult{Messages: len(s.live), BackupArtifactID: d.BackupArtifactID}, nil
+}
+
+// listArtifacts is vtcode/listArtifacts: the artifacts the session's events
+// reference, oldest first.
+func (s *Session) listArtifacts() ([]ArtifactInfo, error) {
+	all, err := s.log.ListArtifacts()
+	if err != nil {
+		return nil, err
+	}
+	out := []ArtifactInfo{}
+	for _, a := range all {
+		if s.artifacts[a.ID] {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}

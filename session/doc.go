@@ -1,0 +1,74 @@
+// Package session is the application core of vtcode-ls: it owns the agent
+// sessions of each workspace and decides when to clear and when to compact.
+//
+// A [Manager] (one per process) holds workspaces, one per root folder, and
+// each workspace holds its sessions. A session is one agent conversation: its
+// durable history (an append-only event log in the workspace store), its
+// route (provider, model, context window), its policy overrides and its
+// cache/usage statistics. Every method of the Manager mirrors one vtcode/*
+// method of the protocol (SPEC §10); its parameter and result structs carry
+// the JSON tags of the wire shapes, so a transport decodes params straight
+// into them and encodes results as they are. The package knows nothing about
+// JSON-RPC: it is driven from plain Go tests exactly as the rpc package
+// drives it.
+//
+// # Ordering
+//
+// Calls for one session run one at a time, in the order in which they enter
+// the session's queue: the call that enters first runs first (a FIFO of
+// tickets, fair under contention). A transport that must preserve the
+// arrival order of requests has to make its calls enter in that order (the
+// rpc package keeps its own per-session lanes for that). Calls for different
+// sessions run concurrently. One documented exception: [Manager.ProjectionStats]
+// called while a compaction of the same session runs (or begins while it
+// waits) does not wait: it returns the last computed stats with state
+// "compacting".
+//
+// # Atomicity and cancellation
+//
+// Every mutation is first written as an event to the session log (fsynced
+// before the call returns) and then applied in memory by the same code that
+// replays the log when a session is resumed, so a resumed session has exactly
+// the live history it had. Events: "messages" (appendMessages and the
+// messages of prepareRequest), "response" (recordResponse, with usage),
+// "compact_boundary" (the §8.8 fields plus the new live history),
+// "restore", "policy" (a session override patch) and "model_switch".
+//
+// Requests that can compact (prepareRequest, compact, switchModel) are
+// atomic: they compute first and commit at the end, artifact first, then
+// their events, then the swap. A context cancelled at any point before the
+// commit leaves history, events and stats exactly as before; in particular
+// the messages of a cancelled prepareRequest are not appended and a
+// cancelled switchModel does not switch. A compaction artifact written just
+// before a cancellation may stay on disk; no event references it and
+// [Manager.ListArtifacts] does not list it.
+//
+// # Decisions where the protocol is silent
+//
+//   - A compaction that changes nothing (vtcode/compact on a compact
+//     history) is a result, not an error: mode "none", artifactId "" and
+//     message "Conversation is already compact.".
+//   - An automatic compaction that fails or does nothing inside
+//     prepareRequest is reported in the result's compaction field (error and
+//     message) and logged; the request continues with the existing
+//     projection, and the state is "critical" while the pressure stays over
+//     the threshold. The next prepareRequest over the threshold tries again.
+//   - Stats state is "critical" also whenever the last rung trimmed.
+//   - Restore first stores the live history it replaces as an artifact
+//     (trigger "restore", returned as backupArtifactId), so a restore can be
+//     undone.
+//   - Session overrides (setPolicy with a sessionId) are events and survive
+//     a restart; workspace defaults (setPolicy without one) live as long as
+//     the process, like initializationOptions, and apply to every session on
+//     the keys it did not override.
+//   - Provider usage is normalized to the total prompt size: Anthropic-format
+//     routes and MiniMax report input exclusive of cached tokens, so their
+//     cacheRead and cacheCreation are added (also when usage carries
+//     iterations, or when the cached part exceeds the reported input). The
+//     hit rate is cacheRead / input; a response after the first with a hit
+//     rate under 0.5 extends the low-reuse streak.
+//   - Sessions must be opened (openSession) before use; other methods answer
+//     [ErrUnknownSession] for ids that are not open in this process.
+//   - Messages passed to the Manager are kept as they are (not copied deeply);
+//     callers must not modify them afterwards.
+package session

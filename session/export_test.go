@@ -1,0 +1,12 @@
+package session
+
+// OnEnqueue installs a hook called each time a call starts waiting in the
+// queue of session id (tests only).
+func OnEnqueue(m *Manager, id string, hook func()) {
+	m.mu.Lock()
+	s := m.sessions[id]
+	m.mu.Unlock()
+	s.q.mu.Lock()
+	s.q.onWait = hook
+	s.q.mu.Unlock()
+}

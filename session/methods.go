@@ -1,0 +1,260 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/compaction"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/store"
+)
+
+// run runs fn on session id, holding its queue (see [Manager.do]), and
+// returns fn's result.
+func run[R any](ctx context.Context, m *Manager, id string, fn func(context.Context, *Session) (R, error)) (R, error) {
+	var res R
+	err := m.do(ctx, id, func(ctx context.Context, s *Session) error {
+		var err error
+		res, err = fn(ctx, s)
+		return err
+	})
+	return res, err
+}
+
+// checkMessages validates messages given by a caller: every role must be
+// one of the four protocol roles.
+func checkMessages(path string, msgs []history.Message) error {
+	for i := range msgs {
+		if !msgs[i].Role.Valid() {
+			return paramErr(fmt.Sprintf("%s[%d].role", path, i), "must be system, user, assistant or tool")
+		}
+	}
+	return nil
+}
+
+// AppendMessages appends messages to the live history (durably) and returns
+// its new length and estimate.
+func (m *Manager) AppendMessages(ctx context.Context, p AppendParams) (*AppendResult, error) {
+	if err := checkMessages("messages", p.Messages); err != nil {
+		return nil, err
+	}
+	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*AppendResult, error) {
+		s.syncEstimator()
+		if len(p.Messages) > 0 {
+			if err := s.record(evMessages, messagesData{Messages: p.Messages}); err != nil {
+				return nil, err
+			}
+		}
+		s.notifyPressure(s.refreshStats())
+		return &AppendResult{Messages: len(s.live), HistoryTokens: s.est.Messages(s.live)}, nil
+	})
+}
+
+// History returns a window of the live history: from Offset, at most Limit
+// messages (0: all).
+func (m *Manager) History(ctx context.Context, p HistoryParams) (*HistoryResult, error) {
+	if p.Offset < 0 {
+		return nil, paramErr("offset", "must be >= 0")
+	}
+	if p.Limit < 0 {
+		return nil, paramErr("limit", "must be >= 0")
+	}
+	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*HistoryResult, error) {
+		from := min(p.Offset, len(s.live))
+		to := len(s.live)
+		if p.Limit > 0 {
+			to = min(to, from+p.Limit)
+		}
+		msgs := append([]history.Message{}, s.live[from:to]...)
+		return &HistoryResult{Messages: msgs, Total: len(s.live)}, nil
+	})
+}
+
+// PrepareRequest runs the request pipeline of SPEC §5 and returns the
+// projection to send. prog receives the progress of an automatic
+// compaction; nil for none. The call is atomic: when ctx is cancelled before
+// it commits, nothing changes, not even the appended messages.
+func (m *Manager) PrepareRequest(ctx context.Context, p PrepareParams, prog Progress) (*PrepareResult, error) {
+	if err := checkMessages("messages", p.Messages); err != nil {
+		return nil, err
+	}
+	if p.PrefixTokens != nil && *p.PrefixTokens < 0 {
+		return nil, paramErr("prefixTokens", "must be >= 0")
+	}
+	if p.ReservedOutputTokens != nil && *p.ReservedOutputTokens < 0 {
+		return nil, paramErr("reservedOutputTokens", "must be >= 0")
+	}
+	for i, t := range p.Tools {
+		if !json.Valid(t) {
+			return nil, paramErr(fmt.Sprintf("tools[%d]", i), "must be a JSON value")
+		}
+	}
+	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*PrepareResult, error) {
+		return s.prepare(ctx, p, prog)
+	})
+}
+
+// RecordResponse appends the assistant's response to the live history
+// (durably) and folds its usage into the cache statistics. A response that
+// carries an Anthropic compaction block (reasoningDetails entry of type
+// "compaction" with non-null content) is a provider-side compaction: the
+// history before it is stored as an artifact and the live history restarts
+// at the response (boundary mode "provider", strategy "native_inline",
+// trigger "auto"). A block with null content is a failed compaction and is
+// only logged.
+func (m *Manager) RecordResponse(ctx context.Context, p RecordParams) (*RecordResult, error) {
+	switch {
+	case p.Message.Role == "":
+		return nil, paramErr("message", "required")
+	case p.Message.Role != history.Assistant:
+		return nil, paramErr("message.role", "must be assistant")
+	}
+	if u := p.Usage; u != nil && (u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheCreationTokens < 0) {
+		return nil, paramErr("usage", "token counts must be >= 0")
+	}
+	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*RecordResult, error) {
+		s.syncEstimator()
+		if err := s.record(evResponse, responseData{Message: p.Message, Usage: p.Usage, StopReason: p.StopReason}); err != nil {
+			return nil, err
+		}
+		if err := s.providerCompaction(ctx); err != nil {
+			return nil, err
+		}
+		st := s.refreshStats()
+		s.notifyPressure(st)
+		return &RecordResult{Messages: len(s.live), Stats: st}, nil
+	})
+}
+
+// providerCompaction handles a compaction block in the last live message
+// (just recorded).
+func (s *Session) providerCompaction(ctx context.Context) error {
+	last := s.live[len(s.live)-1]
+	found, ok := compactionBlock(last.ReasoningDetails)
+	switch {
+	case !found:
+		return nil
+	case !ok:
+		s.m.logger.Warn("session: provider compaction block with null content: the native compaction failed", "session", s.id)
+		s.m.notifyLog(LevelWarning, "vtcode-ls: the provider's compaction failed (empty compaction block); the full history is kept")
+		return nil
+	case len(s.live) == 1:
+		return nil // the history already starts at the block
+	}
+	pre := s.live
+	next := []history.Message{last}
+	b := Boundary{
+		Trigger: string(compaction.TriggerAuto), Mode: compaction.ModeProvider, Strategy: string(compaction.NativeInline),
+		OriginalMessageCount: len(pre), CompactedMessageCount: 1,
+		OriginalTokens: s.est.Messages(pre), CompactedTokens: s.est.Message(&next[0]),
+	}
+	if err := s.commit(context.WithoutCancel(ctx), pre, next, &b, nil); err != nil {
+		return fmt.Errorf("record provider compaction: %w", err)
+	}
+	s.autoFailed = false
+	return nil
+}
+
+// compactionBlock reports whether details hold an Anthropic compaction block
+// and whether its content is usable (present and not null).
+func compactionBlock(details []json.RawMessage) (found, ok bool) {
+	for _, d := range details {
+		var b map[string]json.RawMessage
+		if json.Unmarshal(d, &b) != nil || string(b["type"]) != `"compaction"` {
+			continue
+		}
+		content, has := b["content"]
+		if !has {
+			continue // an OpenAI compaction item (encrypted_content), not Anthropic's
+		}
+		found = true
+		if !isJSONNull(content) {
+			return true, true
+		}
+	}
+	return found, false
+}
+
+// Compact compacts a session's live history now (vtcode/compact, trigger
+// manual). prog receives begin/report/end; nil for none. A compaction that
+// would not reduce the history is not an error: the result has artifactId ""
+// and message "Conversation is already compact.". A failure is a
+// *FailedError; a cancellation returns ctx's error and changes nothing.
+func (m *Manager) Compact(ctx context.Context, p CompactParams, prog Progress) (*CompactResult, error) {
+	switch p.Strategy {
+	case "", "auto", "local", "native":
+	default:
+		return nil, paramErr("strategy", "must be auto, local or native")
+	}
+	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*CompactResult, error) {
+		return s.compact(ctx, p, prog)
+	})
+}
+
+// ListArtifacts lists the stored pre-compaction histories of a session,
+// oldest first.
+func (m *Manager) ListArtifacts(ctx context.Context, id string) ([]ArtifactInfo, error) {
+	return run(ctx, m, id, func(ctx context.Context, s *Session) ([]ArtifactInfo, error) {
+		return s.listArtifacts()
+	})
+}
+
+// Restore makes an artifact's history the live history. The live history
+// it replaces is first stored as a backup artifact (trigger "restore").
+func (m *Manager) Restore(ctx context.Context, p RestoreParams) (*RestoreResult, error) {
+	if err := store.ValidID(p.ArtifactID); err != nil {
+		return nil, paramErr("artifactId", "%s", idMsg(err))
+	}
+	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*RestoreResult, error) {
+		return s.restore(ctx, p)
+	})
+}
+
+// SwitchModel moves a session to another route. When
+// autoCompaction.compactOnModelSwitch is set and the projection does not fit
+// the new route's threshold, the history is compacted with the new route
+// (trigger model_switch). A failed compaction never blocks the switch. The
+// call is atomic under cancellation.
+func (m *Manager) SwitchModel(ctx context.Context, p SwitchParams, prog Progress) (*SwitchResult, error) {
+	if strings.TrimSpace(p.Provider) == "" {
+		return nil, paramErr("provider", "required")
+	}
+	if p.ContextWindow < 0 {
+		return nil, paramErr("contextWindow", "must be >= 0")
+	}
+	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*SwitchResult, error) {
+		return s.switchModel(ctx, p, prog)
+	})
+}
+
+// CompactPrompt gets, sets or resets the compaction prompt of a workspace
+// (persisted in its store).
+func (m *Manager) CompactPrompt(ctx context.Context, p PromptParams) (*PromptResult, error) {
+	w, err := m.workspaceFor(p.Workspace, "workspace")
+	if err != nil {
+		return nil, err
+	}
+	switch p.Action {
+	case "get":
+	case "set":
+		if strings.TrimSpace(p.Prompt) == "" {
+			return nil, paramErr("prompt", "required for action set")
+		}
+		if err := w.setCompactPrompt(p.Prompt); err != nil {
+			return nil, err
+		}
+	case "reset":
+		if err := w.setCompactPrompt(""); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, paramErr("action", "must be get, set or reset")
+	}
+	prompt, isDefault, err := w.compactPrompt()
+	if err != nil {
+		return nil, err
+	}
+	return &PromptResult{Prompt: prompt, IsDefault: isDefault}, nil
+}

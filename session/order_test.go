@@ -1,0 +1,106 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+// TestCallsRunInArrivalOrder queues appends behind a blocked compaction, one
+// at a time, and checks they are applied in the order they entered; stats
+// of the compacting session and of another session do not wait.
+func TestCallsRunInArrivalOrder(t *testing.T) {
+	slow := newBlocker()
+	e := newEnv(t, session.Options{Clients: clients(map[string]providers.Generator{"slow": slow})}, "")
+	a := e.open(session.OpenParams{Provider: "slow", Model: "m", ContextWindow: 16000})
+	b := e.open(session.OpenParams{ContextWindow: 16000})
+	e.append(a, turns(20, 4000)...)
+	e.append(b, turns(2, 100)...)
+	statsB := e.stats(b)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	compacted := make(chan error, 1)
+	go func() {
+		_, err := e.m.Compact(ctx, session.CompactParams{SessionID: a}, nil)
+		compacted <- err
+	}()
+	<-slow.started
+
+	// Stats never wait for a compaction: "compacting" for A, fresh for B.
+	st := e.stats(a)
+	if st.State != "compacting" || st.Messages != 20*6 {
+		t.Errorf("stats of the compacting session = %+v", st)
+	}
+	if got := e.stats(b); jsonOf(t, got) != jsonOf(t, statsB) {
+		t.Errorf("stats of B = %+v, want %+v", got, statsB)
+	}
+
+	entered := make(chan struct{}, 1)
+	session.OnEnqueue(e.m, a, func() { entered <- struct{}{} })
+	const n = 8
+	done := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := e.m.AppendMessages(context.Background(), session.AppendParams{SessionID: a,
+				Messages: []history.Message{history.NewText(history.User, fmt.Sprintf("message %d", i))}})
+			done <- err
+		}()
+		<-entered // the next call starts only once this one is queued
+	}
+	cancel()
+	if err := <-compacted; !errors.Is(err, context.Canceled) {
+		t.Fatalf("compaction = %v", err)
+	}
+	for range n {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := e.history(a)
+	for i := range n {
+		if got, want := h[len(h)-n+i].Content.Text(), fmt.Sprintf("message %d", i); got != want {
+			t.Fatalf("message %d is %q", i, got)
+		}
+	}
+}
+
+// TestQueuedCallCancelled leaves the queue usable when a waiting call is
+// cancelled.
+func TestQueuedCallCancelled(t *testing.T) {
+	slow := newBlocker()
+	e := newEnv(t, session.Options{Clients: clients(map[string]providers.Generator{"slow": slow})}, "")
+	a := e.open(session.OpenParams{Provider: "slow", Model: "m", ContextWindow: 16000})
+	e.append(a, turns(20, 4000)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	compacted := make(chan error, 1)
+	go func() {
+		_, err := e.m.Compact(ctx, session.CompactParams{SessionID: a}, nil)
+		compacted <- err
+	}()
+	<-slow.started
+
+	entered := make(chan struct{}, 1)
+	session.OnEnqueue(e.m, a, func() { entered <- struct{}{} })
+	wctx, wcancel := context.WithCancel(context.Background())
+	waited := make(chan error, 1)
+	go func() {
+		_, err := e.m.History(wctx, session.HistoryParams{SessionID: a})
+		waited <- err
+	}()
+	<-entered
+	wcancel()
+	if err := <-waited; !errors.Is(err, context.Canceled) {
+		t.Fatalf("queued call = %v", err)
+	}
+	cancel()
+	<-compacted
+	if n := len(e.history(a)); n != 20*6 {
+		t.Fatalf("history has %d messages", n)
+	}
+}

@@ -1,0 +1,312 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/vtcode/vtcode-ls/clearing"
+	"github.com/vtcode/vtcode-ls/compaction"
+	"github.com/vtcode/vtcode-ls/config"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+// env is what one operation resolved from a route, the effective policy and
+// the request: capacity (§4), thresholds (§8.1) and the clearing budget (§7.1).
+type env struct {
+	cfg      config.Config
+	pol      config.Policy
+	r        route
+	route    providers.Route
+	capacity int
+	reserved int
+	prefix   int
+	rp       compaction.RoutePolicy
+	th       compaction.Thresholds
+	clear    clearing.Policy
+	budget   clearing.Budget
+}
+
+// env resolves the environment of route r with the given reserved output
+// (nil: the policy's) and prefix tokens.
+func (s *Session) env(r route, reserved *int, prefix int) *env {
+	cfg, pol, cat := s.effective()
+	e := &env{cfg: cfg, pol: pol, r: r, route: providerRoute(r, cfg), prefix: prefix}
+	window := r.ContextWindow
+	if window <= 0 {
+		if mi, ok := cat.Lookup(e.route.Provider, r.Model); ok {
+			window = mi.ContextWindow
+		}
+	}
+	e.capacity = intersect(window, pol.Context.MaxContextTokens)
+	e.reserved = pol.Context.ReservedOutputTokens
+	if reserved != nil {
+		e.reserved = *reserved
+	}
+	e.rp = compaction.ResolveRoutePolicy(e.route, routeOverrides(cfg), compaction.RoutePolicy{
+		ThresholdRatio:     pol.RoutePolicy.ThresholdRatio,
+		RetainRatio:        pol.RoutePolicy.RetainRatio,
+		MaxOverflowRetries: pol.RoutePolicy.MaxOverflowRetries,
+	})
+	e.th = compaction.Readiness(e.capacity, e.reserved, pol.AutoCompaction.ThresholdTokens, pol.AutoCompaction.ThresholdRatio, e.rp)
+	tc := pol.ToolResultClearing
+	e.clear = clearing.Policy{Enabled: tc.Enabled, TriggerTokens: tc.TriggerTokens, KeepToolUses: tc.KeepToolUses,
+		KeepRecentToolBatches: tc.KeepRecentToolBatches, ClearToolInputs: tc.ClearToolInputs}
+	e.budget = clearing.Budget{Capacity: e.capacity, ReservedOutput: e.reserved, Prefix: prefix}
+	return e
+}
+
+// intersect is the minimum of the positive values among a and b, 0 when
+// neither is positive.
+func intersect(a, b int) int {
+	switch {
+	case a > 0 && b > 0:
+		return min(a, b)
+	case a > 0:
+		return a
+	case b > 0:
+		return b
+	}
+	return 0
+}
+
+// anthropicEdits reports whether a request on e's route asking for native
+// context edits really carries them: an Anthropic-format route that supports
+// the clearing edits. Only then is local clearing skipped.
+func (e *env) anthropicEdits(asked bool) bool {
+	return asked && providers.WireOf(e.route.Provider) == providers.WireAnthropic && e.route.SupportsContextEdits
+}
+
+// projection is a request projection and what it took to build it.
+type projection struct {
+	msgs     []history.Message
+	clear    clearing.Stats
+	original int // estimate of the normalized history before clearing
+	tokens   int // estimate of msgs
+	trimmed  bool
+}
+
+// project normalizes msgs and clears old tool results (steps 2 and 3 of §5).
+// It never modifies msgs.
+func (s *Session) project(msgs []history.Message, e *env, skipClearing bool) projection {
+	norm, _ := history.Normalize(msgs)
+	var p projection
+	if e.clear.Enabled && !skipClearing {
+		p.msgs, p.clear = clearing.Clear(s.est, norm, e.clear, e.budget)
+		p.original, p.tokens = p.clear.OriginalTokens, p.clear.ProjectedTokens
+	} else {
+		p.msgs = norm
+		p.original = s.est.Messages(norm)
+		p.tokens = p.original
+		p.clear.OriginalTokens, p.clear.ProjectedTokens = p.original, p.original
+		p.clear.LocalTrigger, p.clear.HistoryBudget = clearing.Trigger(e.clear, e.budget)
+	}
+	return p
+}
+
+// trim is the last rung (§5 step 5): when the projection plus prefix exceeds
+// capacity − reservedOutput, keep the leading system messages and the newest
+// messages within trimToPercent % of that budget minus the prefix, cutting
+// only at a user message (or, without one, between batches), and never
+// dropping the newest preserveRecentTurns user turns.
+func (s *Session) trim(p *projection, e *env) {
+	budget := e.capacity - e.reserved
+	if e.capacity <= 0 || budget <= 0 || p.tokens+e.prefix <= budget {
+		return
+	}
+	pct := e.pol.Context.TrimToPercent
+	if pct <= 0 || pct > 100 {
+		pct = 60
+	}
+	target := budget*pct/100 - e.prefix
+	msgs := p.msgs
+	lead := 0
+	for lead < len(msgs) && msgs[lead].Role == history.System {
+		lead++
+	}
+	// suffix[i] = tokens of msgs[i:].
+	suffix := make([]int, len(msgs)+1)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		suffix[i] = suffix[i+1] + s.est.Message(&msgs[i])
+	}
+	leadTokens := suffix[0] - suffix[lead]
+
+	var users []int
+	for i := lead; i < len(msgs); i++ {
+		if msgs[i].Role == history.User {
+			users = append(users, i)
+		}
+	}
+	maxStart := len(msgs)
+	if keep := e.pol.Context.PreserveRecentTurns; keep > 0 && len(users) > 0 {
+		maxStart = users[max(0, len(users)-keep)]
+	}
+	var cuts []int
+	for _, u := range users {
+		if u > lead && u <= maxStart {
+			cuts = append(cuts, u)
+		}
+	}
+	if len(cuts) == 0 {
+		for i := lead + 1; i <= maxStart && i < len(msgs); i++ {
+			if msgs[i].Role != history.Tool {
+				cuts = append(cuts, i)
+			}
+		}
+	}
+	if len(cuts) == 0 {
+		return
+	}
+	start := cuts[len(cuts)-1]
+	for _, c := range cuts {
+		if leadTokens+suffix[c] <= target {
+			start = c
+			break
+		}
+	}
+	out := make([]history.Message, 0, lead+len(msgs)-start)
+	out = append(out, msgs[:lead]...)
+	out = append(out, msgs[start:]...)
+	p.msgs = out
+	p.tokens = leadTokens + suffix[start]
+	p.trimmed = true
+}
+
+// view is the projection of the live history as the next request would see
+// it without compacting: normalized, cleared, trimmed.
+func (s *Session) view(e *env, skipClearing bool) projection {
+	p := s.project(s.live, e, skipClearing)
+	s.trim(&p, e)
+	return p
+}
+
+// prepare is vtcode/prepareRequest (§5).
+func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (*PrepareResult, error) {
+	s.syncEstimator()
+	// 1. Synchronize: the messages are committed with the outcome below, so a
+	// cancelled request appends nothing.
+	pre := s.live
+	if len(p.Messages) > 0 {
+		pre = append(slices.Clip(s.live), p.Messages...)
+		for i := len(s.live); i < len(pre); i++ {
+			s.est.Message(&pre[i])
+		}
+	}
+	prefix := 0
+	if p.PrefixTokens != nil {
+		prefix = *p.PrefixTokens
+	} else {
+		prefix = s.est.Prefix(p.SystemPrompt, p.Tools)
+	}
+	reserved := p.ReservedOutputTokens
+	e := s.env(s.route, reserved, prefix)
+	skip := e.anthropicEdits(p.NativeContextEdits)
+
+	var envelope *compaction.Envelope
+	if p.SystemPrompt != "" || len(p.Tools) > 0 {
+		envelope = &compaction.Envelope{Provider: e.route.Provider, Model: e.route.Model, System: p.SystemPrompt, Tools: slices.Clone(p.Tools)}
+	}
+
+	// 2–3. Normalize and clear.
+	proj := s.project(pre, e, skip)
+	var pending []pendingEvent
+	if len(p.Messages) > 0 {
+		// The estimated copies, so the estimates are not computed twice.
+		pending = append(pending, pendingEvent{evMessages, messagesData{Messages: pre[len(s.live):]}})
+	}
+
+	// 4. Readiness.
+	var report *CompactResult
+	auto := e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
+	switch {
+	case auto && proj.tokens+prefix >= e.th.Threshold:
+		res, err := s.compactHistory(ctx, pre, compactJob{
+			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
+			envelope: envelope, twoPass: s.twoPass, pending: pending,
+		})
+		switch {
+		case err == nil:
+			pending = nil // committed with the boundary
+			s.autoFailed = false
+			proj = s.project(s.live, e, skip)
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, compaction.ErrAlreadyCompact):
+			s.autoFailed = true
+		default:
+			var fe *FailedError
+			if !errors.As(err, &fe) {
+				return nil, err
+			}
+			s.autoFailed = true
+			s.m.notifyLog(LevelWarning, "vtcode-ls: automatic compaction failed; continuing with the full history: "+fe.RootCause)
+		}
+		report = res
+	case auto && proj.tokens+prefix >= e.th.Soft:
+		s.prefire(pre, e, envelope)
+	}
+	// From here on the request is committed: remember its envelope.
+	s.envelope, s.prefix, s.reserved, s.skipClearing = envelope, prefix, reserved, skip
+	for _, ev := range pending {
+		if err := s.record(ev.typ, ev.data); err != nil {
+			return nil, err
+		}
+	}
+
+	// 5. Last rung.
+	s.trim(&proj, e)
+
+	// 6. Result.
+	// A copy: the projection may share its array with the live history.
+	res := &PrepareResult{Messages: append([]history.Message{}, proj.msgs...), Compaction: report, Trimmed: proj.trimmed}
+	if p.NativeContextEdits && providers.WireOf(e.route.Provider) == providers.WireAnthropic {
+		res.ContextManagement = contextEdits(e)
+	}
+	res.Stats = s.stats(e, proj)
+	s.setSnapshot(res.Stats)
+	s.notifyPressure(res.Stats)
+	return res, nil
+}
+
+// prefire starts pass 1 of two-pass compaction in the background (§8.6).
+func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.Envelope) {
+	opts, err := s.compactOptions(compactJob{trigger: compaction.TriggerAuto, strategy: "auto", e: e, envelope: envelope, twoPass: s.twoPass})
+	if err != nil {
+		s.m.logger.Debug("session: no pass 1", "session", s.id, "err", err)
+		return
+	}
+	// The pass runs on its own copy with its own estimator.
+	opts.Estimator = history.NewEstimator(s.est.Tokenizer())
+	s.twoPass.Prefire(s.life, slices.Clone(msgs), opts)
+}
+
+// Anthropic context-management edits (§8.4).
+const (
+	clearThinkingEdit = `{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":2}}`
+	clearToolUsesEdit = `{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},"keep":{"type":"tool_uses","value":3}}`
+	compactEdit       = `{"type":"compact_20260112","trigger":{"type":"input_tokens","value":%d},"pause_after_compaction":true}`
+	compactTriggerMin = 50000
+)
+
+// contextEdits returns the edit ladder for a request on an Anthropic route:
+// the clearing edits when the route supports context edits, then the compact
+// edit when the model compacts natively and auto compaction is on. Nil when
+// the ladder is empty.
+func contextEdits(e *env) json.RawMessage {
+	var edits []json.RawMessage
+	if e.route.SupportsContextEdits {
+		edits = append(edits, json.RawMessage(clearThinkingEdit), json.RawMessage(clearToolUsesEdit))
+	}
+	if e.pol.AutoCompaction.Enabled && compaction.StrategyFor(e.route) == compaction.NativeInline {
+		trigger := max(compactTriggerMin, e.th.Threshold)
+		edits = append(edits, json.RawMessage(fmt.Sprintf(compactEdit, trigger)))
+	}
+	if len(edits) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(map[string]any{"edits": edits})
+	return out
+}

@@ -1,0 +1,350 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vtcode/vtcode-ls/compaction"
+	"github.com/vtcode/vtcode-ls/config"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/store"
+)
+
+// Session is one agent conversation of a workspace.
+//
+// Every field below q is owned by the call holding q (see [queue]); snapMu
+// guards only the last computed stats, which readers may take without the
+// queue while a compaction runs.
+type Session struct {
+	id  string
+	ws  *workspace
+	m   *Manager
+	log *store.Log
+
+	life context.Context    // cancelled when the session closes
+	stop context.CancelFunc // cancels life
+
+	q queue
+
+	// Owned by the holder of q.
+	closed         bool
+	live           []history.Message // the live history; every element estimated with est
+	est            *history.Estimator
+	patches        []json.RawMessage // session policy patches, oldest first
+	route          route
+	envelope       *compaction.Envelope // last request envelope, for prompt-cache reuse
+	prefix         int                  // prefix tokens of the last request
+	reserved       *int                 // reservedOutputTokens of the last request; nil: policy
+	skipClearing   bool                 // the last request carried native context edits
+	autoFailed     bool                 // the last automatic compaction failed or did nothing
+	twoPass        *compaction.TwoPass
+	compactions    int
+	lastCompaction *Boundary
+	artifacts      map[string]bool // artifact ids referenced by events
+	usage          usageState
+	pol            polCache
+
+	snapMu sync.Mutex // guards snap
+	snap   Stats      // the last computed stats
+}
+
+// route is the provider route of a session, as the client named it.
+type route struct {
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	ContextWindow int    `json:"contextWindow,omitempty"`
+}
+
+// polCache caches the effective session policy for one workspace generation.
+type polCache struct {
+	gen    uint64
+	npatch int
+	valid  bool
+	cfg    config.Config
+	policy config.Policy
+}
+
+// Event types of the session log.
+const (
+	evMessages    = "messages"
+	evResponse    = "response"
+	evBoundary    = "compact_boundary"
+	evRestore     = "restore"
+	evPolicy      = "policy"
+	evModelSwitch = "model_switch"
+)
+
+// Event payloads.
+type (
+	messagesData struct {
+		Messages []history.Message `json:"messages"`
+	}
+	responseData struct {
+		Message    history.Message `json:"message"`
+		Usage      *history.Usage  `json:"usage,omitempty"`
+		StopReason string          `json:"stopReason,omitempty"`
+	}
+	// boundaryData carries the new live history, so replay needs no
+	// recomputation.
+	boundaryData struct {
+		Boundary
+		Messages []history.Message `json:"messages"`
+	}
+	// restoreData names the artifact; replay reads it back.
+	restoreData struct {
+		ArtifactID       string `json:"artifactId"`
+		Messages         int    `json:"messages"`
+		BackupArtifactID string `json:"backupArtifactId,omitempty"`
+
+		loaded []history.Message // the artifact's messages, when already read
+	}
+	policyData struct {
+		Policy json.RawMessage `json:"policy"`
+	}
+)
+
+// openSession opens the log of session id in w, replays it and applies the
+// route of the parameters.
+func openSession(ctx context.Context, m *Manager, w *workspace, id string, p OpenParams) (*Session, bool, error) {
+	st, err := w.store()
+	if err != nil {
+		return nil, false, err
+	}
+	log, err := st.OpenSession(id)
+	if err != nil {
+		var busy *store.BusyError
+		switch {
+		case errors.Is(err, store.ErrInvalidID):
+			return nil, false, paramErr("sessionId", "%s", idMsg(err))
+		case errors.As(err, &busy):
+			return nil, false, busy // names the session and the owner's pid
+		}
+		return nil, false, fmt.Errorf("open session %s: %w", id, err)
+	}
+	s := &Session{id: id, ws: w, m: m, log: log, artifacts: map[string]bool{}}
+	s.life, s.stop = context.WithCancel(context.Background())
+	s.twoPass = compaction.NewTwoPass(m.logger.With("session", id))
+	s.est = history.NewEstimator(tokenizerOf(s.policy()))
+
+	evs, err := log.Events()
+	if err == nil {
+		err = ctx.Err()
+	}
+	for i := 0; err == nil && i < len(evs); i++ {
+		err = s.apply(evs[i], nil)
+	}
+	if err == nil {
+		err = s.adoptRoute(p.Provider, p.Model, p.ContextWindow)
+	}
+	if err != nil {
+		s.stop()
+		log.Close()
+		return nil, false, fmt.Errorf("open session %s: %w", id, err)
+	}
+	return s, len(evs) > 0, nil
+}
+
+// do runs fn holding the queue, with ctx also cancelled when the session
+// closes.
+func (s *Session) do(ctx context.Context, fn func(ctx context.Context, s *Session) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel)
+	defer stop()
+	if err := s.q.acquire(ctx, false); err != nil {
+		return err
+	}
+	defer s.q.release()
+	if s.closed {
+		return fmt.Errorf("%w %q", ErrUnknownSession, s.id)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn(ctx, s)
+}
+
+// record appends an event durably and applies it. data is the typed
+// payload (one of the *Data types or route); it is applied as is, without
+// a round trip through JSON, so the estimates its messages carry are kept.
+func (s *Session) record(typ string, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", typ, err)
+	}
+	ev := store.Event{Type: typ, Time: s.m.now(), Data: raw, Messages: s.countAfter(data)}
+	if err := s.log.Append(ev); err != nil {
+		return fmt.Errorf("record %s: %w", typ, err)
+	}
+	return s.apply(ev, data)
+}
+
+// countAfter predicts the live length after an event, for [store.Event.Messages].
+func (s *Session) countAfter(data any) int {
+	switch d := data.(type) {
+	case messagesData:
+		return len(s.live) + len(d.Messages)
+	case responseData:
+		return len(s.live) + 1
+	case boundaryData:
+		return len(d.Messages)
+	case restoreData:
+		return d.Messages
+	}
+	return len(s.live)
+}
+
+// payload returns the typed payload of ev: data when it has type T, else ev's
+// decoded Data (replay).
+func payload[T any](ev store.Event, data any) (T, error) {
+	if d, ok := data.(T); ok {
+		return d, nil
+	}
+	var d T
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return d, fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
+	}
+	return d, nil
+}
+
+// apply applies one event to the in-memory state. It is the only code that
+// changes the live history, both live (data is the typed payload) and on
+// replay (data is nil), so a resumed session is exactly what it was.
+func (s *Session) apply(ev store.Event, data any) error {
+	switch ev.Type {
+	case evMessages:
+		d, err := payload[messagesData](ev, data)
+		if err != nil {
+			return err
+		}
+		s.appendLive(d.Messages...)
+	case evResponse:
+		d, err := payload[responseData](ev, data)
+		if err != nil {
+			return err
+		}
+		s.appendLive(d.Message)
+		if d.Usage != nil {
+			s.usage.record(*d.Usage, s.route.Provider)
+		}
+	case evBoundary:
+		d, err := payload[boundaryData](ev, data)
+		if err != nil {
+			return err
+		}
+		s.live = nil
+		s.appendLive(d.Messages...)
+		s.compactions++
+		b := d.Boundary
+		s.lastCompaction = &b
+		s.artifacts[b.ArtifactID] = true
+		s.usage.compacted()
+	case evRestore:
+		d, err := payload[restoreData](ev, data)
+		if err != nil {
+			return err
+		}
+		msgs := d.loaded
+		if msgs == nil {
+			if msgs, err = s.log.ReadArtifact(d.ArtifactID); err != nil {
+				return fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
+			}
+		}
+		s.live = nil
+		s.appendLive(msgs...)
+		if d.BackupArtifactID != "" {
+			s.artifacts[d.BackupArtifactID] = true
+		}
+		s.envelope = nil
+		s.twoPass.Invalidate()
+	case evPolicy:
+		d, err := payload[policyData](ev, data)
+		if err != nil {
+			return err
+		}
+		s.patches = append(s.patches, d.Policy)
+		s.pol.valid = false
+		s.syncEstimator()
+	case evModelSwitch:
+		d, err := payload[route](ev, data)
+		if err != nil {
+			return err
+		}
+		s.route = d
+		s.envelope = nil
+		s.twoPass.Invalidate()
+	default:
+		s.m.logger.Warn("session: unknown event type ignored", "session", s.id, "seq", ev.Seq, "type", ev.Type)
+	}
+	return nil
+}
+
+// appendLive appends messages to the live history, estimating each.
+func (s *Session) appendLive(msgs ...history.Message) {
+	s.live = slices.Grow(s.live, len(msgs))
+	for _, msg := range msgs {
+		s.live = append(s.live, msg)
+		s.est.Message(&s.live[len(s.live)-1])
+	}
+}
+
+// adoptRoute records a route change given by openSession: an empty provider
+// and model keep the current route.
+func (s *Session) adoptRoute(provider, model string, window int) error {
+	if provider == "" && model == "" && window == 0 {
+		return nil
+	}
+	r := s.route
+	if provider != "" || model != "" {
+		r = route{Provider: provider, Model: model}
+	}
+	if window > 0 {
+		r.ContextWindow = window
+	}
+	if r == s.route {
+		return nil
+	}
+	return s.record(evModelSwitch, r)
+}
+
+// providerRoute builds the providers.Route of r under cfg.
+func providerRoute(r route, cfg config.Config) providers.Route {
+	name := providers.CanonicalProvider(r.Provider)
+	if name == "" {
+		name = "offline"
+	}
+	pr := providers.Route{Provider: name, Model: r.Model, NativeCompaction: compaction.NativeAuto}
+	if pc, ok := providerConfig(cfg, name); ok {
+		pr.BaseURL = pc.BaseURL
+		if pc.NativeCompaction != "" {
+			pr.NativeCompaction = pc.NativeCompaction
+		}
+		if pc.SupportsContextEdits != nil {
+			pr.SupportsContextEdits = *pc.SupportsContextEdits
+		} else {
+			pr.SupportsContextEdits = providers.WireOf(name) == providers.WireAnthropic
+		}
+	} else {
+		pr.SupportsContextEdits = providers.WireOf(name) == providers.WireAnthropic
+	}
+	return pr
+}
+
+// newID returns a fresh session or artifact id: the UTC time and 32 random
+// bits, e.g. 20261015T232419.123Z-9f86d081.
+func newID(t time.Time) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return t.UTC().Format("20060102T150405.000Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// bound cuts s to n bytes on a rune boundary.
+func bound(s string, n int) string { return providers.Bound(s, n) }

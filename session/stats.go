@@ -1,0 +1,120 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vtcode/vtcode-ls/compaction"
+)
+
+// stats builds the stats of projection p under e.
+func (s *Session) stats(e *env, p projection) Stats {
+	st := Stats{
+		SessionID:           s.id,
+		Messages:            len(s.live),
+		ProjectedMessages:   len(p.msgs),
+		OriginalTokens:      p.original,
+		ProjectedTokens:     p.tokens,
+		PrefixTokens:        e.prefix,
+		ClearedResults:      p.clear.ClearedResults,
+		ProtectedResults:    p.clear.ProtectedResults,
+		ProtectedBatches:    p.clear.ProtectedBatches,
+		ClearedInputs:       p.clear.ClearedInputs,
+		LocalTrigger:        p.clear.LocalTrigger,
+		HistoryBudget:       p.clear.HistoryBudget,
+		Capacity:            e.capacity,
+		ReservedOutput:      e.reserved,
+		CompactionThreshold: e.th.Threshold,
+		Strategy:            string(compaction.StrategyFor(e.route)),
+		Compactions:         s.compactions,
+	}
+	if e.th.Effective > 0 {
+		st.Pressure = float64(p.tokens+e.prefix) / float64(e.th.Effective)
+	}
+	used := p.tokens + e.prefix
+	switch {
+	case p.trimmed:
+		st.State = StateCritical
+	case e.th.Threshold > 0 && used >= e.th.Threshold:
+		if !e.pol.AutoCompaction.Enabled || s.autoFailed {
+			st.State = StateCritical
+		} else {
+			st.State = StateWarn
+		}
+	case e.th.Threshold > 0 && used >= e.th.Soft:
+		st.State = StateWarn
+	default:
+		st.State = StateOK
+	}
+	if s.lastCompaction != nil {
+		b := *s.lastCompaction
+		st.LastCompaction = &b
+	}
+	s.usage.stats(&st)
+	return st
+}
+
+// refreshStats recomputes the stats of the live history with the envelope
+// of the last request, and remembers them.
+func (s *Session) refreshStats() Stats {
+	s.syncEstimator()
+	e := s.env(s.route, s.reserved, s.prefix)
+	st := s.stats(e, s.view(e, e.anthropicEdits(s.skipClearing)))
+	s.setSnapshot(st)
+	return st
+}
+
+func (s *Session) setSnapshot(st Stats) {
+	s.snapMu.Lock()
+	s.snap = st
+	s.snapMu.Unlock()
+}
+
+// snapshot returns the last computed stats, marked as compacting.
+func (s *Session) compactingSnapshot() Stats {
+	s.snapMu.Lock()
+	st := s.snap
+	s.snapMu.Unlock()
+	st.State = StateCompacting
+	return st
+}
+
+// notifyPressure reports st as token pressure.
+func (s *Session) notifyPressure(st Stats) {
+	if s.m.o.Notifier == nil {
+		return
+	}
+	s.m.o.Notifier.TokenPressure(PressureEvent{
+		SessionID: s.id, Workspace: s.ws.root,
+		ProjectedTokens: st.ProjectedTokens, OriginalTokens: st.OriginalTokens,
+		Capacity: st.Capacity, Pressure: st.Pressure, State: st.State,
+	})
+}
+
+// ProjectionStats returns the stats of a session's projection as the next
+// request would see it (with the last request's prefix and reserved
+// output). While a compaction of the session runs it does not wait: it
+// returns the last computed stats with state "compacting".
+func (m *Manager) ProjectionStats(ctx context.Context, id string) (*Stats, error) {
+	s, err := m.session(id)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.life, cancel)()
+	switch err := s.q.acquire(ctx, true); err.(type) {
+	case nil:
+	case yieldError:
+		st := s.compactingSnapshot()
+		return &st, nil
+	default:
+		return nil, err
+	}
+	defer s.q.release()
+	if s.closed {
+		return nil, fmt.Errorf("%w %q", ErrUnknownSession, s.id)
+	}
+	st := s.refreshStats()
+	return &st, nil
+}

@@ -1,0 +1,190 @@
+package transcript
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// OpenAI chat-completions messages: {role, content, tool_calls, tool_call_id,
+// name, reasoning_content}. mini-swe-agent and SWE-agent histories use the same
+// shape with extra bookkeeping fields.
+
+func isMiniSWEAgent(o map[string]json.RawMessage) bool {
+	if strings.HasPrefix(str(o["trajectory_format"]), "mini-swe-agent") {
+		return true
+	}
+	info := object(o["info"])
+	return hasKey(o, "messages") && info != nil && hasKey(info, "mini_version")
+}
+
+func isSWEAgent(o map[string]json.RawMessage) bool {
+	if !hasKey(o, "history") && !hasKey(o, "trajectory") {
+		return false
+	}
+	if h, ok := objectArray(o["history"]); ok && len(h) > 0 && hasKey(h[0], "role") {
+		return true
+	}
+	if tr, ok := objectArray(o["trajectory"]); ok && len(tr) > 0 && (hasKey(tr[0], "action") || hasKey(tr[0], "observation")) && !isEvent(tr[0]) {
+		return true
+	}
+	return false
+}
+
+// chatConv pairs tool messages without a tool_call_id with the oldest
+// unanswered call, so synthesized call ids stay paired.
+type chatConv struct {
+	b          *builder
+	unanswered []history.ToolCall
+	names      map[string]string // call id → tool name
+}
+
+func convertChat(objs []map[string]json.RawMessage, format string) (*Transcript, error) {
+	c := &chatConv{b: newBuilder(format), names: map[string]string{}}
+	for i, o := range objs {
+		m, ok, err := c.message(o)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		if !ok {
+			continue
+		}
+		c.b.add(m)
+	}
+	return c.b.done(), nil
+}
+
+// message converts one chat message; ok is false when it was skipped.
+func (c *chatConv) message(o map[string]json.RawMessage) (history.Message, bool, error) {
+	role := str(o["role"])
+	m := history.Message{ID: str(o["id"])}
+	switch role {
+	case "system", "developer":
+		m.Role = history.System
+	case "user":
+		m.Role = history.User
+	case "assistant":
+		m.Role = history.Assistant
+	case "tool", "function":
+		m.Role = history.Tool
+	default:
+		c.b.skip("role:" + role)
+		return m, false, nil
+	}
+	content, err := contentOf(o["content"])
+	if err != nil {
+		return m, false, err
+	}
+	if role != "assistant" && content.IsAbsent() {
+		content = history.Text("")
+	}
+	m.Content = content
+	if r := firstNonEmpty(str(o["reasoning_content"]), str(o["reasoning"])); r != "" && m.Role == history.Assistant {
+		m.Reasoning = r
+	}
+	switch m.Role {
+	case history.Assistant:
+		for _, raw := range rawArray(o["tool_calls"]) {
+			tc := object(raw)
+			if tc == nil {
+				continue
+			}
+			call := history.ToolCall{ID: str(tc["id"])}
+			if fn := object(tc["function"]); fn != nil {
+				call.Name = str(fn["name"])
+				call.Arguments = argumentsOf(fn["arguments"])
+			} else if str(tc["type"]) == "custom" {
+				if cu := object(tc["custom"]); cu != nil {
+					call.Name = str(cu["name"])
+					call.Input = str(cu["input"])
+				}
+			} else {
+				call.Name = str(tc["name"])
+				call.Arguments = argumentsOf(tc["arguments"])
+			}
+			call.ID = c.b.callID(call.ID)
+			m.ToolCalls = append(m.ToolCalls, call)
+		}
+		if fc := object(o["function_call"]); fc != nil && len(m.ToolCalls) == 0 {
+			m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: c.b.callID(""), Name: str(fc["name"]), Arguments: argumentsOf(fc["arguments"])})
+		}
+		c.unanswered = append(c.unanswered, m.ToolCalls...)
+		for _, tc := range m.ToolCalls {
+			c.names[tc.ID] = tc.Name
+		}
+	case history.Tool:
+		m.ToolCallID = str(o["tool_call_id"])
+		if m.ToolCallID == "" {
+			if ids := rawArray(o["tool_call_ids"]); len(ids) > 0 {
+				m.ToolCallID = str(ids[0])
+			}
+		}
+		m.ToolName = str(o["name"])
+		if m.ToolCallID == "" && len(c.unanswered) > 0 {
+			m.ToolCallID = c.unanswered[0].ID
+			if m.ToolName == "" {
+				m.ToolName = c.unanswered[0].Name
+			}
+		}
+		if m.ToolName == "" {
+			m.ToolName = c.names[m.ToolCallID]
+		}
+		c.answer(m.ToolCallID)
+		if m.ToolCallID == "" {
+			// A result that answers nothing is plain output for the model.
+			m.Role = history.User
+			m.ToolName = ""
+		}
+	}
+	return m, true, nil
+}
+
+func (c *chatConv) answer(id string) {
+	for i, tc := range c.unanswered {
+		if tc.ID == id {
+			c.unanswered = append(c.unanswered[:i], c.unanswered[i+1:]...)
+			return
+		}
+	}
+}
+
+// argumentsOf returns arguments as JSON text: a string as is, an object compacted.
+func argumentsOf(v json.RawMessage) string {
+	if isNull(v) {
+		return ""
+	}
+	if v[0] == '"' {
+		return str(v)
+	}
+	return string(compact(v))
+}
+
+// convertSWEAgent converts a SWE-agent .traj: the history when it has one,
+// otherwise the trajectory of (thought, action, observation) steps.
+func convertSWEAgent(o map[string]json.RawMessage) (*Transcript, error) {
+	if h, ok := objectArray(o["history"]); ok && len(h) > 0 {
+		t, err := convertChat(h, FormatSWEAgent)
+		if err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		return t, nil
+	}
+	steps, _ := objectArray(o["trajectory"])
+	b := newBuilder(FormatSWEAgent)
+	for _, s := range steps {
+		action := str(s["action"])
+		text := firstNonEmpty(str(s["response"]), str(s["thought"]))
+		m := history.Message{Role: history.Assistant, Content: history.Text(text)}
+		if strings.TrimSpace(action) != "" {
+			call := history.ToolCall{ID: b.callID(""), Name: "bash", Input: action}
+			m.ToolCalls = []history.ToolCall{call}
+			b.add(m)
+			b.add(history.NewToolResult(call.ID, call.Name, str(s["observation"])))
+			continue
+		}
+		b.add(m)
+	}
+	return b.done(), nil
+}

@@ -1,0 +1,231 @@
+package transcript
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// Claude Code session JSONL: one record per line. user and assistant records
+// carry an Anthropic message in "message"; an assistant response is split over
+// several records (one per content block) that share message.id. Everything
+// else (summary, system, progress, file-history-snapshot, queue-operation) is
+// bookkeeping of the CLI and is skipped.
+
+// pending is a message under construction: text blocks are joined at the end.
+type pending struct {
+	msg   history.Message
+	parts []history.Part // content blocks in order
+	reas  []string       // thinking texts
+	msgID string         // Anthropic message id, for merging split records
+}
+
+func (p *pending) finish() history.Message {
+	m := p.msg
+	// A response split over records often has whitespace-only text blocks.
+	var parts []history.Part
+	for _, part := range p.parts {
+		if part.Raw == nil && strings.TrimSpace(part.Text) == "" {
+			continue
+		}
+		parts = append(parts, part)
+	}
+	switch {
+	case len(parts) > 0:
+		m.Content = joinParts(parts)
+	case len(p.parts) > 0 && m.Role != history.Assistant:
+		m.Content = history.Text("")
+	}
+	if len(p.reas) > 0 {
+		m.Reasoning = strings.Join(p.reas, "\n\n")
+	}
+	return m
+}
+
+// joinParts returns one string when every part is plain text, else the parts.
+func joinParts(parts []history.Part) history.Content {
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Raw != nil {
+			return history.Parts(parts...)
+		}
+		texts = append(texts, p.Text)
+	}
+	return history.Text(strings.Join(texts, "\n\n"))
+}
+
+type claudeConv struct {
+	b     *builder
+	out   []*pending
+	names map[string]string // tool_use id → tool name
+	// open is the index in out of the last assistant message, while only tool
+	// results have followed it; -1 otherwise.
+	open int
+}
+
+func convertClaude(lines []line) (*Transcript, error) {
+	c := &claudeConv{b: newBuilder(FormatClaudeCode), names: map[string]string{}, open: -1}
+	for _, l := range lines {
+		o := l.obj
+		typ := str(o["type"])
+		if (typ == "user" || typ == "assistant") && isTrue(o["isSidechain"]) {
+			c.b.skip("sidechain")
+			continue
+		}
+		msg := object(o["message"])
+		switch {
+		case typ == "user" && msg != nil:
+			c.user(o, msg)
+		case typ == "assistant" && msg != nil:
+			c.assistant(o, msg)
+		default:
+			kind := typ
+			if kind == "" {
+				kind = "unknown"
+			}
+			if sub := str(o["subtype"]); sub != "" {
+				kind += "/" + sub
+			}
+			c.b.skip(kind)
+		}
+	}
+	for _, p := range c.out {
+		c.b.add(p.finish())
+	}
+	return c.b.done(), nil
+}
+
+func isTrue(v json.RawMessage) bool { return string(v) == "true" }
+
+func (c *claudeConv) push(p *pending) { c.out = append(c.out, p) }
+
+func (c *claudeConv) user(rec, msg map[string]json.RawMessage) {
+	id := str(rec["uuid"])
+	content := msg["content"]
+	if len(content) > 0 && content[0] == '"' {
+		c.open = -1
+		c.push(&pending{msg: history.Message{ID: id, Role: history.User, Content: history.Text(str(content))}})
+		return
+	}
+	blocks := rawArray(content)
+	var user []history.Part
+	results := 0
+	for _, raw := range blocks {
+		blk := object(raw)
+		if blk == nil {
+			continue
+		}
+		switch str(blk["type"]) {
+		case "tool_result":
+			callID := str(blk["tool_use_id"])
+			m := history.Message{Role: history.Tool, ToolCallID: callID, ToolName: c.names[callID]}
+			m.Content = toolResultContent(blk["content"])
+			if isTrue(blk["is_error"]) {
+				m.Extra = map[string]json.RawMessage{"isError": json.RawMessage("true")}
+			}
+			results++
+			if results == 1 {
+				m.ID = id
+			}
+			c.push(&pending{msg: m})
+		case "text":
+			user = append(user, history.TextPart(str(blk["text"])))
+		default:
+			user = append(user, history.Part{Type: str(blk["type"]), Raw: compact(raw)})
+		}
+	}
+	if len(user) > 0 {
+		c.open = -1
+		m := history.Message{Role: history.User}
+		if results == 0 {
+			m.ID = id
+		}
+		c.push(&pending{msg: m, parts: user})
+	}
+}
+
+// toolResultContent converts a tool_result's content: a string, or blocks
+// (text joined; images and other blocks kept as parts).
+func toolResultContent(v json.RawMessage) history.Content {
+	if isNull(v) {
+		return history.Text("")
+	}
+	if v[0] == '"' {
+		return history.Text(str(v))
+	}
+	var parts []history.Part
+	for _, raw := range rawArray(v) {
+		blk := object(raw)
+		if blk == nil {
+			continue
+		}
+		if str(blk["type"]) == "text" {
+			parts = append(parts, history.TextPart(str(blk["text"])))
+			continue
+		}
+		parts = append(parts, history.Part{Type: str(blk["type"]), Raw: compact(raw)})
+	}
+	if len(parts) == 0 {
+		return history.Text("")
+	}
+	for _, p := range parts {
+		if p.Raw != nil {
+			return history.Parts(parts...)
+		}
+	}
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.Text
+	}
+	return history.Text(strings.Join(texts, "\n"))
+}
+
+func (c *claudeConv) assistant(rec, msg map[string]json.RawMessage) {
+	msgID := str(msg["id"])
+	var p *pending
+	if c.open >= 0 && msgID != "" && c.out[c.open].msgID == msgID {
+		p = c.out[c.open] // another block of the same response
+	} else {
+		id := msgID
+		if id == "" {
+			id = str(rec["uuid"])
+		}
+		p = &pending{msg: history.Message{ID: id, Role: history.Assistant}, msgID: msgID}
+		c.push(p)
+		c.open = len(c.out) - 1
+	}
+	content := msg["content"]
+	if len(content) > 0 && content[0] == '"' {
+		p.parts = append(p.parts, history.TextPart(str(content)))
+		return
+	}
+	for _, raw := range rawArray(content) {
+		blk := object(raw)
+		if blk == nil {
+			continue
+		}
+		switch str(blk["type"]) {
+		case "text":
+			p.parts = append(p.parts, history.TextPart(str(blk["text"])))
+		case "thinking":
+			if t := str(blk["thinking"]); t != "" {
+				p.reas = append(p.reas, t)
+			}
+			p.msg.ReasoningDetails = append(p.msg.ReasoningDetails, compact(raw))
+		case "redacted_thinking":
+			p.msg.ReasoningDetails = append(p.msg.ReasoningDetails, compact(raw))
+		case "tool_use", "server_tool_use":
+			id := c.b.callID(str(blk["id"]))
+			name := str(blk["name"])
+			c.names[id] = name
+			args := "{}"
+			if in, ok := blk["input"]; ok && !isNull(in) {
+				args = string(compact(in))
+			}
+			p.msg.ToolCalls = append(p.msg.ToolCalls, history.ToolCall{ID: id, Name: name, Arguments: args})
+		default:
+			p.parts = append(p.parts, history.Part{Type: str(blk["type"]), Raw: compact(raw)})
+		}
+	}
+}
