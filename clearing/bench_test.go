@@ -2,7 +2,6 @@ package clearing
 
 import (
 	"encoding/json"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -78,15 +77,14 @@ func BenchmarkMarshalHistory(b *testing.B) {
 // into windows of about 2,000 messages that each end one batch later than the
 // previous one: projecting window i+1 after window i is projecting after
 // appending one batch, with every estimate cached on arrival.
-var appendWindows = sync.OnceValue(func() [][]history.Message {
+var appendWindows = sync.OnceValues(func() (windows [][]history.Message, long []history.Message) {
 	cfg := historytest.Preset1MConfig()
 	cfg.Seed = 7
 	cfg.Messages *= 3
 	cfg.Batches *= 3
 	cfg.Tokens *= 3
-	long := historytest.Synthetic(cfg)
+	long = historytest.Synthetic(cfg)
 	o200k.Messages(long)
-	var windows [][]history.Message
 	for end := 2000; end < len(long); end++ {
 		if !long[end-1].HasToolCalls() && long[end-1].Role == history.Tool && (end == len(long) || long[end].Role != history.Tool) {
 			start := end - 2000
@@ -96,34 +94,47 @@ var appendWindows = sync.OnceValue(func() [][]history.Message {
 			windows = append(windows, long[start:end:end])
 		}
 	}
-	return windows
+	return windows, long
 })
 
-// BenchmarkProjectAfterAppend: normalize + clear after one new batch arrived;
-// everything else (estimates, memoized stub counts) is warm, so only the batch
-// that just left count retention pays for tokenizing its stubs.
-func BenchmarkProjectAfterAppend(b *testing.B) {
-	windows := appendWindows()
+// BenchmarkProjectAfterAppend: normalize + clear after one new batch arrived,
+// in the intended pipeline: every message was estimated and warmed (Warm) on
+// arrival, so the projection tokenizes nothing.
+func BenchmarkProjectAfterAppend(b *testing.B) { benchAfterAppend(b, true) }
+
+// BenchmarkProjectAfterAppendNoWarm is the same without Warm on arrival: the
+// batch that just left count retention pays for tokenizing its stubs and
+// signature.
+func BenchmarkProjectAfterAppendNoWarm(b *testing.B) { benchAfterAppend(b, false) }
+
+func benchAfterAppend(b *testing.B, warmOnArrival bool) {
+	windows, long := appendWindows()
 	p := DefaultPolicy()
-	warm := func(i int) {
+	// start resets the memo to what arrival left when window 0 was current
+	// (with Warm, later arrivals are warmed too: that is arrival-time work).
+	start := func() {
 		memo.reset()
-		project(windows[i], p)
+		if warmOnArrival {
+			Warm(o200k, long)
+		} else {
+			project(windows[0], p)
+		}
 	}
-	warm(0)
+	start()
 	var st Stats
 	b.ResetTimer()
-	start := time.Now()
+	began := time.Now()
 	for i := 0; i < b.N; i++ {
 		w := 1 + i%(len(windows)-1)
 		if w == 1 && i > 0 {
 			b.StopTimer()
-			warm(0)
+			start()
 			b.StartTimer()
 		}
 		_, st = project(windows[w], p)
 	}
 	b.StopTimer()
-	reportVsMarshal(b, start)
+	reportVsMarshal(b, began)
 	b.ReportMetric(float64(st.ClearedResults), "cleared")
 }
 
@@ -150,7 +161,7 @@ func BenchmarkProjectFromScratchCachedEstimates(b *testing.B) {
 }
 
 // BenchmarkProjectColdMemo: a full projection with message estimates known but
-// nothing memoized (the first request after the daemon starts): every stub,
+// nothing memoized and no Warm on arrival, the worst case: every stub,
 // signature and large input is tokenized.
 func BenchmarkProjectColdMemo(b *testing.B) {
 	h := preset()
@@ -158,6 +169,33 @@ func BenchmarkProjectColdMemo(b *testing.B) {
 	var elapsed time.Duration
 	for i := 0; i < b.N; i++ {
 		memo.reset()
+		start := time.Now()
+		project(h, p)
+		elapsed += time.Since(start)
+	}
+	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N)/marshalNs(), "x-marshal")
+}
+
+// BenchmarkWarm is the arrival-time cost of Warm over the whole preset (to
+// compare with estimating it, BenchmarkEstimateO200k in package history).
+func BenchmarkWarm(b *testing.B) {
+	h := preset()
+	for b.Loop() {
+		memo.reset()
+		Warm(o200k, h)
+	}
+}
+
+// BenchmarkProjectAfterRestart: a full projection of a history that was
+// estimated and warmed on arrival (as after the daemon reloads a session),
+// the first projection of the process.
+func BenchmarkProjectAfterRestart(b *testing.B) {
+	h := preset()
+	p := DefaultPolicy()
+	var elapsed time.Duration
+	for i := 0; i < b.N; i++ {
+		memo.reset()
+		Warm(o200k, h)
 		start := time.Now()
 		project(h, p)
 		elapsed += time.Since(start)
@@ -179,5 +217,3 @@ func BenchmarkNormalizeRepair(b *testing.B) {
 		}
 	}
 }
-
-var _ = slices.Equal[[]int]

@@ -16,9 +16,11 @@
 //
 // Token counts come from the messages' cached estimates (see
 // [history.Estimator.Message]); messages without one are estimated on a copy,
-// so the input is not written to. The counts of stubs, thought signatures and
-// large inputs are memoized process-wide (bounded), so that a request after an
-// append costs a pass over the history and no tokenization.
+// so the input is not written to. The counts Clear derives (stubs, thought
+// signatures, large inputs) are memoized process-wide in a bounded table, so
+// that a request after an append costs one pass over the history and no
+// tokenization; [Warm] fills the table when messages arrive. The table never
+// changes a result, only its cost.
 package clearing
 
 import (

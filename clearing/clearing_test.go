@@ -576,3 +576,44 @@ func TestMemoBounded(t *testing.T) {
 		t.Errorf("memo holds %d entries after reaching its limit, want at most 3", size)
 	}
 }
+
+// After Warm on arrival, a projection tokenizes nothing: it adds nothing to
+// the memo, and its result is the same as without Warm.
+func TestWarm(t *testing.T) {
+	h := hist(user("u"), batchOf("a", 300, 200), batchOf("b", 400), user("v"), batchOf("c", 100), batchOf("d", 300))
+	h[1].ToolCalls[0].ThoughtSignature = strings.Repeat("s", 40)
+	h[1].ToolCalls[1].Arguments = `{"content":"` + strings.Repeat("q", 2000) + `"}`
+	h[2].ToolName = ""
+	for i := range h {
+		h[i].Forget()
+	}
+	o200k.Messages(h)
+	p := Policy{Enabled: true, TriggerTokens: 100, KeepToolUses: 1, ClearToolInputs: true}
+
+	memo.reset()
+	cold, coldStats := Clear(o200k, h, p, Budget{})
+
+	memo.reset()
+	before := mustJSON(t, h)
+	Warm(o200k, h)
+	if mustJSON(t, h) != before {
+		t.Fatal("Warm modified its input")
+	}
+	memo.mu.RLock()
+	size := len(memo.stubs) + len(memo.texts)
+	memo.mu.RUnlock()
+	warm, warmStats := Clear(o200k, h, p, Budget{})
+	memo.mu.RLock()
+	after := len(memo.stubs) + len(memo.texts)
+	memo.mu.RUnlock()
+	if after != size {
+		t.Errorf("Clear after Warm memoized %d more counts", after-size)
+	}
+	if mustJSON(t, warm) != mustJSON(t, cold) || warmStats != coldStats {
+		t.Error("Warm changed the projection")
+	}
+	if coldStats.ClearedResults != 4 || coldStats.ClearedInputs != 1 {
+		t.Errorf("stats %+v", coldStats)
+	}
+	Warm(approx, h) // no-op
+}

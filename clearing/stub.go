@@ -277,3 +277,49 @@ func (m *memoTable) reset() {
 	clear(m.texts)
 	m.mu.Unlock()
 }
+
+// Warm memoizes, for the messages of msgs, the token counts a later [Clear]
+// would otherwise compute when it clears them: their stubs, thought
+// signatures and large inputs. Call it where messages are estimated on
+// arrival (after est.Message on each), so that no projection tokenizes; Clear
+// is correct without it. It does not modify msgs.
+func Warm(est *history.Estimator, msgs []history.Message) {
+	tok := est.Tokenizer()
+	if tok == history.Approx {
+		return // nothing to memoize: counts are arithmetic
+	}
+	var names map[string]string // call id → tool name, for unnamed results
+	for i := range msgs {
+		m := &msgs[i]
+		for _, tc := range m.ToolCalls {
+			if tc.ThoughtSignature != "" {
+				textTokens(est, tok, tc.ThoughtSignature)
+			}
+			for _, s := range []string{tc.Arguments, tc.Input} {
+				if len(s) > MaxKeptInputBytes {
+					textTokens(est, tok, s)
+					textTokens(est, tok, `{"cleared":"`+itoa(len(s))+` bytes of arguments"}`)
+				}
+			}
+			if m.Role == history.Assistant {
+				if names == nil {
+					names = map[string]string{}
+				}
+				names[tc.ID] = tc.Name
+			}
+		}
+		if m.Role != history.Tool || IsStub(m) {
+			continue
+		}
+		n, ok := est.Cached(m)
+		if !ok {
+			c := *m
+			n = est.Message(&c)
+		}
+		name := m.ToolName
+		if name == "" {
+			name = names[m.ToolCallID]
+		}
+		stub(est, tok, m, name, n)
+	}
+}

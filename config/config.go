@@ -204,6 +204,11 @@ var tables = func() map[string]map[string]bool {
 	return t
 }()
 
+// lenient are the tables vtcode-ls shares with VT Code's own vtcode.toml:
+// keys it does not know there belong to VT Code and are ignored. Every table
+// that only vtcode-ls reads is strict, so a typo there is reported.
+var lenient = map[string]bool{"": true, "agent": true, "agent.harness": true, "context": true, "compaction": true, "providers.*": true}
+
 // arrayTables are the tables that appear as arrays of tables.
 var arrayTables = map[string]bool{"compaction.routes": true, "models": true}
 
@@ -238,8 +243,12 @@ func (d *decoder) checkKeys(m map[string]any, key []string, schema string, index
 			name = "*"
 		}
 		if !allowed[name] {
+			secret := schema == "providers.*" && strings.Contains(strings.ToLower(k), "key")
+			if lenient[schema] && !secret {
+				continue // VT Code's own setting
+			}
 			msg := "unknown key"
-			if schema == "providers.*" && strings.Contains(strings.ToLower(k), "key") {
+			if secret {
 				msg = "unknown key (API keys are never read from files: set api_key_env to the name of an environment variable)"
 			}
 			d.fail(sub(key, k), index, msg)

@@ -311,21 +311,21 @@ func TestStorageDir(t *testing.T) {
 
 func TestFileErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"[context]\nfoo = 1\n", `:2: context.foo: unknown key`},
+		{"[agent.harness.tool_result_clearing]\nfoo = 1\n", `:2: agent.harness.tool_result_clearing.foo: unknown key`},
 		{"[context]\n\ntrim_to_percent = 0\n", `:3: context.trim_to_percent: must be between 1 and 100`},
 		{"[context]\ntokenizer = 5\n", `:2: context.tokenizer: must be "o200k" or "approx"`},
 		{"[context]\ntokenizer = \"cl100k\"\n", `:2: context.tokenizer: must be "o200k" or "approx"`},
-		{"# c\n[context]\nTokenizer = \"approx\"\n", `:3: context.Tokenizer: unknown key`},
+		{"# c\n[agent.harness.tool_result_clearing]\nEnabled = true\n", `:3: agent.harness.tool_result_clearing.Enabled: unknown key`},
 		{"agent.harness.auto_compaction_enabled = \"yes\"\n", `:1: agent.harness.auto_compaction_enabled: must be a boolean`},
 		{"[agent.harness.tool_result_clearing]\nkeep_tool_uses = -1\n", `:2: agent.harness.tool_result_clearing.keep_tool_uses: must be >= 0`},
 		{"[agent.harness]\nauto_compaction_threshold_ratio = 0\n", `:2: agent.harness.auto_compaction_threshold_ratio: must be > 0 and <= 1`},
 		{"[agent.harness]\nauto_compaction_threshold_tokens = 1.5\n", `:2: agent.harness.auto_compaction_threshold_tokens: must be an integer`},
 		{"[compaction.route_policy]\nretain_ratio = 2\n", `:2: compaction.route_policy.retain_ratio: must be between 0 and 1`},
-		{"[foo]\nx = 1\n", `:1: foo: unknown key`},
+		{"[storage]\nx = 1\n", `:2: storage.x: unknown key`},
 		{"context = 5\n", `:1: context: must be a table`},
 		{"models = 5\n", `:1: models: must be an array of tables`},
 		{"[context]\ntrim_to_percent = = 5\n", `:2: `},
-		{"x = \"\"\"\nmulti\nline\n\"\"\"\n[context]\ntrim_to_percent = 0\n", `:1: x: unknown key`},
+		{"[storage]\nx = \"\"\"\nmulti\nline\n\"\"\"\n[context]\ntrim_to_percent = 0\n", `:2: storage.x: unknown key`},
 		{"[compaction]\nsummarizer = { provider = \"a\", modle = \"b\" }\n", `:2: compaction.summarizer.modle: unknown key`},
 		{"[[compaction.routes]]\nprovider = \"a\"\nthreshold_ratio = 0.5\n\n[[compaction.routes]]\nprovider = \"b\"\nthreshold_ratio = 5\n",
 			`:7: compaction.routes.threshold_ratio: must be > 0 and <= 1`},
@@ -338,7 +338,7 @@ func TestFileErrors(t *testing.T) {
 		{"[storage]\ndir = 5\n", `:2: storage.dir: must be a string`},
 		// Several problems: the first line wins.
 		{"[context]\ntrim_to_percent = 0\nbogus = 1\n", `:2: context.trim_to_percent: must be between 1 and 100`},
-		{"[context]\nbogus = 1\ntrim_to_percent = 0\n", `:2: context.bogus: unknown key`},
+		{"[storage]\nbogus = 1\n[context]\ntrim_to_percent = 0\n", `:2: storage.bogus: unknown key`},
 	} {
 		ws := t.TempDir()
 		file := filepath.Join(ws, "vtcode.toml")
@@ -352,6 +352,36 @@ func TestFileErrors(t *testing.T) {
 		if fe.File != file || !strings.HasPrefix(err.Error(), file+tc.want) {
 			t.Errorf("%q:\n got %s\nwant %s%s", tc.text, err, file, tc.want)
 		}
+	}
+}
+
+// TestVTCodeKeysIgnored: vtcode.toml is VT Code's own file; the keys VT Code
+// reads and vtcode-ls does not (in the tables both share) must not make it
+// unloadable, while the vtcode-ls settings in it still apply.
+func TestVTCodeKeysIgnored(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "vtcode.toml"), `theme = "ciapre-dark"
+[agent]
+provider = "anthropic"
+default_model = "claude-sonnet-4-6"
+[agent.harness]
+max_tool_calls_per_turn = 32
+auto_compaction_enabled = false
+[context]
+trim_to_percent = 55
+[context.dynamic]
+enabled = true
+[compaction]
+mode = "auto"
+[providers.openai]
+timeout_seconds = 30
+`)
+	c, err := Load("", ws)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.Policy.AutoCompaction.Enabled || c.Policy.Context.TrimToPercent != 55 {
+		t.Errorf("vtcode-ls keys not applied: %+v", c.Policy)
 	}
 }
 

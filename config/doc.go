@@ -16,8 +16,12 @@
 // the keys it sets. Lists merge: a later file's [[compaction.routes]] come
 // first (first match wins, so the workspace's routes take precedence), its
 // [[models]] entries replace earlier entries for the same provider and model
-// key by key, and its [providers.<name>] tables override key by key. Unknown
-// keys, values of the wrong type and values out of range are errors
+// key by key, and its [providers.<name>] tables override key by key.
+// vtcode.toml is also VT Code's own file, so keys vtcode-ls does not know are
+// ignored in the tables the two share (the top level, [agent],
+// [agent.harness], [context], [compaction], [providers.<name>]); in the tables
+// only vtcode-ls reads they are errors. Unknown keys there, values of the
+// wrong type and values out of range are errors
 // ([*FileError], "vtcode.toml:7: context.trim_to_percent: must be between 1
 // and 100"); a file with an error is not applied at all.
 //

@@ -122,10 +122,10 @@ func TestWatch(t *testing.T) {
 func TestWatchStartsFromBadFile(t *testing.T) {
 	ws := t.TempDir()
 	file := filepath.Join(ws, "vtcode.toml")
-	writeFile(t, file, "[context]\nbogus = 1\n")
+	writeFile(t, file, "[storage]\nbogus = 1\n")
 	r, _ := startWatch(t, context.Background(), ws, "")
-	writeFile(t, file, "[context]\nbogus = 2\n")
-	r.err(t, file+":2: context.bogus: unknown key")
+	writeFile(t, file, "[storage]\nbogus = 2\n")
+	r.err(t, file+":2: storage.bogus: unknown key")
 	// The first good file after an error is always reported, even with default values.
 	writeFile(t, file, "")
 	r.change(t, "empty file", trim(60))

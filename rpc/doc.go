@@ -67,9 +67,10 @@
 //   - shutdown is answered once every vtcode/* request in flight has been
 //     answered. After it, every request gets -32600 (InvalidRequest).
 //   - exit ends the process: code 0 after shutdown, 1 otherwise. The end of
-//     the input ends it too (code 0 after shutdown, 1 otherwise); requests
-//     still in flight are cancelled, and sessions are closed (their locks
-//     released) in every case.
+//     the input ends it too (code 0 after shutdown, 1 otherwise). Requests
+//     still in flight when exit or the end of input arrives are cancelled
+//     (send exit after the shutdown response to let them finish), and
+//     sessions are closed, their locks released, in every case.
 //
 // The initialize result advertises the vtcode protocol:
 //

@@ -264,7 +264,7 @@ func quoteMethod(name string) string {
 // always finds it. The goroutine waits for its turn (or its cancellation),
 // runs, queues the response, and only then lets the next request of the
 // lane run, so responses and notifications of one session stay in order.
-func (s *server) dispatch(id jsonrpc2.ID, method string, m *method, c *call) {
+func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
 	s.mu.Lock()
 	if s.state == stateExited {
 		s.mu.Unlock()
@@ -306,7 +306,7 @@ func (s *server) dispatch(id jsonrpc2.ID, method string, m *method, c *call) {
 		select {
 		case <-t.prev:
 			if err = ctx.Err(); err == nil {
-				res, err = s.run(ctx, method, c, wd)
+				res, err = s.run(ctx, name, c, wd)
 			}
 		case <-ctx.Done():
 			err = ctx.Err() // cancelled while waiting for its turn
@@ -332,11 +332,11 @@ func (s *server) dispatch(id jsonrpc2.ID, method string, m *method, c *call) {
 // run runs a call. A panic (a bug) fails the request with an internal
 // error and is logged with its stack, instead of ending the daemon the
 // editor depends on.
-func (s *server) run(ctx context.Context, method string, c *call, p session.Progress) (res any, err error) {
+func (s *server) run(ctx context.Context, name string, c *call, p session.Progress) (res any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.logger.Error("bug: request panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
-			res, err = nil, fmt.Errorf("internal error in %s: %v", method, r)
+			s.logger.Error("bug: request panicked", "method", name, "panic", r, "stack", string(debug.Stack()))
+			res, err = nil, fmt.Errorf("internal error in %s: %v", name, r)
 		}
 	}()
 	return c.run(ctx, p)

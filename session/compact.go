@@ -149,6 +149,14 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	s.q.setCompacting(true)
 	defer s.q.setCompacting(false)
 	s.notifyPressure(s.compactingSnapshot())
+	committed := false
+	defer func() {
+		if !committed {
+			// Cancelled, failed or a no-op: the history is as it was, so take
+			// the client's gauge out of "compacting" again.
+			s.notifyPressure(s.refreshStats())
+		}
+	}()
 	if j.twoPass != nil {
 		// A pass 1 in flight is further along than a fresh summary would be:
 		// let it finish so that its note makes this compaction one call.
@@ -203,6 +211,7 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		prog.End("Compaction failed: " + bound(err.Error(), maxRootCause))
 		return nil, err
 	}
+	committed = true
 	*report = resultOf(b)
 	report.Message = fmt.Sprintf("Context compacted · %.1fs (%d -> %d messages, %s).%s",
 		elapsed.Seconds(), b.OriginalMessageCount, b.CompactedMessageCount, b.Mode, cacheNote)

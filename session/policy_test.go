@@ -143,7 +143,7 @@ func TestConfigHotReload(t *testing.T) {
 	}
 
 	// A bad file is reported with file and line; the last good policy stays.
-	write("[context]\ntrim_to_percent = 40\nbogus = 1\n")
+	write("[context]\ntrim_to_percent = 40\ntokenizer = \"cl100k\"\n")
 	rec.await(t, "a shown message", func() bool { return len(rec.shown) > 0 })
 	if msg := rec.shownMessages()[0]; !strings.Contains(msg, "vtcode.toml:3") {
 		t.Errorf("shown %q, want file:line", msg)

@@ -109,6 +109,13 @@ func TestPlainRoleLinesAreMessages(t *testing.T) {
 	}
 }
 
+func TestChatJSONL(t *testing.T) {
+	tr := parse(t, `{"role":"developer","content":"be brief"}`+"\n"+`{"role":"user","content":"hi"}`+"\n"+`{"role":"assistant","content":"hello"}`)
+	if tr.Format != transcript.FormatChat || len(tr.Messages) != 3 || tr.Messages[0].Role != history.System {
+		t.Fatalf("got %s with %v", tr.Format, summary(tr.Messages))
+	}
+}
+
 func TestTornLastLine(t *testing.T) {
 	tr := parse(t, `{"role":"user","content":"hi"}`+"\n"+`{"role":"assistant","content":"hel`)
 	if len(tr.Messages) != 1 || tr.SkippedByKind["torn-line"] != 1 {

@@ -327,6 +327,8 @@ func detectJSONL(lines []line) string {
 			return FormatClaudeCode
 		case isOpenHandsInstance(o) || isEvent(o):
 			return FormatOpenHands
+		case str(o["role"]) == "developer" || str(o["role"]) == "function":
+			return FormatChat // chat-completions roles the protocol does not have
 		case hasKey(o, "role") && history.Role(str(o["role"])).Valid():
 			if hasKey(o, "toolCalls") || hasKey(o, "toolCallId") || hasKey(o, "reasoningDetails") || hasKey(o, "toolName") {
 				return FormatMessages

@@ -148,6 +148,75 @@ func TestServeLogFileAndLimit(t *testing.T) {
 	}
 }
 
+// converse runs the binary with args, sends each body as a frame and, after
+// a request, waits for its response before sending the next, like an editor.
+// The malformed tail, if any, is written raw at the end. It returns the exit
+// code, every frame the binary wrote, and its stderr.
+func converse(t *testing.T, bin string, args []string, bodies []string, tail string) (int, []map[string]any, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdoutPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	br := bufio.NewReader(io.TeeReader(stdoutPipe, &out))
+	for _, body := range bodies {
+		if _, err := stdin.Write(frames(body)); err != nil {
+			t.Fatalf("writing %s: %v", body, err)
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal([]byte(body), &req)
+		if req.ID == nil {
+			continue
+		}
+		for { // read up to the response
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("no response to %s: %v", body, err)
+			}
+			length, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "Content-Length: ")))
+			br.ReadString('\n')
+			frame := make([]byte, length)
+			if _, err := io.ReadFull(br, frame); err != nil {
+				t.Fatal(err)
+			}
+			var resp struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			_ = json.Unmarshal(frame, &resp)
+			if resp.Method == "" && string(resp.ID) == string(req.ID) {
+				break
+			}
+		}
+	}
+	io.WriteString(stdin, tail)
+	stdin.Close()
+	io.Copy(io.Discard, br)
+	err = cmd.Wait()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, readFrames(t, out.Bytes()), stderr.String()
+}
+
 func TestBinaryOverStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -163,47 +232,42 @@ func TestBinaryOverStdio(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		args   []string
-		input  []byte
+		bodies []string
+		tail   string
 		want   int
 		stderr string
 	}{
-		{"exit after shutdown", nil, frames(initWS, open, shutdownReq, exitNote), 0, ""},
-		{"serve subcommand", []string{"serve"}, frames(initWS, shutdownReq, exitNote), 0, ""},
-		{"exit without shutdown", nil, frames(initWS, open, exitNote), 1, "without shutdown"},
-		{"malformed header", nil, append(frames(initWS, open), "Content-Length: 1\nx"...), 1, "malformed header"},
+		{"exit after shutdown", nil, []string{initWS, open, shutdownReq, exitNote}, "", 0, ""},
+		{"serve subcommand", []string{"serve"}, []string{initWS, open, shutdownReq, exitNote}, "", 0, ""},
+		{"exit without shutdown", nil, []string{initWS, open, exitNote}, "", 1, "without shutdown"},
+		{"end of input", nil, []string{initWS, open}, "", 1, "without shutdown"},
+		{"malformed header", nil, []string{initWS, open}, "Content-Length: 1\nx", 1, "malformed header"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(bin, tc.args...)
-			cmd.Stdin = bytes.NewReader(tc.input)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			code, got, stderr := converse(t, bin, tc.args, tc.bodies, tc.tail)
 			if code != tc.want {
-				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.want, stderr.String())
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.want, stderr)
 			}
-			got := readFrames(t, stdout.Bytes())
-			if len(got) < 1 || got[0]["id"] != float64(1) {
-				t.Errorf("frames %v: no initialize result", got)
+			// Each run opens s1 again: the previous run released its lock.
+			var opened bool
+			for _, f := range got {
+				if f["id"] == float64(3) && f["result"] != nil {
+					opened = true
+				}
 			}
-			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if !opened {
+				t.Errorf("session s1 not opened: %v", got)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			switch {
-			case tc.stderr == "" && stderr.Len() != 0:
-				t.Errorf("stderr: %s", stderr.String())
+			case tc.stderr == "" && stderr != "":
+				t.Errorf("stderr: %s", stderr)
 			case tc.stderr != "" && (len(lines) != 1 || !strings.Contains(lines[0], tc.stderr)):
-				t.Errorf("stderr = %q, want one line about %q", stderr.String(), tc.stderr)
-			}
-			// The session's lock was released: its files are there, and
-			// the next run can open it (it runs after this one ends).
-			if _, err := os.Stat(filepath.Join(ws, ".vtcode", "sessions")); tc.name != "serve subcommand" && err != nil {
-				t.Errorf("no session store in the workspace: %v", err)
+				t.Errorf("stderr = %q, want one line about %q", stderr, tc.stderr)
 			}
 		})
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".vtcode", "sessions", "s1")); err != nil {
+		t.Errorf("no stored session: %v", err)
 	}
 }

@@ -195,10 +195,9 @@ type amount struct {
 // tokens, keep 3 tool uses) when Inline.ClearingEdits, then compact_20260112
 // (trigger max(50,000, TriggerTokens) input tokens, pause_after_compaction,
 // Inline.Instructions). The API refuses clear_thinking without thinking, so
-// the thinking edit is sent only when the request replays thinking blocks
-// (thinking is then enabled: adaptive on models that support it, else with
-// a budget of half of max_tokens) or the model thinks by default (the Claude
-// 5 generation); otherwise it is omitted as a no-op. The anthropic-beta
+// a request carrying it enables thinking (adaptive on models that support
+// it, else with a budget of half of max_tokens) unless the model thinks by
+// default (the Claude 5 generation). The anthropic-beta
 // header lists context-management-2025-06-27 when a clear_* edit is sent and
 // compact-2026-01-12 when a compact_* edit is sent.
 //
@@ -222,7 +221,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	wireModel, oneM := strings.CutSuffix(model, "[1m]")
 	body := request{Model: wireModel, MaxTokens: c.maxTokens(req, model), Stream: c.cfg.Stream}
 	textTools := len(req.Tools) == 0
-	system, msgs, hasThinking := convert(req.Messages, textTools)
+	system, msgs, _ := convert(req.Messages, textTools)
 	if req.System != "" {
 		system = append([]string{req.System}, system...)
 	}
@@ -235,11 +234,9 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if in := req.Inline; in != nil {
 		var edits []edit
 		if in.ClearingEdits {
-			if hasThinking || thinksByDefault(wireModel) {
-				edits = append(edits, edit{Type: EditClearThinking, Keep: &amount{"thinking_turns", ClearThinkingKeep}})
-				if hasThinking && !thinksByDefault(wireModel) {
-					body.Thinking = thinkingFor(wireModel, &body.MaxTokens)
-				}
+			edits = append(edits, edit{Type: EditClearThinking, Keep: &amount{"thinking_turns", ClearThinkingKeep}})
+			if !thinksByDefault(wireModel) {
+				body.Thinking = thinkingFor(wireModel, &body.MaxTokens)
 			}
 			edits = append(edits, edit{Type: EditClearToolUses,
 				Trigger: &amount{"input_tokens", ClearToolUsesTrigger}, Keep: &amount{"tool_uses", ClearToolUsesKeep}})

@@ -197,11 +197,14 @@ func TestEditLadder(t *testing.T) {
 			beta:   "compact-2026-01-12",
 		},
 		{
+			// The whole ladder is sent even with no thinking in the history;
+			// clear_thinking needs thinking on, so the request turns it on.
 			name: "no thinking to clear", model: "claude-opus-4-6", msgs: noThinking,
 			inline: providers.InlineCompaction{ClearingEdits: true},
-			edits: `[{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},"keep":{"type":"tool_uses","value":3}},
+			edits: `[{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":2}},
+				{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},"keep":{"type":"tool_uses","value":3}},
 				{"type":"compact_20260112","trigger":{"type":"input_tokens","value":50000},"pause_after_compaction":true}]`,
-			beta: "context-management-2025-06-27,compact-2026-01-12",
+			beta: "context-management-2025-06-27,compact-2026-01-12", thinking: `{"type":"adaptive"}`,
 		},
 		{
 			name: "thinking by default", model: "claude-opus-5", msgs: noThinking,

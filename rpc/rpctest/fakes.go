@@ -3,7 +3,6 @@ package rpctest
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/config"
@@ -100,6 +99,6 @@ func (f failing) Generate(context.Context, *providers.Request) (*providers.Respo
 		Provider: f.route.Provider,
 		Model:    f.route.Model,
 		Status:   400,
-		Message:  strings.Repeat("the fake provider rejects every request. ", 2),
+		Message:  "the fake provider rejects every request",
 	}
 }

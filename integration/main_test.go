@@ -1,0 +1,64 @@
+//go:build linux
+
+// Package integration_test drives the real vtcode-ls binary over stdio
+// JSON-RPC, as an editor does, and checks what only a whole process can
+// show: crash recovery under SIGKILL (TestCrashRecovery), provider faults
+// seen through the daemon (TestProviderFaults), pipelined load over one and
+// several connections (TestLoad), secrets and store escapes
+// (TestSecurity*), and hostile bytes on stdin (TestMalformedInput).
+//
+// TestMain builds cmd/vtcode-ls once per run, with -race when the test
+// binary itself was built with -race. Every test starts its own daemons on
+// temporary workspaces; nothing touches the network beyond loopback fake
+// provider servers.
+//
+// Environment:
+//
+//	VTCODE_LOAD_SCALE  multiplies the load test's sessions × requests
+//	                   (1 = 50 × 200, the default; 0.1 for a quick look)
+//	VTCODE_CRASH_KILLS the number of SIGKILLs of the crash test (default 32)
+//	VTCODE_CRASH_SEED  its random seed (default: fixed, printed)
+package integration_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// daemonBin is the path of the vtcode-ls binary under test.
+var daemonBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "vtcode-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	daemonBin = filepath.Join(dir, "vtcode-ls")
+	args := []string{"build", "-o", daemonBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	args = append(args, "./cmd/vtcode-ls")
+	start := time.Now()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = ".." // the module root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "integration: go %v: %v\n", args, err)
+		return 1
+	}
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "integration: built %s (race=%v) in %s\n", daemonBin, raceEnabled, time.Since(start).Round(time.Millisecond))
+	}
+	return m.Run()
+}
