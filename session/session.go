@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
@@ -287,13 +288,17 @@ func (s *Session) apply(ev store.Event, data any) error {
 	return nil
 }
 
-// appendLive appends messages to the live history, estimating each.
+// appendLive appends messages to the live history, estimating each and
+// warming clearing's token memo for them, so that no request re-tokenizes
+// an old message.
 func (s *Session) appendLive(msgs ...history.Message) {
 	s.live = slices.Grow(s.live, len(msgs))
+	start := len(s.live)
 	for _, msg := range msgs {
 		s.live = append(s.live, msg)
 		s.est.Message(&s.live[len(s.live)-1])
 	}
+	clearing.Warm(s.est, s.live[start:])
 }
 
 // adoptRoute records a route change given by openSession: an empty provider

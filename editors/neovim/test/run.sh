@@ -18,7 +18,7 @@ total_pass=0; total_fail=0
 for nvim in "${nvims[@]}"; do
   tmp=$(mktemp -d /tmp/vtcode-nvim-test.XXXXXX)
   mkdir -p "$tmp/ws" "$tmp/home"
-  version=$("$nvim" --version | head -1)
+  version=$(XDG_CACHE_HOME=$tmp/home/.cache XDG_STATE_HOME=$tmp/home/.local/state "$nvim" --version | head -1)
   log "$version"
   start=$(date +%s.%N)
   rc=0

@@ -488,10 +488,8 @@ function M.compact(instructions, cb)
       end
     else
       state.last_compaction = result
-      -- the progress end message is notified already when progress is shown
+      -- with progress shown, the progress end message already said how it went
       if not state.config.progress and result and result.message then
-        notify(result.message)
-      elseif result and (result.artifactId == nil or result.artifactId == "") and result.message then
         notify(result.message)
       end
       stats_for(id)

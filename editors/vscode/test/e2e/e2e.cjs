@@ -127,7 +127,15 @@ const toast = (page, text, timeout = 30000) =>
     await check('VT Code: Compact Context shows progress, the result and the new pressure', async () => {
       await page.evaluate(() => { window.__toasts.length = 0; });
       await runCommand(page, 'VT Code: Compact Context');
+      // VS Code keeps a progress notification up for at least 800 ms, so even a fast compaction
+      // can be caught on screen; the recorder above is the fallback.
+      const progress = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Compacting context...' }).filter({ visible: true }).first();
+      if (await progress.waitFor({ timeout: 3000 }).then(() => true, () => false)) {
+        await shot(page, '04-progress.png');
+        log('progress notification on screen:', (await progress.innerText().catch(() => '')).replace(/\s+/g, ' '));
+      }
       await toast(page, /Context compacted · [\d.]+s \(40 -> \d+ messages, local\)/);
+      await progress.waitFor({ state: 'hidden', timeout: 15000 });
       const seen = await page.evaluate(() => window.__toasts);
       fs.writeFileSync(path.join(out, 'notifications.txt'), seen.join('\n') + '\n');
       if (!seen.some((s) => s.includes('Compacting context...'))) throw new Error('no "Compacting context..." progress notification among: ' + JSON.stringify(seen));
@@ -136,25 +144,25 @@ const toast = (page, text, timeout = 30000) =>
       log('status after compaction:', after);
       if (!(parseInt(after, 10) < parseInt(before, 10))) throw new Error(`pressure did not drop: ${before} -> ${after}`);
       await page.waitForTimeout(500);
-      await shot(page, '04-compacted.png');
+      await shot(page, '05-compacted.png');
     });
     await check('VT Code: Show Projection Stats shows the numbers', async () => {
       await runCommand(page, 'VT Code: Show Projection Stats');
       await toast(page, /Session .* · \d+% · [\d.]+k\/32k tokens · \d+ of \d+ messages sent · .* · 1 compaction · state/);
       await page.waitForTimeout(500);
-      await shot(page, '05-stats.png');
+      await shot(page, '06-stats.png');
     });
     await check('VT Code: Restore History… lists the artifact', async () => {
       await runCommand(page, 'VT Code: Restore History…');
       await page.locator('.quick-input-list .monaco-list-row', { hasText: '40 messages · manual compaction (local)' }).first().waitFor({ timeout: 15000 });
-      await shot(page, '06-restore-pick.png');
+      await shot(page, '07-restore-pick.png');
       await page.keyboard.press('Escape');
     });
     await check('VT Code: Select Session… lists the session', async () => {
       await runCommand(page, 'VT Code: Select Session…');
       await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Follow the most recently updated session' }).first().waitFor({ timeout: 15000 });
       await page.locator('.quick-input-list .monaco-list-row', { hasText: /messages · updated/ }).first().waitFor({ timeout: 15000 });
-      await shot(page, '07-select-session.png');
+      await shot(page, '08-select-session.png');
       await page.keyboard.press('Escape');
     });
     await check('an automatic compaction while the agent prepares a request shows a progress notification', async () => {
@@ -166,7 +174,7 @@ const toast = (page, text, timeout = 30000) =>
       if (!seen.some((s) => s.includes('Compacting context...'))) throw new Error('no "Compacting context..." progress notification among: ' + JSON.stringify(seen));
       await page.locator('.part.statusbar').getByText(/Context compacted · /).first().waitFor({ timeout: 15000 });
       await page.waitForTimeout(300);
-      await shot(page, '08-automatic-compaction.png');
+      await shot(page, '09-automatic-compaction.png');
     });
     fs.writeFileSync(path.join(out, 'page-text.txt'), await page.locator('body').innerText());
     if (failed) await shot(page, 'final.png');

@@ -202,6 +202,17 @@ test('vtcode-ls protocol through vscode-jsonrpc', async (t) => {
     assert.ok(r.stats.projectedTokens < 20000);
   });
 
+  await t.test('a compaction with nothing to gain is a no-op: "Conversation is already compact."', async () => {
+    const o = await conn.sendRequest('vtcode/openSession', { contextWindow: 32000 });
+    await conn.sendRequest('vtcode/appendMessages', { sessionId: o.sessionId, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] });
+    const r = await conn.sendRequest('vtcode/compact', { sessionId: o.sessionId, workDoneToken: 'noop' });
+    assert.equal(r.message, 'Conversation is already compact.');
+    assert.equal(r.artifactId, '');
+    assert.equal(r.compactedMessageCount, 2);
+    await d.waitFor((e) => e.method === '$/progress' && e.params.token === 'noop' && e.params.value.kind === 'end', 'progress end');
+    assert.deepEqual(await conn.sendRequest('vtcode/listArtifacts', { sessionId: o.sessionId }), []);
+  });
+
   await t.test('errors: unknown session -32001, bad policy -32602 naming the field', async () => {
     await assert.rejects(conn.sendRequest('vtcode/projectionStats', { sessionId: 'no-such-session' }), (e) => e.code === -32001);
     await assert.rejects(conn.sendRequest('vtcode/setPolicy', { sessionId: sid, policy: { toolResultClearing: { keepToolUses: -1 } } }),
