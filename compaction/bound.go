@@ -463,6 +463,9 @@ func continuityTail(est *history.Estimator, msgs []history.Message, budget int) 
 		t := spanTokens(est, msgs[g.Start:g.End])
 		if used+t > budget {
 			if start == len(msgs) { // oversized newest group
+				if sfx := groupSuffix(est, msgs[g.Start:g.End], budget); sfx != nil {
+					return sfx, g.Start
+				}
 				pv, _, _ := previewSpan(est, msgs[g.Start:g.End], budget)
 				if pv == nil { // even the floors do not fit: keep the skeleton
 					pv = make([]history.Message, g.End-g.Start)
@@ -478,6 +481,47 @@ func continuityTail(est *history.Estimator, msgs []history.Message, budget int) 
 		start = g.Start
 	}
 	return msgs[start:], start
+}
+
+// groupSuffix bounds one oversized protocol group (a long agent turn: one
+// user message and many tool batches) to budget tokens: its opening user
+// message (previewed to at most a quarter of the budget), then the newest
+// whole units (a batch with its results, or a single message) that fit, in
+// order; the middle of the turn is what the summary covers. When not even
+// the newest unit fits, it is previewed into what is left. It returns nil
+// when nothing useful fits.
+func groupSuffix(est *history.Estimator, grp []history.Message, budget int) []history.Message {
+	if len(grp) < 2 {
+		return nil
+	}
+	head := preview(est, grp[0], budget/4)
+	remaining := budget - est.Message(&head)
+	j := len(grp)
+	for j > 1 {
+		u := j - 1
+		for u > 1 && grp[u].Role == history.Tool {
+			u--
+		}
+		if grp[u].Role == history.Tool { // a result with no call before it: a unit of its own
+			u = j - 1
+		}
+		t := spanTokens(est, grp[u:j])
+		if t > remaining {
+			if j == len(grp) {
+				pv, pt, ok := previewSpan(est, grp[u:j], remaining)
+				if !ok || pt > remaining {
+					return nil
+				}
+				return append([]history.Message{head}, pv...)
+			}
+			break
+		}
+		remaining -= t
+		j = u
+	}
+	out := make([]history.Message, 0, 1+len(grp)-j)
+	out = append(out, head)
+	return append(out, grp[j:]...)
 }
 
 // retainedSignals are the importance cues of digest §6.5.

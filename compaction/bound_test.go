@@ -87,6 +87,31 @@ func TestContinuityTail(t *testing.T) {
 			t.Errorf("%d messages, %d tokens", len(tail), spanTokens(approx, tail))
 		}
 	})
+	t.Run("one long agent turn", func(t *testing.T) {
+		// A single user message followed by 40 batches of ~2,500 tokens: the
+		// tail keeps the request and the newest batches whole, not a
+		// preview of every batch.
+		msgs := []history.Message{history.NewText(history.User, "fix the flaky test")}
+		for i := range 40 {
+			id := fmt.Sprintf("call_%d", i)
+			msgs = append(msgs,
+				history.Message{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: id, Name: "read_file", Arguments: `{"path":"a.go"}`}}},
+				history.NewToolResult(id, "read_file", strings.Repeat("x", 10000)))
+		}
+		tail, start := continuityTail(approx, msgs, 20000)
+		if start != 0 || tail[0].Text() != "fix the flaky test" {
+			t.Fatalf("start %d, first %q", start, tail[0].Text())
+		}
+		if n := spanTokens(approx, tail); n > 20000 || len(tail) < 3 || len(tail) > 20 {
+			t.Errorf("tail = %d messages, %d tokens", len(tail), n)
+		}
+		if last := tail[len(tail)-1]; last.ToolCallID != "call_39" || last.Text() != msgs[80].Text() {
+			t.Errorf("newest batch not kept verbatim: %q", last.ToolCallID)
+		}
+		if err := history.CheckPairing(tail); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Run("large arguments keep correlation", func(t *testing.T) {
 		msgs := []history.Message{
 			history.NewText(history.User, "write it"),
