@@ -169,11 +169,16 @@
 //	         projectedTokens, prefixTokens, clearedResults, protectedResults,
 //	         protectedBatches, clearedInputs, localTrigger, historyBudget,
 //	         capacity, reservedOutput, compactionThreshold, pressure, state,
-//	         lastReportedInputTokens?, strategy, compactions,
+//	         lastReportedInputTokens?, lastRequestEstimate?,
+//	         reportedDifference?, strategy, compactions,
 //	         lastCompaction?, cache?}
 //
 // state is "ok", "warn", "compacting" or "critical"; pressure is
-// (projectedTokens + prefixTokens) / (capacity − reservedOutput).
+// (projectedTokens + prefixTokens) / (capacity − reservedOutput). After a
+// vtcode/recordResponse with usage, lastReportedInputTokens is the
+// provider's input count, lastRequestEstimate the local estimate of the
+// request it answered (projectedTokens + prefixTokens of the last
+// prepareRequest) and reportedDifference the first minus the second.
 //
 // vtcode/setPolicy changes the policy of a session or (without sessionId)
 // the default of a workspace, and returns the effective policy. The policy

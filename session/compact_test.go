@@ -173,7 +173,17 @@ func TestRecordResponseUsageAndCacheStreak(t *testing.T) {
 	if st := e.stats(id); st.Cache != nil || st.LastReportedInputTokens != nil {
 		t.Fatalf("usage before any response: %+v", st)
 	}
+	// The reported input is compared with the estimate of the request it
+	// answers: the projection and prefix of the last prepareRequest.
+	prep, err := e.m.PrepareRequest(ctx, session.PrepareParams{SessionID: id, SystemPrompt: "You are a coding agent."}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := prep.Stats.ProjectedTokens + prep.Stats.PrefixTokens
 	st := record(1000, 0) // the first request is cold: no streak
+	if st.LastRequestEstimate == nil || *st.LastRequestEstimate != sent || *st.ReportedDifference != 1000-sent {
+		t.Errorf("estimate %v, difference %v; want %d and %d", st.LastRequestEstimate, st.ReportedDifference, sent, 1000-sent)
+	}
 	if st.Cache.LowReuseStreak != 0 || *st.LastReportedInputTokens != 1000 {
 		t.Errorf("first: %+v", st.Cache)
 	}

@@ -116,7 +116,10 @@ func (m *Manager) RecordResponse(ctx context.Context, p RecordParams) (*RecordRe
 	}
 	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*RecordResult, error) {
 		s.syncEstimator()
-		if err := s.record(evResponse, responseData{Message: p.Message, Usage: p.Usage, StopReason: p.StopReason}); err != nil {
+		s.snapMu.Lock()
+		estimate := s.snap.ProjectedTokens + s.snap.PrefixTokens
+		s.snapMu.Unlock()
+		if err := s.record(evResponse, responseData{Message: p.Message, Usage: p.Usage, StopReason: p.StopReason, RequestEstimate: estimate}); err != nil {
 			return nil, err
 		}
 		if err := s.providerCompaction(ctx); err != nil {

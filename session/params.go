@@ -270,12 +270,18 @@ type Stats struct {
 	// State is ok (under the soft threshold), warn, compacting, or critical
 	// (at or over the threshold with compaction failed or disabled, or
 	// trimmed).
-	State                   string      `json:"state"`
-	LastReportedInputTokens *int        `json:"lastReportedInputTokens,omitempty"`
-	Strategy                string      `json:"strategy"`
-	Compactions             int         `json:"compactions"`
-	LastCompaction          *Boundary   `json:"lastCompaction,omitempty"`
-	Cache                   *CacheStats `json:"cache,omitempty"`
+	State                   string `json:"state"`
+	LastReportedInputTokens *int   `json:"lastReportedInputTokens,omitempty"`
+	// LastRequestEstimate is the local estimate (projection + prefix) of
+	// the request that the last reported usage answers, and
+	// ReportedDifference is lastReportedInputTokens minus it: how far the
+	// estimate is from the provider's count.
+	LastRequestEstimate *int        `json:"lastRequestEstimate,omitempty"`
+	ReportedDifference  *int        `json:"reportedDifference,omitempty"`
+	Strategy            string      `json:"strategy"`
+	Compactions         int         `json:"compactions"`
+	LastCompaction      *Boundary   `json:"lastCompaction,omitempty"`
+	Cache               *CacheStats `json:"cache,omitempty"`
 }
 
 // CacheStats track the provider's prompt-cache reuse as reported by

@@ -92,6 +92,9 @@ type (
 		Message    history.Message `json:"message"`
 		Usage      *history.Usage  `json:"usage,omitempty"`
 		StopReason string          `json:"stopReason,omitempty"`
+		// RequestEstimate is the estimate (projection + prefix) of the last
+		// request prepared before the response, for the usage comparison.
+		RequestEstimate int `json:"requestEstimate,omitempty"`
 	}
 	// boundaryData carries the new live history, so replay needs no
 	// recomputation.
@@ -234,7 +237,7 @@ func (s *Session) apply(ev store.Event, data any) error {
 		}
 		s.appendLive(d.Message)
 		if d.Usage != nil {
-			s.usage.record(*d.Usage, s.route.Provider)
+			s.usage.record(*d.Usage, s.route.Provider, d.RequestEstimate)
 		}
 	case evBoundary:
 		d, err := payload[boundaryData](ev, data)

@@ -15,6 +15,7 @@ const lowReuse = 0.5
 type usageState struct {
 	responses int // responses that carried usage
 	lastInput int // normalized input tokens of the last one
+	estimate  int // the local estimate of the request it answered, 0 if unknown
 	cache     CacheStats
 }
 
@@ -26,7 +27,7 @@ type usageState struct {
 // input + cacheRead + cacheCreation. The hit rate is cacheRead / input. A
 // response after the first whose hit rate is under 0.5 extends the low-reuse
 // streak; one at or over 0.5 ends it.
-func (u *usageState) record(us history.Usage, provider string) {
+func (u *usageState) record(us history.Usage, provider string, estimate int) {
 	in, read, create, exclusive := us.InputTokens, us.CacheReadTokens, us.CacheCreationTokens, false
 	if it, ok := sumIterations(us.Iterations); ok {
 		in, read, create, exclusive = it.InputTokens, it.CacheReadTokens, it.CacheCreationTokens, true
@@ -48,6 +49,7 @@ func (u *usageState) record(us history.Usage, provider string) {
 	}
 	u.responses++
 	u.lastInput = in
+	u.estimate = estimate
 	u.cache.LastHitRate = rate
 	u.cache.CumulativeInputTokens += in
 	u.cache.CumulativeCacheReadTokens += read
@@ -64,6 +66,10 @@ func (u *usageState) stats(st *Stats) {
 	}
 	last := u.lastInput
 	st.LastReportedInputTokens = &last
+	if u.estimate > 0 {
+		est, diff := u.estimate, last-u.estimate
+		st.LastRequestEstimate, st.ReportedDifference = &est, &diff
+	}
 	c := u.cache
 	st.Cache = &c
 }
