@@ -1,0 +1,262 @@
+// Command vtcode-bench measures the vtcode-ls engine and daemon and prints,
+// from one run, a table of ratios measured in the same process: request
+// projection against encoding/json marshalling of the same projection (cold
+// and warm, at 10k, 100k and 1M history tokens), a vtcode/prepareRequest round
+// trip against a bare JSON-RPC echo of the same bytes, token estimation
+// against the raw o200k tokenizer, offline compaction time and size, and
+// memory per 1M history tokens. It checks the performance targets of issue 2
+// and prints PASS or FAIL beside each.
+//
+// Usage:
+//
+//	vtcode-bench [--quick] [--json] [--cpuprofile file]
+//
+// --quick measures 10k and 100k histories only (a smoke test, a few seconds);
+// --json prints the results as one JSON object instead of the table. Progress
+// goes to stderr; --cpuprofile writes a CPU profile of the run. `make bench`
+// runs it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"time"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/history/historytest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	_, err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "vtcode-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// Report is everything one run measured.
+type Report struct {
+	Machine    Machine           `json:"machine"`
+	Quick      bool              `json:"quick"`
+	Projection []ProjectionRow   `json:"projection"`
+	Daemon     *DaemonResult     `json:"daemon"`
+	Estimation *EstimationResult `json:"estimation"`
+	Compaction []CompactionRow   `json:"compaction"`
+	Memory     *MemoryResult     `json:"memory"`
+	Targets    []Target          `json:"targets"`
+	// PeakRSS is the process's peak resident set over the whole run, in bytes
+	// (0 where unknown).
+	PeakRSS        int64   `json:"peakRSS"`
+	ElapsedSeconds float64 `json:"elapsedSeconds"`
+}
+
+// Target is one performance target of issue 2 and the measured value.
+type Target struct {
+	Name     string  `json:"name"`
+	Want     string  `json:"want"`
+	Got      float64 `json:"got"`
+	Unit     string  `json:"unit"` // "x" (a ratio) or "ms"
+	Pass     bool    `json:"pass"`
+	Measured string  `json:"measured"` // the history it was measured on
+}
+
+// plan is what one run measures.
+type plan struct {
+	sizes []size
+	// big is the history of the estimation, compaction and memory sections,
+	// and of the targets.
+	big                         size
+	bigName                     string
+	estPasses, compactReps      int
+	daemonTokens, warmup, turns int
+	daemonWindow                int
+	compactCapacities           []int
+}
+
+func fullPlan() plan {
+	return plan{
+		sizes:   []size{size10k, size100k, size1M},
+		big:     size1M,
+		bigName: "1M preset",
+		// Three passes over ~1M tokens each way.
+		estPasses: 3, compactReps: 5,
+		daemonTokens: 100_000, warmup: 20, turns: 200, daemonWindow: 128_000,
+		compactCapacities: []int{128_000, 0},
+	}
+}
+
+func quickPlan() plan {
+	quick := func(s size) size {
+		s.ColdReps, s.WindowBatches, s.ScratchReps = 3, 15, 11
+		return s
+	}
+	return plan{
+		sizes:     []size{quick(size10k), quick(size100k)},
+		big:       quick(size100k),
+		bigName:   "100k",
+		estPasses: 1, compactReps: 1,
+		daemonTokens: 100_000, warmup: 3, turns: 20, daemonWindow: 128_000,
+		compactCapacities: []int{128_000, 0},
+	}
+}
+
+// bigHistory returns the history of p.big without estimates: the preset
+// itself at 1M.
+func (p plan) bigHistory() []history.Message {
+	if p.big.Tokens == size1M.Tokens {
+		return historytest.Preset1M()
+	}
+	return historytest.Synthetic(historyConfig(p.big.Tokens, 1))
+}
+
+// run parses args, measures, and writes the table (or JSON) to stdout and
+// progress to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report, error) {
+	fs := flag.NewFlagSet("vtcode-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
+	quick := fs.Bool("quick", false, "reduced run: 10k and 100k histories only")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: vtcode-bench [--quick] [--json] [--cpuprofile file]")
+		fmt.Fprintln(stderr, "Measures projection, daemon round trip, estimation, compaction and memory; prints ratios.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	p := fullPlan()
+	if *quick {
+		p = quickPlan()
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return nil, fmt.Errorf("creating CPU profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, fmt.Errorf("starting CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep, err := measure(ctx, p, stderr)
+	if err != nil {
+		return nil, err
+	}
+	rep.Quick = *quick
+	if *asJSON {
+		return rep, writeJSON(stdout, rep)
+	}
+	return rep, writeTable(stdout, rep)
+}
+
+func writeJSON(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
+	}
+	return nil
+}
+
+// measure runs every section of p.
+func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
+	began := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(progress, "vtcode-bench [%5.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+	}
+	rep := &Report{Machine: describeMachine()}
+	logf("%s", rep.Machine)
+
+	// Memory first, while the heap holds nothing else.
+	logf("memory: %s", p.bigName)
+	data, err := json.Marshal(p.bigHistory())
+	if err != nil {
+		return nil, fmt.Errorf("marshalling history: %w", err)
+	}
+	if rep.Memory, err = benchMemory(p.bigName, data, p.big.budget()); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+
+	for _, sz := range p.sizes {
+		logf("projection: %s", sz.Name)
+		row, err := benchProjection(ctx, sz)
+		if err != nil {
+			return nil, fmt.Errorf("projection at %s: %w", sz.Name, err)
+		}
+		rep.Projection = append(rep.Projection, *row)
+	}
+
+	logf("estimation: %s", p.bigName)
+	if rep.Estimation, err = benchEstimation(ctx, p.bigName, p.bigHistory(), p.estPasses); err != nil {
+		return nil, fmt.Errorf("estimation: %w", err)
+	}
+
+	big := p.bigHistory()
+	for _, capacity := range p.compactCapacities {
+		logf("compaction: %s, capacity %d", p.bigName, capacity)
+		row, err := benchCompaction(ctx, p.bigName, big, capacity, p.compactReps)
+		if err != nil {
+			return nil, fmt.Errorf("compaction: %w", err)
+		}
+		rep.Compaction = append(rep.Compaction, *row)
+	}
+
+	logf("daemon: %d turns on a %d-token session", p.turns, p.daemonTokens)
+	hist := historytest.Synthetic(historyConfig(p.daemonTokens, 3))
+	if rep.Daemon, err = benchDaemon(ctx, hist, p.daemonWindow, p.warmup, p.turns); err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+
+	rep.Targets = targets(rep, p)
+	rep.PeakRSS = peakRSS()
+	rep.Machine.LoadEnd = loadAverage()
+	rep.ElapsedSeconds = time.Since(began).Seconds()
+	logf("done")
+	return rep, nil
+}
+
+// targets checks the performance targets of issue 2 on the big history.
+func targets(rep *Report, p plan) []Target {
+	var big *ProjectionRow
+	for i := range rep.Projection {
+		if rep.Projection[i].Size == p.big.Name {
+			big = &rep.Projection[i]
+		}
+	}
+	on := p.bigName
+	var ts []Target
+	add := func(name, want string, got float64, unit string, pass bool) {
+		ts = append(ts, Target{Name: name, Want: want, Got: got, Unit: unit, Pass: pass, Measured: on})
+	}
+	if e := rep.Estimation; e != nil {
+		add("estimation throughput / raw tokenizer", "≥ 0.90×", e.Ratio, "x", e.Ratio >= 0.9)
+	}
+	if big != nil {
+		a := big.AfterAppend
+		add("project after append / marshal", "≤ 0.10×", a.Ratio, "x", a.Ratio <= 0.1)
+		ms := float64(a.ProjectNs) / 1e6
+		add("project after append", "< 1 ms", ms, "ms", ms < 1)
+		add("from scratch, estimates known / marshal", "≤ 3×", big.Scratch.Ratio, "x", big.Scratch.Ratio <= 3)
+	}
+	if m := rep.Memory; m != nil {
+		add("history heap (HeapInuse) / JSON size", "≤ 3×", m.HistoryVsJSON, "x", m.HistoryVsJSON <= 3)
+	}
+	return ts
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// fmtNs formats a duration in ns with three significant digits.
+func fmtNs(ns int64) string {
+	d := float64(ns)
+	switch {
+	case d < 1e3:
+		return fmt.Sprintf("%.0f ns", d)
+	case d < 1e6:
+		return fmt.Sprintf("%.3g µs", d/1e3)
+	case d < 1e9:
+		return fmt.Sprintf("%.3g ms", d/1e6)
+	}
+	return fmt.Sprintf("%.3g s", d/1e9)
+}
+
+// fmtRatio formats a ratio as a multiple: 0.034×, 1.27×, 31.4×.
+func fmtRatio(r float64) string {
+	switch {
+	case math.IsNaN(r) || math.IsInf(r, 0):
+		return "n/a"
+	case r < 0.1:
+		return fmt.Sprintf("%.3f×", r)
+	case r < 10:
+		return fmt.Sprintf("%.2f×", r)
+	}
+	return fmt.Sprintf("%.1f×", r)
+}
+
+// fmtBytes formats a byte count in KiB or MiB.
+func fmtBytes(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func capacityName(c int) string {
+	if c == 0 {
+		return "unknown"
+	}
+	return formatInt(int64(c))
+}
+
+// table writes tab-separated rows aligned in columns.
+type table struct {
+	tw *tabwriter.Writer
+}
+
+func newTable(w io.Writer) *table {
+	return &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+}
+
+func (t *table) row(cells ...string) { fmt.Fprintln(t.tw, "  "+strings.Join(cells, "\t")) }
+
+func (t *table) flush() error { return t.tw.Flush() }
+
+// writeTable prints the report as the human-readable table.
+func writeTable(w io.Writer, rep *Report) error {
+	var errs []error
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	flush := func(t *table) {
+		if err := t.flush(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	mode := "full run"
+	if rep.Quick {
+		mode = "quick run (10k and 100k only)"
+	}
+	p("vtcode-bench: %s\n", mode)
+	p("machine: %s\n", rep.Machine)
+	p("Every figure comes from this one process; times are medians; a ratio is cost ÷ the reference beside it.\n\n")
+
+	// 1. Projection.
+	p("1. Request projection (history.Normalize + clearing.Clear, default policy, reserve %s, prefix %s)\n", formatInt(benchReservedOutput), formatInt(benchPrefix))
+	p("   vs encoding/json.Marshal of the same projection\n")
+	t := newTable(w)
+	t.row("history", "messages", "batches", "tokens", "JSON", "capacity", "trigger", "projected", "cleared")
+	for _, r := range rep.Projection {
+		t.row(r.Size, formatInt(int64(r.Messages)), formatInt(int64(r.Batches)), formatInt(int64(r.HistoryTokens)),
+			fmtBytes(int64(r.JSONBytes)), formatInt(int64(r.Capacity)), formatInt(int64(r.LocalTrigger)),
+			formatInt(int64(r.ProjectedTokens)), formatInt(int64(r.ClearedResults)))
+	}
+	flush(t)
+	p("\n")
+	t = newTable(w)
+	t.row("scenario", "history", "project", "marshal", "ratio", "reps")
+	scen := []struct {
+		name string
+		get  func(ProjectionRow) Scenario
+	}{
+		{"cold: fresh decode, estimate + project", func(r ProjectionRow) Scenario { return r.Cold }},
+		{"warm: after appending one batch", func(r ProjectionRow) Scenario { return r.AfterAppend }},
+		{"  same, clearing.Warm on arrival", func(r ProjectionRow) Scenario { return r.AfterAppendWarm }},
+		{"warm: from scratch, estimates known", func(r ProjectionRow) Scenario { return r.Scratch }},
+	}
+	for _, s := range scen {
+		for _, r := range rep.Projection {
+			sc := s.get(r)
+			t.row(s.name, r.Size, fmtNs(sc.ProjectNs), fmtNs(sc.MarshalNs), fmtRatio(sc.Ratio), fmt.Sprint(sc.Reps))
+		}
+	}
+	flush(t)
+	if n := len(rep.Projection); n >= 2 {
+		p("\n   how cost grows with the history (factor between consecutive sizes):\n")
+		t = newTable(w)
+		t.row("step", "tokens", "cold", "after append", "from scratch", "marshal (from scratch)")
+		grow := func(a, b int64) string { return fmtRatio(float64(b) / float64(a)) }
+		steps := [][2]ProjectionRow{}
+		for i := 1; i < n; i++ {
+			steps = append(steps, [2]ProjectionRow{rep.Projection[i-1], rep.Projection[i]})
+		}
+		if n > 2 {
+			steps = append(steps, [2]ProjectionRow{rep.Projection[0], rep.Projection[n-1]})
+		}
+		for _, st := range steps {
+			a, b := st[0], st[1]
+			t.row(a.Size+" → "+b.Size, fmtRatio(float64(b.HistoryTokens)/float64(a.HistoryTokens)),
+				grow(a.Cold.ProjectNs, b.Cold.ProjectNs), grow(a.AfterAppend.ProjectNs, b.AfterAppend.ProjectNs),
+				grow(a.Scratch.ProjectNs, b.Scratch.ProjectNs), grow(a.Scratch.MarshalNs, b.Scratch.MarshalNs))
+		}
+		flush(t)
+		var arr []string
+		for _, r := range rep.Projection {
+			arr = append(arr, fmt.Sprintf("%s %s (with Warm %s)", r.Size, fmtNs(r.ArriveNs), fmtNs(r.ArriveWarmNs)))
+		}
+		p("   arrival, paid once per new batch (estimate; not part of the projection): %s\n", strings.Join(arr, ", "))
+	}
+	p("\n")
+
+	// 2. Daemon.
+	if d := rep.Daemon; d != nil {
+		p("2. Daemon round trip: vtcode/prepareRequest vs a bare JSON-RPC echo of the same bytes\n")
+		p("   %s\n", d.Transport)
+		p("   session %s tokens in %s messages, window %s; %d turns with one new user message each;\n",
+			formatInt(int64(d.SessionTokens)), formatInt(int64(d.Messages)), formatInt(int64(d.ContextWindow)), d.Turns)
+		p("   request %s, response %s (projection of %s tokens), %d compactions\n",
+			fmtBytes(int64(d.RequestBytes)), fmtBytes(int64(d.ResponseBytes)), formatInt(int64(d.ProjectedTokens)), d.Compactions)
+		t = newTable(w)
+		t.row("call", "median", "p95")
+		t.row("vtcode/prepareRequest", fmtNs(d.Prepare.MedianNs), fmtNs(d.Prepare.P95Ns))
+		t.row("jsonrpc2 echo (same request, same response bytes)", fmtNs(d.Echo.MedianNs), fmtNs(d.Echo.P95Ns))
+		t.row("frame echo (no JSON-RPC library server-side, same bytes)", fmtNs(d.RawEcho.MedianNs), fmtNs(d.RawEcho.P95Ns))
+		t.row("ratio prepareRequest / jsonrpc2 echo", fmtRatio(d.RatioMedian), fmtRatio(d.RatioP95))
+		t.row("ratio prepareRequest / frame echo", fmtRatio(d.RawRatioMedian), fmtRatio(d.RawRatioP95))
+		flush(t)
+		p("\n")
+	}
+
+	// 3. Estimation.
+	if e := rep.Estimation; e != nil {
+		p("3. Token estimation: history.Estimator (o200k) on fresh messages vs raw codec.NewO200kBase().Count, same text\n")
+		t = newTable(w)
+		t.row("history", "text", "tokens", "estimator", "raw tokenizer", "throughput ratio")
+		t.row(e.History, fmtBytes(int64(e.TextBytes)), formatInt(int64(e.Tokens)),
+			fmt.Sprintf("%s (%.2f MB/s)", fmtNs(e.EstimatorNs), e.EstimatorMBps),
+			fmt.Sprintf("%s (%.2f MB/s)", fmtNs(e.RawNs), e.RawMBps), fmtRatio(e.Ratio))
+		flush(t)
+		p("\n")
+	}
+
+	// 4. Compaction.
+	if len(rep.Compaction) > 0 {
+		p("4. Offline compaction (compaction.Compact, providers/offline, strategy local, trigger manual)\n")
+		t = newTable(w)
+		t.row("history", "capacity", "wall", "vs marshal(history)", "messages", "tokens", "size ratio")
+		for _, c := range rep.Compaction {
+			t.row(c.History, capacityName(c.Capacity), fmtNs(c.WallNs), fmtRatio(c.VsMarshal),
+				formatInt(int64(c.OriginalMessages))+" → "+formatInt(int64(c.CompactedMessages)),
+				formatInt(int64(c.OriginalTokens))+" → "+formatInt(int64(c.CompactedTokens)), fmtRatio(c.SizeRatio))
+		}
+		flush(t)
+		p("\n")
+	}
+
+	// 5. Memory.
+	if m := rep.Memory; m != nil {
+		p("5. Memory: decoded %s (%s tokens, JSON %s), estimated, plus one projection; runtime.MemStats after GC\n",
+			m.History, formatInt(int64(m.Tokens)), fmtBytes(int64(m.JSONBytes)))
+		t = newTable(w)
+		t.row("measure", "history", "projection", "per 1M tokens", "vs JSON size")
+		t.row("held (HeapInuse Δ)", mib(m.HistoryHeapInuse), mib(m.ProjectionHeapInuse), fmt.Sprintf("%.1f MiB", m.HeldMiBPer1M),
+			fmtRatio(m.HistoryVsJSON)+" (with projection "+fmtRatio(m.HeldVsJSON)+")")
+		t.row("live objects (HeapAlloc Δ)", mib(m.HistoryHeapAlloc), "", "", fmtRatio(float64(m.HistoryHeapAlloc)/float64(m.JSONBytes)))
+		t.row("  of which decoded, before estimation (HeapInuse Δ)", mib(m.DecodedHeapInuse), "", "", fmtRatio(float64(m.DecodedHeapInuse)/float64(m.JSONBytes)))
+		t.row("allocated (TotalAlloc Δ): decode", mib(m.DecodeTotalAlloc), "", "", fmtRatio(float64(m.DecodeTotalAlloc)/float64(m.JSONBytes)))
+		t.row("allocated (TotalAlloc Δ): estimate (o200k)", mib(m.EstimateTotalAlloc), "", "", fmtRatio(float64(m.EstimateTotalAlloc)/float64(m.JSONBytes)))
+		t.row("allocated (TotalAlloc Δ): all", mib(m.DecodeTotalAlloc+m.EstimateTotalAlloc), mib(m.ProjectionTotalAlloc), fmt.Sprintf("%.1f MiB", m.TotalAllocMiBPer1M),
+			fmtRatio(float64(m.DecodeTotalAlloc+m.EstimateTotalAlloc+m.ProjectionTotalAlloc)/float64(m.JSONBytes)))
+		flush(t)
+		if rep.PeakRSS > 0 {
+			p("   process peak RSS over the whole run: %s\n", mib(rep.PeakRSS))
+		}
+		p("\n")
+	}
+
+	// Targets.
+	if len(rep.Targets) > 0 {
+		p("Issue 2 targets (measured on the %s history)\n", rep.Targets[0].Measured)
+		t = newTable(w)
+		t.row("target", "want", "got", "")
+		for _, tg := range rep.Targets {
+			got := fmtRatio(tg.Got)
+			if tg.Unit == "ms" {
+				got = fmt.Sprintf("%.3f ms", tg.Got)
+			}
+			verdict := "FAIL"
+			if tg.Pass {
+				verdict = "PASS"
+			}
+			t.row(tg.Name, tg.Want, got, verdict)
+		}
+		flush(t)
+		if rep.Quick {
+			p("   (the targets are stated for the 1M preset; a quick run checks them on 100k)\n")
+		}
+	}
+	p("\ntotal %s\n", (time.Duration(rep.ElapsedSeconds * float64(time.Second))).Round(100*time.Millisecond))
+	if len(errs) > 0 {
+		return fmt.Errorf("writing table: %w", errs[0])
+	}
+	return nil
+}
