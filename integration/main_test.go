@@ -2,25 +2,31 @@
 
 // Package integration_test drives the real vtcode-ls binary over stdio
 // JSON-RPC, as an editor does, and checks what only a whole process can
-// show: crash recovery under SIGKILL (TestCrashRecovery), provider faults
-// seen through the daemon (TestProviderFaults), pipelined load over one and
-// several connections (TestLoad), secrets and store escapes
-// (TestSecurity*), and hostile bytes on stdin (TestMalformedInput).
+// show: crash recovery under SIGKILL (TestCrashRecovery,
+// TestSessionOwnership), provider faults seen through the daemon
+// (TestProviderFaults, TestCancel*, TestStatsNotBlockedByCompaction),
+// pipelined load over one and several connections (TestLoad), secrets,
+// store escapes and file modes (TestSecurity*), and hostile bytes on stdin
+// (TestMalformedInput).
 //
 // TestMain builds cmd/vtcode-ls once per run, with -race when the test
-// binary itself was built with -race. Every test starts its own daemons on
-// temporary workspaces; nothing touches the network beyond loopback fake
-// provider servers.
+// binary itself was built with -race (see race_on_test.go). Every test
+// starts its own daemons on temporary workspaces; nothing touches the
+// network beyond loopback fake provider servers (providers/providertest).
+// Waiting is done on channels with timeouts, never by sleeping.
 //
 // Environment:
 //
-//	VTCODE_LOAD_SCALE  multiplies the load test's sessions × requests
-//	                   (1 = 50 × 200, the default; 0.1 for a quick look)
-//	VTCODE_CRASH_KILLS the number of SIGKILLs of the crash test (default 32)
-//	VTCODE_CRASH_SEED  its random seed (default: fixed, printed)
+//	VTCODE_LOAD_SCALE  fraction of the load test's 200 requests per session
+//	                   (50 sessions always; default 1, 0.25 under -race,
+//	                   × 0.2 under -short)
+//	VTCODE_CRASH_KILLS the number of SIGKILLs of the crash test (default 32,
+//	                   12 under -short)
+//	VTCODE_CRASH_SEED  its random seed (default 20261130, logged)
 package integration_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,6 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	flag.Parse()
 	dir, err := os.MkdirTemp("", "vtcode-integration-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)

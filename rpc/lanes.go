@@ -18,6 +18,10 @@ type lanes struct {
 type lane struct {
 	tail       chan struct{} // done channel of the request that entered last
 	compacting int           // compactions in progress by the running request
+	// started is closed when compacting goes from 0 to 1, so snapshot
+	// readers waiting in the lane can answer at once; nil while nobody
+	// waits for it, and reset when compacting returns to 0.
+	started chan struct{}
 }
 
 // A ticket is a request's place in a lane.
@@ -82,9 +86,34 @@ func (t *ticket) setCompacting(on bool) {
 	defer t.l.mu.Unlock()
 	if on {
 		t.ln.compacting++
+		if t.ln.compacting == 1 && t.ln.started != nil {
+			close(t.ln.started)
+		}
 	} else if t.ln.compacting > 0 {
 		t.ln.compacting--
+		if t.ln.compacting == 0 {
+			t.ln.started = nil
+		}
 	}
+}
+
+// compactionStarted returns a channel closed once a request ahead in t's
+// lane is compacting (at once if one is). A snapshot reader (projectionStats)
+// waiting in the lane uses it to answer during a compaction instead of
+// after it. It is nil for a ticket outside any lane.
+func (t *ticket) compactionStarted() <-chan struct{} {
+	if t == nil || t.ln == nil {
+		return nil
+	}
+	t.l.mu.Lock()
+	defer t.l.mu.Unlock()
+	if t.ln.started == nil {
+		t.ln.started = make(chan struct{})
+		if t.ln.compacting > 0 {
+			close(t.ln.started)
+		}
+	}
+	return t.ln.started
 }
 
 // compacting reports whether the request holding key's lane is compacting.

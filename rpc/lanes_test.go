@@ -69,3 +69,34 @@ func TestLanesAreIndependent(t *testing.T) {
 	<-free.prev
 	free.leave()
 }
+
+// TestCompactionStartedReleasesSnapshotReaders: a stats reader queued behind
+// a request is released when that request starts compacting, not when it
+// ends; a reader that arrives between compactions waits for the next one.
+func TestCompactionStartedReleasesSnapshotReaders(t *testing.T) {
+	var l lanes
+	head := l.enter("session:s1")
+	reader := l.enter("session:s1")
+	started := reader.compactionStarted()
+	select {
+	case <-started:
+		t.Fatal("released before any compaction")
+	default:
+	}
+	head.setCompacting(true)
+	select {
+	case <-started:
+	default:
+		t.Fatal("not released when the request ahead began compacting")
+	}
+	if again := l.enter("session:s1").compactionStarted(); again != started {
+		t.Error("a reader arriving during the compaction does not see it")
+	}
+	head.setCompacting(false)
+	late := l.enter("session:s1")
+	select {
+	case <-late.compactionStarted():
+		t.Error("a reader arriving after the compaction was released")
+	default:
+	}
+}

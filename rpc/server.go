@@ -292,6 +292,10 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
 		lane = ""
 	}
 	t := s.lanes.enter(lane)
+	var jump <-chan struct{} // a snapshot reader answers once the lane compacts
+	if m.snapshot {
+		jump = t.compactionStarted()
+	}
 	wd := s.progress.start(ctx, c.token, cancel, t)
 	go func() {
 		defer s.work.Done()
@@ -305,6 +309,12 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
 		)
 		select {
 		case <-t.prev:
+			if err = ctx.Err(); err == nil {
+				res, err = s.run(ctx, name, c, wd)
+			}
+		case <-jump:
+			// A request ahead is compacting: the session answers with the
+			// last stats in state "compacting", without waiting.
 			if err = ctx.Err(); err == nil {
 				res, err = s.run(ctx, name, c, wd)
 			}

@@ -160,7 +160,7 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	if j.twoPass != nil {
 		// A pass 1 in flight is further along than a fresh summary would be:
 		// let it finish so that its note makes this compaction one call.
-		if err := awaitPassOne(ctx, j.twoPass); err != nil {
+		if err := awaitPassOne(ctx, j.twoPass, passOneWait); err != nil {
 			prog.End(msgCancelled)
 			return nil, err
 		}
@@ -219,13 +219,31 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	return report, nil
 }
 
-// awaitPassOne waits until no pass 1 of tp runs, or ctx ends.
-func awaitPassOne(ctx context.Context, tp *compaction.TwoPass) error {
+// passOneWait bounds how long a compaction waits for a background pass 1
+// still in flight before it gives up on it and summarizes in one pass: a
+// pass 1 stuck at a hung provider must not hold the session for the
+// provider's whole timeout.
+var passOneWait = 20 * time.Second
+
+// awaitPassOne waits until no pass 1 of tp runs, or ctx ends. After limit
+// it cancels the pass (its note is lost; the compaction then makes its own
+// summary) and waits for it to wind down.
+func awaitPassOne(ctx context.Context, tp *compaction.TwoPass, limit time.Duration) error {
 	done := make(chan struct{})
 	go func() { // ends with the pass, which ends with the session at the latest
 		tp.Wait()
 		close(done)
 	}()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		tp.Invalidate()
+	}
 	select {
 	case <-done:
 		return nil

@@ -1,5 +1,7 @@
 package session
 
+import "time"
+
 // OnEnqueue installs a hook called each time a call starts waiting in the
 // queue of session id (tests only).
 func OnEnqueue(m *Manager, id string, hook func()) {
@@ -9,4 +11,12 @@ func OnEnqueue(m *Manager, id string, hook func()) {
 	s.q.mu.Lock()
 	s.q.onWait = hook
 	s.q.mu.Unlock()
+}
+
+// SetPassOneWait changes how long a compaction waits for a background pass
+// 1 (tests only); it returns a func restoring the old value.
+func SetPassOneWait(d time.Duration) func() {
+	old := passOneWait
+	passOneWait = d
+	return func() { passOneWait = old }
 }

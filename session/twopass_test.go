@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/offline"
@@ -149,4 +151,46 @@ func TestResumeFindsTheSessionsWorkspace(t *testing.T) {
 	if err != nil || !again.Resumed || again.Messages != 6 {
 		t.Fatalf("resume = %+v, %v", again, err)
 	}
+}
+
+// hangFirst blocks its first call until the call's context ends, and
+// delegates the others to the offline summarizer.
+type hangFirst struct {
+	mu        sync.Mutex
+	calls     int
+	started   chan struct{}
+	cancelled chan struct{}
+}
+
+func (h *hangFirst) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
+	h.mu.Lock()
+	h.calls++
+	first := h.calls == 1
+	h.mu.Unlock()
+	if first {
+		close(h.started)
+		<-ctx.Done()
+		close(h.cancelled)
+		return nil, ctx.Err()
+	}
+	return offline.New().Generate(ctx, req)
+}
+
+// TestHungPassOneDoesNotHoldCompaction: a background pass 1 stuck at a hung
+// provider is given up after a bounded wait, and the compaction that needed
+// it summarizes in one pass instead of waiting for the provider's timeout.
+func TestHungPassOneDoesNotHoldCompaction(t *testing.T) {
+	defer session.SetPassOneWait(50 * time.Millisecond)()
+	h := &hangFirst{started: make(chan struct{}), cancelled: make(chan struct{})}
+	e := newEnv(t, session.Options{Clients: clients(map[string]providers.Generator{"local": h})}, "")
+	id := e.open(session.OpenParams{Provider: "local", Model: "m", ContextWindow: 40000})
+	e.setPolicy(id, `{"toolResultClearing":{"enabled":false}}`)
+	prepare(t, e, session.PrepareParams{SessionID: id, Messages: turns(22, 4000)}, nil)
+	<-h.started // pass 1 hangs
+
+	res := prepare(t, e, session.PrepareParams{SessionID: id, Messages: turns(3, 4000)}, nil)
+	if res.Compaction == nil || res.Compaction.ArtifactID == "" {
+		t.Fatalf("no compaction: %+v", res.Compaction)
+	}
+	<-h.cancelled // the hung pass 1 was cancelled, not left running
 }
