@@ -103,7 +103,7 @@ func TestStubText(t *testing.T) {
 			t.Errorf("StubText(%q, %q, %d) = %q", tc.tool, tc.id, tc.n, got)
 		}
 	}
-	if thousands(-1234) != "-1,234" || thousands(-12) != "-12" {
+	if history.FormatCount(-1234) != "-1,234" || history.FormatCount(-12) != "-12" {
 		t.Error("negative thousands")
 	}
 }

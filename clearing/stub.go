@@ -38,37 +38,8 @@ func StubText(tool, callID string, tokens int) string {
 	if tool != "" || callID != "" {
 		sb.WriteString(", ")
 	}
-	sb.WriteString(thousands(tokens))
+	sb.WriteString(history.FormatCount(tokens))
 	sb.WriteString(" tokens; run the tool again if you need it]")
-	return sb.String()
-}
-
-// thousands formats n with comma thousands separators.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	if len(s) <= 3 {
-		if neg {
-			return "-" + s
-		}
-		return s
-	}
-	var sb strings.Builder
-	if neg {
-		sb.WriteByte('-')
-	}
-	head := len(s) % 3
-	if head == 0 {
-		head = 3
-	}
-	sb.WriteString(s[:head])
-	for i := head; i < len(s); i += 3 {
-		sb.WriteByte(',')
-		sb.WriteString(s[i : i+3])
-	}
 	return sb.String()
 }
 

@@ -37,7 +37,7 @@ func truncateMiddle(est *history.Estimator, s string, n int, what string) string
 	if n <= 0 {
 		return ""
 	}
-	marker := fmt.Sprintf("\n[… %s tokens of %s omitted …]\n", commas(t-n), what)
+	marker := fmt.Sprintf("\n[… %s tokens of %s omitted …]\n", history.FormatCount(t-n), what)
 	mt := est.Text(marker)
 	if n < mt+16 {
 		return truncateHead(est, s, n)
@@ -104,26 +104,6 @@ func snapForward(s string, n int) int {
 		n++
 	}
 	return n
-}
-
-// commas formats n with thousands separators.
-func commas(n int) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // floorTokens is the smallest estimate a preview of m can reach: the message
@@ -324,7 +304,9 @@ func previewSpan(est *history.Estimator, msgs []history.Message, budget int) (ou
 // could be bounded to.
 type budgetError struct{ need int }
 
-func (e *budgetError) Error() string { return fmt.Sprintf("needs at least %s tokens", commas(e.need)) }
+func (e *budgetError) Error() string {
+	return fmt.Sprintf("needs at least %s tokens", history.FormatCount(e.need))
+}
 
 // selectFork bounds msgs (normalized, already pruned) to allowance tokens for
 // a summary request: the whole list when it fits; otherwise the leading

@@ -431,7 +431,7 @@ func (r *run) summarize(ctx context.Context, lead, body []history.Message, label
 			budget, known = in/2, true
 		}
 		r.log.Info("summary request exceeded the context window; retrying smaller", "input", input, "budget", budget)
-		r.progress(fmt.Sprintf("Summary input too large; retrying within %s tokens", commas(budget)), pct)
+		r.progress(fmt.Sprintf("Summary input too large; retrying within %s tokens", history.FormatCount(budget)), pct)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/providers"
+
+	"github.com/vtcode/vtcode-ls/history"
 )
 
 // ErrAlreadyCompact reports a compaction that would not reduce the history's
@@ -46,9 +48,9 @@ func (e *Error) Error() string {
 	default:
 		b.WriteString("summary request failed")
 	}
-	fmt.Fprintf(&b, " (provider %s, model %s, input %s tokens, budget ", orUnknown(e.Provider), orUnknown(e.Model), commas(e.InputTokens))
+	fmt.Fprintf(&b, " (provider %s, model %s, input %s tokens, budget ", orUnknown(e.Provider), orUnknown(e.Model), history.FormatCount(e.InputTokens))
 	if e.Budget > 0 {
-		b.WriteString(commas(e.Budget) + " tokens)")
+		b.WriteString(history.FormatCount(e.Budget) + " tokens)")
 	} else {
 		b.WriteString("unknown)")
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -177,4 +179,30 @@ func (e *Estimator) compute(m *Message) int {
 		n += (size + 3) / 4
 	}
 	return n
+}
+
+// FormatCount writes n with comma thousands separators, the way token counts
+// appear in text a user reads: 4,812.
+func FormatCount(n int) string {
+	s := strconv.Itoa(n)
+	sign := ""
+	if n < 0 {
+		sign, s = "-", s[1:]
+	}
+	if len(s) <= 3 {
+		return sign + s
+	}
+	var sb strings.Builder
+	sb.Grow(len(sign) + len(s) + len(s)/3)
+	sb.WriteString(sign)
+	head := len(s) % 3
+	if head == 0 {
+		head = 3
+	}
+	sb.WriteString(s[:head])
+	for i := head; i < len(s); i += 3 {
+		sb.WriteByte(',')
+		sb.WriteString(s[i : i+3])
+	}
+	return sb.String()
 }

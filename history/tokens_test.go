@@ -203,3 +203,12 @@ func TestParseTokenizer(t *testing.T) {
 		t.Error("Tokenizer()")
 	}
 }
+
+func TestFormatCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 4812: "4,812", 123456: "123,456",
+		1017082: "1,017,082", -1: "-1", -4812: "-4,812", -1000000: "-1,000,000"} {
+		if got := FormatCount(n); got != want {
+			t.Errorf("FormatCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

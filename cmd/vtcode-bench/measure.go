@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vtcode/vtcode-ls/history"
 )
 
 // Machine describes where the numbers were measured.
@@ -141,17 +143,4 @@ func ratio(a, b time.Duration) float64 {
 }
 
 // formatInt writes n with thousands separators: 1,048,576.
-func formatInt(n int64) string {
-	if n < 0 {
-		return "-" + formatInt(-n)
-	}
-	digits := strconv.FormatInt(n, 10)
-	var b strings.Builder
-	for i, d := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(d)
-	}
-	return b.String()
-}
+func formatInt(n int64) string { return history.FormatCount(int(n)) }

@@ -516,8 +516,8 @@ func TestProgressBarOnlyOnTerminals(t *testing.T) {
 
 func TestThousands(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 32000: "32,000", 1234567: "1,234,567", -4096: "-4,096"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		if got := history.FormatCount(n); got != want {
+			t.Errorf("history.FormatCount(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

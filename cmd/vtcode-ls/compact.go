@@ -75,7 +75,7 @@ func compact(ctx context.Context, path string, rf routeFlags, instructions, stra
 	}
 	if res.ArtifactID == "" { // a no-op: nothing to write
 		return fmt.Errorf("%s: %s (%d messages, %s tokens; %s); nothing written",
-			path, res.Message, res.OriginalMessageCount, thousands(res.OriginalTokens), e.describe())
+			path, res.Message, res.OriginalMessageCount, history.FormatCount(res.OriginalTokens), e.describe())
 	}
 	h, err := e.m.History(ctx, session.HistoryParams{SessionID: e.id})
 	if err != nil {
@@ -91,7 +91,7 @@ func compact(ctx context.Context, path string, rf routeFlags, instructions, stra
 		return err
 	}
 	fmt.Fprintf(stderr, "compacted %s: %d -> %d messages, %s -> %s tokens (%s, strategy %s, %s, %s) -> %s\n",
-		path, res.OriginalMessageCount, res.CompactedMessageCount, thousands(res.OriginalTokens), thousands(res.CompactedTokens),
+		path, res.OriginalMessageCount, res.CompactedMessageCount, history.FormatCount(res.OriginalTokens), history.FormatCount(res.CompactedTokens),
 		res.Mode, res.Strategy, e.route, (time.Duration(res.ElapsedMs) * time.Millisecond).String(), dest)
 	return nil
 }

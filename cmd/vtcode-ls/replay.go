@@ -107,7 +107,7 @@ func (e *env) close() {
 }
 
 func (e *env) describe() string {
-	s := fmt.Sprintf("route %s, context window %s", e.route, thousands(e.window))
+	s := fmt.Sprintf("route %s, context window %s", e.route, history.FormatCount(e.window))
 	if e.assumed {
 		s += " (default; set --context-window)"
 	}
@@ -304,7 +304,7 @@ func (s *replaySummary) line(turns int, st *session.Stats, elapsed time.Duration
 		line += ", " + plural(s.trimmed, "trimmed request")
 	}
 	line += fmt.Sprintf("; final history %d messages, %s tokens (projected %s)",
-		st.Messages, thousands(st.OriginalTokens), thousands(st.ProjectedTokens))
+		st.Messages, history.FormatCount(st.OriginalTokens), history.FormatCount(st.ProjectedTokens))
 	return line
 }
 
@@ -334,7 +334,7 @@ func (o *replayOutput) turn(r turnReport) error {
 		state += " (pending request)"
 	}
 	_, err := fmt.Fprintf(o.w, "%5d %6d %9s %10s %8d %9s  %s\n", r.Turn, r.Messages,
-		thousands(r.OriginalTokens), thousands(r.ProjectedTokens), r.ClearedResults, percent(r.Pressure), state)
+		history.FormatCount(r.OriginalTokens), history.FormatCount(r.ProjectedTokens), r.ClearedResults, percent(r.Pressure), state)
 	if err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func describeCompaction(c *session.CompactResult) string {
 	}
 	return fmt.Sprintf("compaction (%s): mode %s, strategy %s, %d -> %d messages, %s -> %s tokens, %s",
 		c.Trigger, c.Mode, c.Strategy, c.OriginalMessageCount, c.CompactedMessageCount,
-		thousands(c.OriginalTokens), thousands(c.CompactedTokens), (time.Duration(c.ElapsedMs) * time.Millisecond).String())
+		history.FormatCount(c.OriginalTokens), history.FormatCount(c.CompactedTokens), (time.Duration(c.ElapsedMs) * time.Millisecond).String())
 }
 
 // plural returns "1 turn", "2 turns".
@@ -366,26 +366,6 @@ func plural(n int, noun string) string {
 }
 
 func percent(p float64) string { return fmt.Sprintf("%.1f%%", p*100) }
-
-// thousands formats n with comma separators: 12,345.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
 
 // progressBar draws "[#####.....] 45/120 turns" on a terminal; on anything
 // else it draws nothing.
