@@ -340,10 +340,13 @@ var (
 	decisionRE    = regexp.MustCompile(`(?i)\b(decided|decision|i'll use|we'll use|i will use|instead|chose|choosing|going with|switch(ed|ing)? to|rather than|because)\b`)
 	nextRE        = regexp.MustCompile(`(?i)\b(next|todo|remaining|still need|then i|we need to|needs to be|will now)\b`)
 	errorLineRE   = regexp.MustCompile(`(?i)\b(error|errors|failed|failure|fail|panic|panicked|traceback|exception|fatal|undefined|cannot|no such file|not found|permission denied|syntax error)\b`)
-	errorStartRE  = regexp.MustCompile(`(?i)^\W*(error|failed|failure|fatal|exception|panic)\b`)
-	exitRE        = regexp.MustCompile(`(?i)\b(?:exit(?:ed with)?[ _]?(?:code|status)|returncode|return code|exitcode)["']?\s*[:=]?\s*(-?\d{1,3})\b`)
-	sessionRE     = regexp.MustCompile(`(?i)\b(session|process|job|pid|shell)[ _-]?(?:id)?\s*[:=#]\s*([A-Za-z0-9_.:-]+)`)
-	runningRE     = regexp.MustCompile(`(?i)\b(still running|running in (the )?background|started in (the )?background|in progress)\b`)
+	// diffLineRE matches a removed or added line of a diff ("-func f() error {"),
+	// not a test runner's "--- FAIL:".
+	diffLineRE   = regexp.MustCompile(`^[-+]([^-+]|$)`)
+	errorStartRE = regexp.MustCompile(`(?i)^\W*(error|failed|failure|fatal|exception|panic)\b`)
+	exitRE       = regexp.MustCompile(`(?i)\b(?:exit(?:ed with)?[ _]?(?:code|status)|returncode|return code|exitcode)["']?\s*[:=]?\s*(-?\d{1,3})\b`)
+	sessionRE    = regexp.MustCompile(`(?i)\b(session|process|job|pid|shell)[ _-]?(?:id)?\s*[:=#]\s*([A-Za-z0-9_.:-]+)`)
+	runningRE    = regexp.MustCompile(`(?i)\b(still running|running in (the )?background|started in (the )?background|in progress)\b`)
 )
 
 // commandTools are substrings of tool names that run commands.
@@ -496,7 +499,7 @@ func (f *facts) noteErrors(res string) {
 func errorLine(res string) string {
 	lines := strings.Split(res, "\n")
 	for i, line := range lines {
-		if !errorLineRE.MatchString(line) || strings.HasPrefix(line, history.InterruptedResult) {
+		if !errorLineRE.MatchString(line) || strings.HasPrefix(line, history.InterruptedResult) || diffLineRE.MatchString(line) {
 			continue
 		}
 		out := strings.TrimSpace(line)
@@ -662,9 +665,12 @@ func (f *facts) deriveNext(recentAssistant []string, lastUser string) {
 	for _, c := range f.interrupted {
 		f.next.add(fmt.Sprintf("Re-run or verify the interrupted call %s (%s).", c.tc.ID, c.tc.Name))
 	}
-	for _, c := range f.checks {
+	for i, c := range f.checks {
 		switch c.status {
 		case "failed":
+			if passedLater(f.checks[i+1:], c.command) {
+				continue // a later run that covers it passed
+			}
 			f.next.add(fmt.Sprintf("Fix the failure of `%s` (%s) and re-run it.", c.command, c.detail))
 		case "running":
 			f.next.add(fmt.Sprintf("Poll `%s` (%s) until it finishes and record its exit code.", c.command, c.detail))
@@ -680,6 +686,50 @@ func (f *facts) deriveNext(recentAssistant []string, lastUser string) {
 	if len(f.next.items) == 0 && lastUser != "" {
 		f.next.add("Continue with the latest user request: " + clip(lastUser, 200))
 	}
+}
+
+// passedLater reports whether one of the later checks completed with exit 0
+// and covers failed: every word of failed (flags aside) appears in it, as in
+// `go test ./pkg/` failing and `gofmt -l ./pkg && go test -v ./pkg/` passing.
+func passedLater(later []check, failed string) bool {
+	want := commandWords(failed)
+	if len(want) == 0 {
+		return false
+	}
+	for _, c := range later {
+		if c.status != "completed" || c.detail != "exit 0" {
+			continue
+		}
+		have := map[string]bool{}
+		for _, w := range commandWords(c.command) {
+			have[w] = true
+		}
+		covered := true
+		for _, w := range want {
+			if !have[w] {
+				covered = false
+				break
+			}
+		}
+		if covered {
+			return true
+		}
+	}
+	return false
+}
+
+// commandWords returns the words of a shell command line without flags and
+// shell operators.
+func commandWords(cmd string) []string {
+	var out []string
+	for _, w := range strings.Fields(cmd) {
+		switch {
+		case w == "&&" || w == "||" || w == "|" || w == ";" || strings.HasPrefix(w, "-"):
+			continue
+		}
+		out = append(out, strings.TrimRight(w, ";"))
+	}
+	return out
 }
 
 func describeCall(c *call) string {

@@ -283,3 +283,34 @@ func TestCancelled(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// TestFixedFailureIsNotANextStep: a failed check that a later, broader
+// command ran again successfully is history, not work left; a diff line that
+// mentions "error" is not an error seen.
+func TestFixedFailureIsNotANextStep(t *testing.T) {
+	bash := func(id, cmd, out string) []history.Message {
+		return []history.Message{
+			{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: id, Name: "bash", Arguments: `{"command":"` + cmd + `"}`}}},
+			history.NewToolResult(id, "bash", out),
+		}
+	}
+	msgs := []history.Message{history.NewText(history.User, "Make the money tests pass.")}
+	msgs = append(msgs, bash("c1", "go vet ./internal/money/ && go test ./internal/money/", "--- FAIL: TestParse (0.00s)\nExit code: 1")...)
+	msgs = append(msgs, bash("c2", "git diff", "-func Compute(inv *Invoice) (Totals, error) {\n+func Compute(inv *Invoice) (t Totals, err error) {\nExit code: 0")...)
+	msgs = append(msgs, bash("c3", "go build ./... && go test ./cmd/", "FAIL\tcmd [build failed]\nExit code: 2")...)
+	msgs = append(msgs, bash("c4", "gofmt -l ./internal/money && go vet ./internal/money/ && go test -v ./internal/money/", "ok\nExit code: 0")...)
+	text := summarize(t, msgs, 0).Message.Text()
+	next := text[strings.Index(text, "## Next steps"):]
+	if strings.Contains(next, "internal/money") {
+		t.Errorf("a failure fixed by a later run is still a next step:\n%s", next)
+	}
+	if !strings.Contains(next, "go build ./... && go test ./cmd/") {
+		t.Errorf("an unfixed failure is missing from the next steps:\n%s", next)
+	}
+	if !strings.Contains(text, "--- FAIL: TestParse") {
+		t.Errorf("the test failure is not among the errors:\n%s", text)
+	}
+	if strings.Contains(text, "-func Compute") {
+		t.Errorf("a diff line was taken for an error:\n%s", text)
+	}
+}
