@@ -3,6 +3,8 @@ package compaction
 import (
 	_ "embed"
 	"strings"
+
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // DefaultPrompt is the default summary prompt (SPEC §8.5): goal, constraints
@@ -25,7 +27,7 @@ var DefaultPrompt string
 const SummaryPrefix = "Previous conversation summary:\n"
 
 // instructionsHeader introduces caller-supplied instructions after the prompt.
-const instructionsHeader = "\n\nAdditional instructions for this summary:\n"
+const instructionsHeader = "\n\n" + providers.SummaryInstructions + "\n"
 
 // carrierHeader and carrierFooter wrap an earlier note (two-pass pass 2 and
 // the second band of hierarchical mode) in the user message that precedes the

@@ -82,6 +82,13 @@ type CompactResponse struct {
 	Usage  history.Usage
 }
 
+// SummaryInstructions introduces a compaction's custom instructions at the
+// end of the summary prompt (the last user message of a summary request):
+// "<prompt>\n\n" + SummaryInstructions + "\n<instructions>". A summarizer
+// that does not send the prompt to a model (the offline one) reads them
+// from there.
+const SummaryInstructions = "Additional instructions for this summary:"
+
 // Generator produces one response. Implementations must honour ctx.
 type Generator interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)

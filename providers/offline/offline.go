@@ -50,7 +50,12 @@ func (summarizer) Generate(ctx context.Context, req *providers.Request) (*provid
 		return nil, err
 	}
 	msgs := req.Messages
+	instructions := ""
 	if n := len(msgs); n > 1 && msgs[n-1].Role == history.User {
+		prompt := msgs[n-1].Text()
+		if _, after, ok := strings.Cut(prompt, providers.SummaryInstructions); ok {
+			instructions = clip(strings.Join(strings.Fields(after), " "), maxInstructionChars)
+		}
 		msgs = msgs[:n-1] // the summary prompt
 	}
 	f, err := extract(ctx, msgs)
@@ -61,7 +66,14 @@ func (summarizer) Generate(ctx context.Context, req *providers.Request) (*provid
 	if req.MaxOutputTokens > 0 {
 		limit = min(limit, req.MaxOutputTokens)
 	}
-	text := f.render(limit * 4)
+	// An extractive summary cannot follow free-form instructions; it carries
+	// them at the top, so the model that continues sees what the user asked
+	// the summary to focus on.
+	head := ""
+	if instructions != "" {
+		head = "## " + secFocus + "\n" + instructions + "\n\n"
+	}
+	text := head + f.render(max(0, limit*4-len(head)))
 
 	est := history.NewEstimator(history.Approx)
 	in := est.Prefix(req.System, req.Tools)
@@ -87,7 +99,12 @@ const (
 	secFiles     = "Files read or changed"
 	secErrors    = "Errors seen"
 	secNext      = "Next steps"
+	// secFocus carries a compaction's custom instructions, first.
+	secFocus = "Focus requested for this summary"
 )
+
+// maxInstructionChars bounds the custom instructions carried into a summary.
+const maxInstructionChars = 600
 
 var sectionOrder = []string{secGoal, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
 

@@ -314,3 +314,23 @@ func TestFixedFailureIsNotANextStep(t *testing.T) {
 		t.Errorf("a diff line was taken for an error:\n%s", text)
 	}
 }
+
+// TestInstructionsCarried: the extractive summary cannot follow free-form
+// instructions, so it carries them first for the model that continues; a
+// summary without instructions has no such section.
+func TestInstructionsCarried(t *testing.T) {
+	msgs := []history.Message{history.NewText(history.User, "Port the parser to Go."), history.NewText(history.Assistant, "Started with the lexer.")}
+	req := &providers.Request{Model: "offline", Messages: append(append([]history.Message(nil), msgs...),
+		history.NewText(history.User, prompt+"\n\n"+providers.SummaryInstructions+"\nKeep every file path and the benchmark numbers."))}
+	resp, err := New().Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "## Focus requested for this summary\nKeep every file path and the benchmark numbers.\n\n## Goal\nPort the parser to Go."
+	if text := resp.Message.Text(); !strings.HasPrefix(text, want) {
+		t.Errorf("summary starts\n%s\nwant\n%s", text[:min(len(text), 200)], want)
+	}
+	if text := summarize(t, msgs, 0).Message.Text(); strings.Contains(text, "Focus requested") {
+		t.Errorf("focus section without instructions:\n%s", text)
+	}
+}
