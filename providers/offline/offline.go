@@ -69,6 +69,9 @@ func (summarizer) Generate(ctx context.Context, req *providers.Request) (*provid
 	// An extractive summary cannot follow free-form instructions; it carries
 	// them at the top, so the model that continues sees what the user asked
 	// the summary to focus on.
+	if instructions == "" {
+		instructions = clip(f.priorFocus, maxInstructionChars) // a later compaction keeps the focus
+	}
 	head := ""
 	if instructions != "" {
 		head = "## " + secFocus + "\n" + instructions + "\n\n"
@@ -136,6 +139,7 @@ type facts struct {
 	next         list
 	interrupted  []*call
 	prior        map[string][]string // sections of earlier summaries, merged in order
+	priorFocus   string              // the focus an earlier summary carried
 	priorGoal    string
 }
 
@@ -324,7 +328,15 @@ func (f *facts) mergePrior(text string) {
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "## ") {
-			sec = canonicalSection(strings.TrimSpace(t[3:]))
+			title := strings.TrimSpace(t[3:])
+			sec = canonicalSection(title)
+			if strings.EqualFold(title, secFocus) {
+				sec = secFocus
+			}
+			continue
+		}
+		if sec == secFocus && t != "" {
+			f.priorFocus = strings.TrimSpace(f.priorFocus + " " + t)
 			continue
 		}
 		if sec == "" || t == "" || strings.EqualFold(t, "none") {

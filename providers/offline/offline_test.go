@@ -333,4 +333,9 @@ func TestInstructionsCarried(t *testing.T) {
 	if text := summarize(t, msgs, 0).Message.Text(); strings.Contains(text, "Focus requested") {
 		t.Errorf("focus section without instructions:\n%s", text)
 	}
+	// A later compaction of the compacted history keeps the focus.
+	again := []history.Message{history.NewText(history.System, "Previous conversation summary:\n"+resp.Message.Text()), history.NewText(history.User, "Go on.")}
+	if text := summarize(t, again, 0).Message.Text(); !strings.HasPrefix(text, "## Focus requested for this summary\nKeep every file path and the benchmark numbers.\n") {
+		t.Errorf("the focus was lost on re-compaction:\n%s", text)
+	}
 }
