@@ -6,8 +6,13 @@ export VTCODE_CACHE=${VTCODE_CACHE:-$REPO_ROOT/.cache}
 mkdir -p "$VTCODE_CACHE"
 VTCODE_CACHE=$(cd "$VTCODE_CACHE" && pwd)
 
+# Neovim test versions: 0.7.2 from Debian 12 (bookworm), 0.10.4 from Debian 13 (trixie), and the
+# newest from Debian sid (unstable). Sid moves on: when it drops 0.12.4, install-neovim.sh says which
+# version it has now; set NVIM_SID_VERSION to it (an installed 0.12.4 keeps working).
 NVIM_OLD_VERSION=0.7.2
 NVIM_NEW_VERSION=0.10.4
+NVIM_SID_VERSION=${NVIM_SID_VERSION:-0.12.4}
+NVIM_ALL_VERSIONS="$NVIM_OLD_VERSION $NVIM_NEW_VERSION $NVIM_SID_VERSION"
 NODE24_VERSION=${NODE24_VERSION:-24.22.3}
 CODE_SERVER_VERSION=${CODE_SERVER_VERSION:-4.139.1}
 PLAYWRIGHT_VERSION=${PLAYWRIGHT_VERSION:-1.65.1}

@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Runs the Neovim plugin headless against the real daemon on Neovim 0.7.2 (Debian 12 packages)
-# and 0.10.4 (Debian 13 packages), both extracted into $VTCODE_CACHE/neovim on first use
-# (editors/scripts/install-neovim.sh). The daemon is $VTCODE_LS_BIN, else <repo>/bin/vtcode-ls
-# (built with go build when missing or stale). NVIM_VERSIONS="0.10.4" runs one only; NVIM=path
-# adds another binary (e.g. a system 0.11). Last line: "neovim: N passed, N failed".
+# Runs the Neovim plugin headless against the real daemon on Neovim 0.7.2 (Debian 12 packages),
+# 0.10.4 (Debian 13 packages) and 0.12.4 (Debian sid packages), each extracted into
+# $VTCODE_CACHE/neovim on first use (editors/scripts/install-neovim.sh). The daemon is
+# $VTCODE_LS_BIN, else <repo>/bin/vtcode-ls (built with go build when missing or stale).
+# NVIM_VERSIONS="0.10.4 0.12.4" runs those only; NVIM=path adds another binary (e.g. a system
+# nvim). Last line: "neovim: N passed, N failed".
 set -euo pipefail
 PLUGIN=$(cd "$(dirname "$0")/.." && pwd)
 . "$PLUGIN/../scripts/env.sh"
 BIN=$(vtcode_ls_bin)
-bash "$EDITORS_SCRIPTS/install-neovim.sh" >/dev/null
-
+read -r -a versions <<<"${NVIM_VERSIONS:-$NVIM_ALL_VERSIONS}"
 nvims=()
-for v in ${NVIM_VERSIONS:-$NVIM_OLD_VERSION $NVIM_NEW_VERSION}; do nvims+=("$VTCODE_CACHE/neovim/$v/nvim"); done
+if ((${#versions[@]})); then
+  mapfile -t nvims < <(bash "$EDITORS_SCRIPTS/install-neovim.sh" "${versions[@]}")
+  if ((${#nvims[@]} != ${#versions[@]})); then
+    echo "not ok - install-neovim.sh ${versions[*]} failed"; echo "neovim: 0 passed, 1 failed"; exit 1
+  fi
+fi
 [ -n "${NVIM:-}" ] && nvims+=("$NVIM")
+((${#nvims[@]})) || { echo "not ok - no Neovim selected (NVIM_VERSIONS, NVIM)"; echo "neovim: 0 passed, 1 failed"; exit 1; }
 
 total_pass=0; total_fail=0
 for nvim in "${nvims[@]}"; do

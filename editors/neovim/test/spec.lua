@@ -42,6 +42,18 @@ local function wait(ms, cond, what)
   end
 end
 
+-- deprecated Neovim API used during the run: vim.deprecate() is called for soft deprecations too
+-- (it only warns once a feature is close to removal), so wrapping it catches them early.
+local deprecations = {} -- "name (use alternative)" -> where it was first called
+if vim.deprecate then
+  local deprecate = vim.deprecate
+  vim.deprecate = function(name, alternative, ...)
+    local key = string.format("%s (use %s)", tostring(name), tostring(alternative))
+    deprecations[key] = deprecations[key] or debug.traceback("", 2):gsub("^%s*stack traceback:%s*", "")
+    return deprecate(name, alternative, ...)
+  end
+end
+
 -- captured notifications
 local notes = {}
 vim.notify = function(msg, level)
@@ -295,6 +307,22 @@ test(":checkhealth vtcode passes", function()
   emit("    " .. table.concat(vim.tbl_filter(function(l)
     return l:find("OK")
   end, lines), "\n    "))
+end)
+
+test("no deprecated Neovim API is used", function()
+  if next(deprecations) then
+    local lines = {}
+    for key, where in pairs(deprecations) do
+      table.insert(lines, key .. "\n      " .. where:gsub("\n", "\n      "))
+    end
+    error("deprecated API used:\n  " .. table.concat(lines, "\n  "))
+  end
+  if vim.fn.has("nvim-0.11") == 1 then
+    -- Neovim's own record of deprecated calls (nvim 0.11+)
+    vim.cmd("checkhealth vim.deprecated")
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    assert(text:find("No deprecated functions detected", 1, true), text)
+  end
 end)
 
 emit(string.format("nvim %s: %d passed, %d failed", nvim, passed, failed))

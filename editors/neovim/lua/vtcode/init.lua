@@ -8,7 +8,7 @@ local fmt = require("vtcode.format")
 
 local M = {}
 
-local uv = vim.loop
+local uv = vim.uv or vim.loop -- vim.loop is deprecated since 0.10 (vim.uv)
 
 -- Neovim 0.11 made client functions methods (client:request()); 0.7–0.10 use client.request().
 local methods = vim.fn.has("nvim-0.11") == 1
