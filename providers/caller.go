@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -261,6 +262,21 @@ func (c *Caller) ReadBody(ctx context.Context, model string, resp *http.Response
 		return nil, c.Fail(model, KindMalformed, fmt.Sprintf("response larger than %d bytes", MaxResponseBytes))
 	}
 	return body, nil
+}
+
+// ReadJSON reads a successful response body like ReadBody and decodes it
+// into v; a body that does not decode is a KindMalformed error. It returns
+// the body, for classifying an error object that a successful answer
+// carries.
+func (c *Caller) ReadJSON(ctx context.Context, model string, resp *http.Response, v any) ([]byte, error) {
+	data, err := c.ReadBody(ctx, model, resp)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, c.Malformed(model, err)
+	}
+	return data, nil
 }
 
 // StreamError classifies an error met while reading a response body or

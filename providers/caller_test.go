@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,27 +15,11 @@ import (
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 )
 
-type sleeper struct {
-	mu    sync.Mutex
-	waits []time.Duration
-	err   error
-}
-
-func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.waits = append(s.waits, d)
-	if s.err != nil {
-		return s.err
-	}
-	return ctx.Err()
-}
-
-func post(t *testing.T, srv *providertest.Server, p providers.RetryPolicy) (*sleeper, error) {
+func post(t *testing.T, srv *providertest.Server, p providers.RetryPolicy) (*providertest.Sleeper, error) {
 	t.Helper()
-	sl := &sleeper{}
+	sl := &providertest.Sleeper{}
 	if p.Sleep == nil {
-		p.Sleep = sl.sleep
+		p.Sleep = sl.Sleep
 	}
 	c := &providers.Caller{Provider: "p", Retry: p}
 	resp, err := c.Post(context.Background(), providers.Call{Model: "m", URL: srv.URL + "/x", Body: []byte(`{}`)})
@@ -88,10 +71,11 @@ func TestBackoffGrowsAndIsCapped(t *testing.T) {
 	srv := providertest.NewServer(t, boom, boom, boom, boom, boom)
 	sl, _ := post(t, srv, providers.RetryPolicy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond, MaxDelay: 300 * time.Millisecond})
 	want := []time.Duration{100, 200, 300, 300}
-	if len(sl.waits) != len(want) {
-		t.Fatalf("waits = %v", sl.waits)
+	waits := sl.Waits()
+	if len(waits) != len(want) {
+		t.Fatalf("waits = %v", waits)
 	}
-	for i, w := range sl.waits {
+	for i, w := range waits {
 		lo, hi := want[i]*time.Millisecond*8/10, want[i]*time.Millisecond*12/10
 		if i >= 2 {
 			lo, hi = 240*time.Millisecond, 300*time.Millisecond
@@ -256,14 +240,14 @@ func TestTimeoutIsNotRetried(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.Reply{Func: func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // never answers; the client gives up
 	}})
-	sl := &sleeper{}
-	c := &providers.Caller{Provider: "p", HTTPClient: &http.Client{Timeout: 50 * time.Millisecond}, Retry: providers.RetryPolicy{Sleep: sl.sleep}}
+	sl := &providertest.Sleeper{}
+	c := &providers.Caller{Provider: "p", HTTPClient: &http.Client{Timeout: 50 * time.Millisecond}, Retry: providers.RetryPolicy{Sleep: sl.Sleep}}
 	_, err := c.Post(context.Background(), providers.Call{Model: "m", URL: srv.URL, Body: []byte(`{}`)})
 	if providers.KindOf(err) != providers.KindTimeout {
 		t.Fatalf("err = %v, want kind timeout", err)
 	}
-	if n := len(srv.Requests()); n != 1 || len(sl.waits) != 0 {
-		t.Errorf("requests = %d, waits = %v", n, sl.waits)
+	if n := len(srv.Requests()); n != 1 || len(sl.Waits()) != 0 {
+		t.Errorf("requests = %d, waits = %v", n, sl.Waits())
 	}
 
 	// A caller deadline is a timeout too, and unwraps to context.DeadlineExceeded.

@@ -23,7 +23,8 @@ const (
 	WireOffline Wire = "offline"
 )
 
-type endpoint struct {
+// tableEntry is a provider's row of the endpoints table.
+type tableEntry struct {
 	base string // default base URL; "" = none (must be configured)
 	env  string // default API key environment variable; "" = no key needed
 	wire Wire
@@ -32,7 +33,7 @@ type endpoint struct {
 // endpoints is the one table of provider defaults. Base URLs include the API
 // version segment, so a client appends only the operation path
 // ("/responses", "/messages", "/chat/completions").
-var endpoints = map[string]endpoint{
+var endpoints = map[string]tableEntry{
 	"openai":        {"https://api.openai.com/v1", "OPENAI_API_KEY", WireResponses},
 	"openresponses": {"", "OPENRESPONSES_API_KEY", WireResponses},
 	"vercel":        {"https://ai-gateway.vercel.sh/v1", "AI_GATEWAY_API_KEY", WireResponses},

@@ -79,29 +79,26 @@ func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, ge
 			return nil, fmt.Errorf("provider %s: no API key: environment variable %s is not set (set [providers.%s] api_key_env to use another variable)", name, env, name)
 		}
 	}
-	log := logger.With("provider", name)
+	ep := providers.Endpoint{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: logger.With("provider", name)}
 	switch wire {
 	case providers.WireResponses:
-		c, err := openai.New(openai.Config{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: log})
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
+		return generator(openai.New(openai.Config{Endpoint: ep}))
 	case providers.WireAnthropic:
-		c, err := anthropic.New(anthropic.Config{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: log})
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
+		return generator(anthropic.New(anthropic.Config{Endpoint: ep}))
 	case providers.WireOffline:
 		return offline.New(), nil
 	default:
-		c, err := chatcompat.New(chatcompat.Config{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: log})
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
+		return generator(chatcompat.New(chatcompat.Config{Endpoint: ep}))
 	}
+}
+
+// generator returns a vendor constructor's client as a providers.Generator,
+// and a nil Generator (not a typed nil) with its error.
+func generator[C providers.Generator](c C, err error) (providers.Generator, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 func known(name string) bool {

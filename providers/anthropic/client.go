@@ -26,10 +26,10 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -60,19 +60,13 @@ const (
 	ClearThinkingKeep    = 2
 )
 
-// Config configures a Client.
+// Config configures a Client. Provider is "anthropic" when empty; whatever
+// the route name, an empty BaseURL means https://api.anthropic.com/v1. The
+// API key is sent as x-api-key, or as a bearer token with BearerAuth. An
+// anthropic-beta value in Header is ignored: beta headers are derived from
+// the payload.
 type Config struct {
-	// Provider is the route name; "" means "anthropic".
-	Provider string
-	// BaseURL is the API base including /v1; "" means
-	// https://api.anthropic.com/v1.
-	BaseURL string
-	// APIKey is the credential, read by the caller from the environment
-	// variable named in the configuration. It is sent as x-api-key (or as a
-	// bearer token with BearerAuth), never logged, and redacted from errors.
-	APIKey string
-	// Model is used when a request leaves Model empty.
-	Model string
+	providers.Endpoint
 	// Version is the anthropic-version header; "" means DefaultVersion.
 	Version string
 	// MaxTokens is max_tokens when a request leaves MaxOutputTokens 0; 0
@@ -82,20 +76,6 @@ type Config struct {
 	// BearerAuth sends "Authorization: Bearer <key>" instead of x-api-key,
 	// for Anthropic-format gateways that want it.
 	BearerAuth bool
-	// Stream asks for a server-sent event stream; a streamed answer is
-	// consumed transparently either way.
-	Stream bool
-	// Header holds extra headers sent with every request. An anthropic-beta
-	// value here is ignored: beta headers are derived from the payload.
-	Header http.Header
-	// HTTPClient is the HTTP client; nil uses one with
-	// providers.DefaultTimeout.
-	HTTPClient *http.Client
-	// Logger receives one debug line per attempt and a warning per retry;
-	// nil discards. Lines never hold keys or bodies.
-	Logger *slog.Logger
-	// Retry bounds retries; the zero value is providers.DefaultRetryPolicy().
-	Retry providers.RetryPolicy
 }
 
 // Client is a Messages API client. It is safe for concurrent use.
@@ -110,35 +90,18 @@ var _ providers.Generator = (*Client)(nil)
 // New returns a client for cfg. It fails when the base URL is not an
 // absolute http(s) URL.
 func New(cfg Config) (*Client, error) {
-	if cfg.Provider == "" {
-		cfg.Provider = "anthropic"
-	}
-	cfg.Provider = providers.CanonicalProvider(cfg.Provider)
-	if cfg.Version == "" {
-		cfg.Version = DefaultVersion
-	}
-	base, err := providers.BaseURL("anthropic", cfg.BaseURL)
+	cfg.Provider = providers.CanonicalProvider(cmp.Or(cfg.Provider, "anthropic"))
+	cfg.Version = cmp.Or(cfg.Version, DefaultVersion)
+	base, caller, err := cfg.Resolve("anthropic")
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
-	return &Client{
-		cfg:  cfg,
-		base: base,
-		caller: &providers.Caller{
-			Provider:   cfg.Provider,
-			APIKey:     cfg.APIKey,
-			HTTPClient: cfg.HTTPClient,
-			Logger:     cfg.Logger,
-			Retry:      cfg.Retry,
-		},
-	}, nil
+	return &Client{cfg: cfg, base: base, caller: caller}, nil
 }
 
 // Route returns the client's route: provider, default model and configured
 // base URL.
-func (c *Client) Route() providers.Route {
-	return providers.Route{Provider: c.cfg.Provider, Model: c.cfg.Model, BaseURL: c.cfg.BaseURL}
-}
+func (c *Client) Route() providers.Route { return c.cfg.Route() }
 
 // MessagesURL returns the generation endpoint, {base}/messages.
 func (c *Client) MessagesURL() string { return providers.JoinURL(c.base, "messages") }
@@ -211,10 +174,7 @@ type amount struct {
 // provider reports iterations, the top-level numbers otherwise; the raw
 // iterations are kept. An answer with no content block is a KindEmpty error.
 func (c *Client) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
-	model := req.Model
-	if model == "" {
-		model = c.cfg.Model
-	}
+	model := cmp.Or(req.Model, c.cfg.Model)
 	if model == "" {
 		return nil, c.caller.Fail(model, providers.KindRejected, "no model configured")
 	}
@@ -259,15 +219,10 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 		res, err = c.readStream(ctx, model, resp)
 	} else {
 		var data []byte
-		data, err = c.caller.ReadBody(ctx, model, resp)
-		if err == nil {
-			res = &messageResponse{}
-			if jerr := json.Unmarshal(data, res); jerr != nil {
-				return nil, c.caller.Malformed(model, jerr)
-			}
-			if res.Type == "error" {
-				return nil, c.caller.Classify(model, 0, data, nil)
-			}
+		res = &messageResponse{}
+		data, err = c.caller.ReadJSON(ctx, model, resp, res)
+		if err == nil && res.Type == "error" {
+			return nil, c.caller.Classify(model, 0, data, nil)
 		}
 	}
 	if err != nil {
@@ -287,13 +242,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 }
 
 func (c *Client) header(body *request, oneM bool) http.Header {
-	h := http.Header{}
-	for k, vs := range c.cfg.Header {
-		if strings.EqualFold(k, "anthropic-beta") {
-			continue
-		}
-		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
-	}
+	h := c.cfg.RequestHeader(body.Stream, "anthropic-beta")
 	if c.cfg.APIKey != "" {
 		if c.cfg.BearerAuth {
 			h.Set("Authorization", "Bearer "+c.cfg.APIKey)
@@ -304,9 +253,6 @@ func (c *Client) header(body *request, oneM bool) http.Header {
 	h.Set("Anthropic-Version", c.cfg.Version)
 	if betas := Betas(body.ContextManagement.editTypes(), oneM); betas != "" {
 		h.Set("Anthropic-Beta", betas)
-	}
-	if body.Stream {
-		h.Set("Accept", "text/event-stream")
 	}
 	return h
 }

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,48 +21,14 @@ import (
 
 const testKey = "sk-ant-api03-test0123456789SECRET"
 
-type sleeper struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.waits = append(s.waits, d)
-	return ctx.Err()
-}
-
-func (s *sleeper) got() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.waits)
-}
-
-func newClient(t *testing.T, cfg Config) (*Client, *sleeper) {
+func newClient(t *testing.T, cfg Config) (*Client, *providertest.Sleeper) {
 	t.Helper()
-	sl := &sleeper{}
-	if cfg.APIKey == "" {
-		cfg.APIKey = testKey
-	}
-	if cfg.Model == "" {
-		cfg.Model = "claude-opus-4-6"
-	}
-	cfg.Retry.Sleep = sl.sleep
+	sl := providertest.Prepare(&cfg.Endpoint, testKey, "claude-opus-4-6")
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c, sl
-}
-
-func mustJSON(t *testing.T, s string) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatalf("bad JSON %s: %v", s, err)
-	}
-	return v
 }
 
 func sampleHistory() []history.Message {
@@ -95,7 +59,7 @@ var shellTool = json.RawMessage(`{"type":"function","function":{"name":"shell","
 
 func TestGenerateRequest(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.AnthropicText("summary", 100, 10))
-	c, _ := newClient(t, Config{BaseURL: srv.URL + "/v1", Header: http.Header{"Anthropic-Beta": {"caller-set"}, "X-Extra": {"1"}}})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/v1", Header: http.Header{"Anthropic-Beta": {"caller-set"}, "X-Extra": {"1"}}}})
 	_, err := c.Generate(context.Background(), &providers.Request{
 		System:          "You are a summarizer.",
 		Messages:        sampleHistory(),
@@ -119,7 +83,7 @@ func TestGenerateRequest(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, want)
 		}
 	}
-	want := mustJSON(t, `{
+	want := providertest.MustJSON(t, `{
 		"model":"claude-opus-4-6",
 		"max_tokens":2000,
 		"system":"You are a summarizer.\n\nPrevious conversation summary:\nbuilt the parser",
@@ -144,14 +108,14 @@ func TestGenerateRequest(t *testing.T) {
 		],
 		"tool_choice":{"type":"none"}
 	}`)
-	if diff := cmp.Diff(want, mustJSON(t, string(req.Body))); diff != "" {
+	if diff := cmp.Diff(want, providertest.MustJSON(t, string(req.Body))); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}
 }
 
 func TestToolBlocksAsTextWithoutTools(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.AnthropicText("summary", 100, 10))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +190,7 @@ func TestEditLadder(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, providertest.AnthropicCompacted("summary"))
-			c, _ := newClient(t, Config{BaseURL: srv.URL, Model: tc.model, Header: http.Header{"anthropic-beta": {"x"}}})
+			c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Model: tc.model, Header: http.Header{"anthropic-beta": {"x"}}}})
 			inline := tc.inline
 			if _, err := c.Generate(context.Background(), &providers.Request{Messages: tc.msgs, Inline: &inline, Tools: []json.RawMessage{shellTool}}); err != nil {
 				t.Fatal(err)
@@ -237,7 +201,7 @@ func TestEditLadder(t *testing.T) {
 			}
 			body := req.JSON()
 			cm, _ := body["context_management"].(map[string]any)
-			if diff := cmp.Diff(mustJSON(t, tc.edits), cm["edits"]); diff != "" {
+			if diff := cmp.Diff(providertest.MustJSON(t, tc.edits), cm["edits"]); diff != "" {
 				t.Errorf("edits (-want +got):\n%s", diff)
 			}
 			if len(cm) != 1 {
@@ -247,7 +211,7 @@ func TestEditLadder(t *testing.T) {
 				if _, ok := body["thinking"]; ok {
 					t.Errorf("thinking sent: %v", body["thinking"])
 				}
-			} else if diff := cmp.Diff(mustJSON(t, tc.thinking), body["thinking"]); diff != "" {
+			} else if diff := cmp.Diff(providertest.MustJSON(t, tc.thinking), body["thinking"]); diff != "" {
 				t.Errorf("thinking (-want +got):\n%s", diff)
 			}
 		})
@@ -256,7 +220,7 @@ func TestEditLadder(t *testing.T) {
 
 func TestCompactionResponseKeptWhole(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.AnthropicCompacted("## Goal\nfix the parser"))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory(), Inline: &providers.InlineCompaction{}})
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +244,7 @@ func TestNullCompactionFallsBack(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.JSON(200, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-6",
 		"content":[{"type":"compaction","content":null}],"stop_reason":"compaction",
 		"usage":{"input_tokens":10,"output_tokens":0}}`))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory(), Inline: &providers.InlineCompaction{}})
 	if err != nil {
 		t.Fatal(err)
@@ -306,11 +270,11 @@ func TestCompactionReplayAndThinkingBoundary(t *testing.T) {
 		history.NewText(history.User, "next"),
 	}
 	srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
-	want := mustJSON(t, `[
+	want := providertest.MustJSON(t, `[
 		{"role":"user","content":[{"type":"text","text":"start"}]},
 		{"role":"assistant","content":[{"type":"text","text":"old"}]},
 		{"role":"user","content":[{"type":"text","text":"more"}]},
@@ -379,7 +343,7 @@ func TestStreamedResponse(t *testing.T) {
 		providertest.Event{Name: "message_delta", Data: `{"type":"message_delta","delta":{"stop_reason":"compaction"},"usage":{"output_tokens":9,"iterations":[{"type":"compaction","input_tokens":90000,"output_tokens":900}]}}`},
 		providertest.Event{Name: "message_stop", Data: `{"type":"message_stop"}`},
 	))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +352,7 @@ func TestStreamedResponse(t *testing.T) {
 		t.Errorf("got %q stop %q usage %+v", res.Message.Text(), res.StopReason, res.Usage)
 	}
 
-	c2, _ := newClient(t, Config{BaseURL: srv.URL, Stream: true})
+	c2, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Stream: true}})
 	res, err = c2.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -449,7 +413,7 @@ func TestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, tc.replies...)
-			c, sl := newClient(t, Config{BaseURL: srv.URL})
+			c, sl := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 			_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 			if got := providers.KindOf(err); got != tc.kind {
 				t.Fatalf("kind = %q (%v), want %q", got, err, tc.kind)
@@ -458,7 +422,7 @@ func TestErrors(t *testing.T) {
 				t.Errorf("requests = %d, want %d", n, tc.requests)
 			}
 			if tc.waits != nil {
-				if diff := cmp.Diff(tc.waits, sl.got()); diff != "" {
+				if diff := cmp.Diff(tc.waits, sl.Waits()); diff != "" {
 					t.Errorf("waits (-want +got):\n%s", diff)
 				}
 			}
@@ -472,7 +436,7 @@ func TestErrors(t *testing.T) {
 
 func TestBearerAuthAndOneMillion(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
-	c, _ := newClient(t, Config{BaseURL: srv.URL, BearerAuth: true, Model: "claude-sonnet-4-5[1m]"})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Model: "claude-sonnet-4-5[1m]"}, BearerAuth: true})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +461,7 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 		providertest.AnthropicError(500, "api_error", "internal error for key "+key),
 		providertest.AnthropicError(500, "api_error", "internal error for key "+key),
 		providertest.AnthropicError(500, "api_error", "internal error for key "+key))
-	c, _ := newClient(t, Config{BaseURL: srv.URL, APIKey: key, Logger: logger})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, APIKey: key, Logger: logger}})
 	for range 2 {
 		_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 		if err == nil {
@@ -515,31 +479,23 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 }
 
 func TestMediaBlocks(t *testing.T) {
-	var parts []history.Part
-	for _, raw := range []string{
+	parts := providertest.Parts(t,
 		`{"type":"text","text":"look"}`,
 		`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"WFla"}}`,
 		`{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,QUJD"}}`,
 		`{"type":"input_image","image_url":"https://x/b.png"}`,
 		`{"type":"image","data":"QUJD","mime_type":"image/gif"}`,
 		`{"type":"document","source":{"type":"url","url":"https://x/a.pdf"}}`,
-		`{"type":"input_audio","input_audio":{"data":"x","format":"wav"}}`,
-	} {
-		var p history.Part
-		if err := json.Unmarshal([]byte(raw), &p); err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, p)
-	}
+		`{"type":"input_audio","input_audio":{"data":"x","format":"wav"}}`)
 	srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	msgs := []history.Message{{Role: history.User, Content: history.Parts(parts...)}, history.NewToolResult("t1", "shot", "")}
 	msgs[1].Content = history.Parts(history.TextPart("screen"), parts[1])
 	msgs = append([]history.Message{history.NewText(history.User, "go"), {Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "t1", Name: "shot"}}}}, msgs[1], msgs[0])
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: msgs, Tools: []json.RawMessage{shellTool}}); err != nil {
 		t.Fatal(err)
 	}
-	want := mustJSON(t, `[
+	want := providertest.MustJSON(t, `[
 		{"role":"user","content":[{"type":"text","text":"go"}]},
 		{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"shot","input":{}}]},
 		{"role":"user","content":[

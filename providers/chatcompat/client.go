@@ -22,48 +22,24 @@
 package chatcompat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// Config configures a Client.
+// Config configures a Client. Provider is required: "openrouter",
+// "deepseek", "gemini", "minimax", "merge", "ollama", "llamacpp", or another
+// OpenAI-compatible server, which needs a BaseURL. The API key is sent as a
+// bearer token; without one no Authorization header is sent (local
+// servers). Stream also asks for usage in the last chunk. Header can carry,
+// for example, OpenRouter's HTTP-Referer and X-Title.
 type Config struct {
-	// Provider is the route name ("openrouter", "deepseek", "gemini",
-	// "minimax", "merge", "ollama", "llamacpp", or another
-	// OpenAI-compatible server).
-	Provider string
-	// BaseURL is the API base including its version segment; "" means
-	// providers.DefaultBaseURL(Provider). Required for unknown providers.
-	BaseURL string
-	// APIKey is the credential, read by the caller from the environment
-	// variable named in the configuration. It is sent as a bearer token,
-	// never logged, and redacted from every error. Empty sends no
-	// Authorization header (local servers).
-	APIKey string
-	// Model is used when a request leaves Model empty.
-	Model string
-	// Stream asks for a server-sent event stream (with usage in the last
-	// chunk), for servers that only stream. A streamed answer is consumed
-	// transparently either way.
-	Stream bool
-	// Header holds extra headers sent with every request (for example
-	// OpenRouter's HTTP-Referer and X-Title).
-	Header http.Header
-	// HTTPClient is the HTTP client; nil uses one with
-	// providers.DefaultTimeout.
-	HTTPClient *http.Client
-	// Logger receives one debug line per attempt and a warning per retry;
-	// nil discards. Lines never hold keys or bodies.
-	Logger *slog.Logger
-	// Retry bounds retries; the zero value is providers.DefaultRetryPolicy().
-	Retry providers.RetryPolicy
+	providers.Endpoint
 }
 
 // Client is a chat completions client. It is safe for concurrent use.
@@ -82,28 +58,16 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Provider == "" {
 		return nil, fmt.Errorf("chatcompat: provider name required")
 	}
-	base, err := providers.BaseURL(cfg.Provider, cfg.BaseURL)
+	base, caller, err := cfg.Resolve(cfg.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("chatcompat: %w", err)
 	}
-	return &Client{
-		cfg:  cfg,
-		base: base,
-		caller: &providers.Caller{
-			Provider:   cfg.Provider,
-			APIKey:     cfg.APIKey,
-			HTTPClient: cfg.HTTPClient,
-			Logger:     cfg.Logger,
-			Retry:      cfg.Retry,
-		},
-	}, nil
+	return &Client{cfg: cfg, base: base, caller: caller}, nil
 }
 
 // Route returns the client's route: provider, default model and configured
 // base URL.
-func (c *Client) Route() providers.Route {
-	return providers.Route{Provider: c.cfg.Provider, Model: c.cfg.Model, BaseURL: c.cfg.BaseURL}
-}
+func (c *Client) Route() providers.Route { return c.cfg.Route() }
 
 // CompletionsURL returns the generation endpoint, {base}/chat/completions.
 func (c *Client) CompletionsURL() string { return providers.JoinURL(c.base, "chat/completions") }
@@ -147,10 +111,7 @@ type function struct {
 // choice's finish_reason. An answer without choices is a KindEmpty error; an
 // error object in a 200 answer is classified like an HTTP error.
 func (c *Client) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
-	model := req.Model
-	if model == "" {
-		model = c.cfg.Model
-	}
+	model := cmp.Or(req.Model, c.cfg.Model)
 	if model == "" {
 		return nil, c.caller.Fail(model, providers.KindRejected, "no model configured")
 	}
@@ -170,15 +131,9 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if err != nil {
 		return nil, fmt.Errorf("chatcompat: encode request: %w", err)
 	}
-	h := http.Header{}
-	for k, vs := range c.cfg.Header {
-		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
-	}
+	h := c.cfg.RequestHeader(c.cfg.Stream)
 	if c.cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
-	if c.cfg.Stream {
-		h.Set("Accept", "text/event-stream")
 	}
 	resp, err := c.caller.Post(ctx, providers.Call{Model: model, URL: c.CompletionsURL(), Header: h, Body: raw})
 	if err != nil {
@@ -192,13 +147,10 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 			return nil, err
 		}
 	} else {
-		data, err := c.caller.ReadBody(ctx, model, resp)
+		res = &completion{}
+		data, err := c.caller.ReadJSON(ctx, model, resp, res)
 		if err != nil {
 			return nil, err
-		}
-		res = &completion{}
-		if err := json.Unmarshal(data, res); err != nil {
-			return nil, c.caller.Malformed(model, err)
 		}
 		if len(res.Error) > 0 && string(res.Error) != "null" {
 			return nil, c.caller.Classify(model, 0, data, nil)

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,51 +20,21 @@ import (
 
 const testKey = "sk-or-v1-test0123456789abcdefSECRET"
 
-type sleeper struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.waits = append(s.waits, d)
-	return ctx.Err()
-}
-
-func (s *sleeper) got() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.waits)
-}
-
-func newClient(t *testing.T, cfg Config) (*Client, *sleeper) {
+func newClient(t *testing.T, cfg Config) (*Client, *providertest.Sleeper) {
 	t.Helper()
-	sl := &sleeper{}
 	if cfg.Provider == "" {
 		cfg.Provider = "openrouter"
 	}
-	if cfg.APIKey == "" && cfg.Provider != "ollama" {
-		cfg.APIKey = testKey
+	key := testKey
+	if cfg.Provider == "ollama" {
+		key = ""
 	}
-	if cfg.Model == "" {
-		cfg.Model = "deepseek/deepseek-chat"
-	}
-	cfg.Retry.Sleep = sl.sleep
+	sl := providertest.Prepare(&cfg.Endpoint, key, "deepseek/deepseek-chat")
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c, sl
-}
-
-func mustJSON(t *testing.T, s string) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatalf("bad JSON %s: %v", s, err)
-	}
-	return v
 }
 
 func sampleHistory() []history.Message {
@@ -85,7 +53,7 @@ func sampleHistory() []history.Message {
 
 func TestGenerateRequest(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.ChatText("summary", 100, 10))
-	c, _ := newClient(t, Config{BaseURL: srv.URL + "/api/v1", Header: http.Header{"HTTP-Referer": {"https://vtcode.dev"}}})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/api/v1", Header: http.Header{"HTTP-Referer": {"https://vtcode.dev"}}}})
 	_, err := c.Generate(context.Background(), &providers.Request{
 		System:          "You are a summarizer.",
 		Messages:        sampleHistory(),
@@ -107,7 +75,7 @@ func TestGenerateRequest(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, want)
 		}
 	}
-	want := mustJSON(t, `{
+	want := providertest.MustJSON(t, `{
 		"model":"deepseek/deepseek-chat",
 		"messages":[
 			{"role":"system","content":"You are a summarizer."},
@@ -125,7 +93,7 @@ func TestGenerateRequest(t *testing.T) {
 		"max_tokens":1500,
 		"stream":false
 	}`)
-	if diff := cmp.Diff(want, mustJSON(t, string(req.Body))); diff != "" {
+	if diff := cmp.Diff(want, providertest.MustJSON(t, string(req.Body))); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}
 }
@@ -135,7 +103,7 @@ func TestLocalServerAndGemini(t *testing.T) {
 		providertest.ChatText("ok", 1, 1),
 		providertest.JSON(200, `{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[
 			{"id":"fc_1","type":"function","function":{"name":"read","arguments":"{}"},"extra_content":{"google":{"thought_signature":"SIG2"}}}]},"finish_reason":"tool_calls"}]}`))
-	c, _ := newClient(t, Config{Provider: "ollama", BaseURL: srv.URL + "/v1", Model: "qwen3-coder"})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{Provider: "ollama", BaseURL: srv.URL + "/v1", Model: "qwen3-coder"}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +114,7 @@ func TestLocalServerAndGemini(t *testing.T) {
 		t.Error("thought signature sent to a non-gemini route")
 	}
 
-	g, _ := newClient(t, Config{Provider: "gemini", BaseURL: srv.URL, Model: "gemini-2.5-pro"})
+	g, _ := newClient(t, Config{Endpoint: providers.Endpoint{Provider: "gemini", BaseURL: srv.URL, Model: "gemini-2.5-pro"}})
 	res, err := g.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +132,7 @@ func TestLocalServerAndGemini(t *testing.T) {
 		"deepseek": "https://api.deepseek.com/chat/completions",
 		"gemini":   "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions",
 	} {
-		c, err := New(Config{Provider: p})
+		c, err := New(Config{Endpoint: providers.Endpoint{Provider: p}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +140,7 @@ func TestLocalServerAndGemini(t *testing.T) {
 			t.Errorf("%s URL = %q, want %q", p, got, want)
 		}
 	}
-	if _, err := New(Config{Provider: "my-proxy"}); err == nil {
+	if _, err := New(Config{Endpoint: providers.Endpoint{Provider: "my-proxy"}}); err == nil {
 		t.Error("unknown provider without base URL: no error")
 	}
 }
@@ -186,7 +154,7 @@ func TestParseResponses(t *testing.T) {
 			"reasoning_details":[{"type":"reasoning.text","text":"or-reasoning","format":"anthropic-claude-v1","index":0}]},"finish_reason":"length"}],
 			"usage":{"prompt_tokens":10,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4}}}`),
 	)
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	get := func() *providers.Response {
 		t.Helper()
 		res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
@@ -216,7 +184,7 @@ func TestStream(t *testing.T) {
 			providertest.Event{Data: `{"choices":[{"index":0,"delta":{"reasoning_content":"ink","tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"sh","arguments":"{\"a\""}}]}}]}`},
 			providertest.Event{Data: `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]},"finish_reason":"tool_calls"}]}`},
 		))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -227,11 +195,11 @@ func TestStream(t *testing.T) {
 	if body := srv.Last().JSON(); body["stream"] != false || body["stream_options"] != nil {
 		t.Errorf("non-stream request: %v", body)
 	}
-	cs, _ := newClient(t, Config{BaseURL: srv.URL, Stream: true})
+	cs, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Stream: true}})
 	if _, err := cs.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(mustJSON(t, `{"include_usage":true}`), srv.Last().JSON()["stream_options"]); diff != "" || srv.Last().JSON()["stream"] != true {
+	if diff := cmp.Diff(providertest.MustJSON(t, `{"include_usage":true}`), srv.Last().JSON()["stream_options"]); diff != "" || srv.Last().JSON()["stream"] != true {
 		t.Errorf("stream request: %v", srv.Last().JSON())
 	}
 	res, err = c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
@@ -281,7 +249,7 @@ func TestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, tc.reply...)
-			c, _ := newClient(t, Config{BaseURL: srv.URL})
+			c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 			_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 			if got := providers.KindOf(err); got != tc.kind {
 				t.Fatalf("kind = %q (%v), want %q", got, err, tc.kind)
@@ -300,11 +268,11 @@ func TestErrors(t *testing.T) {
 func TestRateLimitRetryAfterDate(t *testing.T) {
 	when := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
 	srv := providertest.NewServer(t, providertest.RateLimited("1").WithHeader("Retry-After", when), providertest.ChatText("ok", 1, 1))
-	c, sl := newClient(t, Config{BaseURL: srv.URL})
+	c, sl := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
-	w := sl.got()
+	w := sl.Waits()
 	if len(w) != 1 || w[0] < 25*time.Second || w[0] > 31*time.Second {
 		t.Errorf("waits = %v, want about 30s", w)
 	}
@@ -317,7 +285,7 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 	srv := providertest.NewServer(t,
 		providertest.JSON(401, `{"error":{"message":"No auth credentials found for Bearer `+key+`","code":401}}`),
 		providertest.JSON(502, `bad gateway for `+key), providertest.JSON(502, `bad gateway for `+key), providertest.JSON(502, `bad gateway for `+key))
-	c, _ := newClient(t, Config{BaseURL: srv.URL, APIKey: key, Logger: logger})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, APIKey: key, Logger: logger}})
 	for range 2 {
 		_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 		if err == nil {

@@ -20,11 +20,11 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -34,36 +34,13 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// Config configures a Client.
+// Config configures a Client. Provider is "openai" when empty, or
+// "openresponses", "vercel", "xai" or another Responses-compatible route; an
+// openresponses route needs a BaseURL. The API key is sent as a bearer token.
+// Stream applies to generation only: compaction never streams. Header can
+// carry, for example, OpenAI-Organization.
 type Config struct {
-	// Provider is the route name: "openai" (default), "openresponses",
-	// "vercel", "xai", or another Responses-compatible route.
-	Provider string
-	// BaseURL is the API base including its version segment; "" means
-	// providers.DefaultBaseURL(Provider). Required for openresponses.
-	BaseURL string
-	// APIKey is the credential, read by the caller from the environment
-	// variable named in the configuration. It is sent as a bearer token,
-	// never logged, and redacted from every error. Empty sends no
-	// Authorization header.
-	APIKey string
-	// Model is used when a request leaves Model empty.
-	Model string
-	// Stream asks for a server-sent event stream on generation, for routes
-	// that only stream. A streamed answer is consumed transparently either
-	// way. Compaction never streams.
-	Stream bool
-	// Header holds extra headers sent with every request (for example
-	// OpenAI-Organization).
-	Header http.Header
-	// HTTPClient is the HTTP client; nil uses one with
-	// providers.DefaultTimeout.
-	HTTPClient *http.Client
-	// Logger receives one debug line per attempt and a warning per retry;
-	// nil discards. Lines never hold keys or bodies.
-	Logger *slog.Logger
-	// Retry bounds retries; the zero value is providers.DefaultRetryPolicy().
-	Retry providers.RetryPolicy
+	providers.Endpoint
 }
 
 // Client is a Responses API client. It is safe for concurrent use.
@@ -83,11 +60,8 @@ var versioned = regexp.MustCompile(`/v\d+[a-z0-9]*$`)
 // New returns a client for cfg. It fails when the route has no base URL
 // (openresponses without one) or the base URL is not an absolute http(s) URL.
 func New(cfg Config) (*Client, error) {
-	if cfg.Provider == "" {
-		cfg.Provider = "openai"
-	}
-	cfg.Provider = providers.CanonicalProvider(cfg.Provider)
-	base, err := providers.BaseURL(cfg.Provider, cfg.BaseURL)
+	cfg.Provider = providers.CanonicalProvider(cmp.Or(cfg.Provider, "openai"))
+	base, caller, err := cfg.Resolve(cfg.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
@@ -95,24 +69,12 @@ func New(cfg Config) (*Client, error) {
 		u.Path += "/v1"
 		base = u.String()
 	}
-	return &Client{
-		cfg:  cfg,
-		base: base,
-		caller: &providers.Caller{
-			Provider:   cfg.Provider,
-			APIKey:     cfg.APIKey,
-			HTTPClient: cfg.HTTPClient,
-			Logger:     cfg.Logger,
-			Retry:      cfg.Retry,
-		},
-	}, nil
+	return &Client{cfg: cfg, base: base, caller: caller}, nil
 }
 
 // Route returns the client's route: provider, default model and configured
 // base URL.
-func (c *Client) Route() providers.Route {
-	return providers.Route{Provider: c.cfg.Provider, Model: c.cfg.Model, BaseURL: c.cfg.BaseURL}
-}
+func (c *Client) Route() providers.Route { return c.cfg.Route() }
 
 // ResponsesURL returns the generation endpoint, {base}/responses.
 func (c *Client) ResponsesURL() string { return providers.JoinURL(c.base, "responses") }
@@ -121,24 +83,11 @@ func (c *Client) ResponsesURL() string { return providers.JoinURL(c.base, "respo
 func (c *Client) CompactURL() string { return providers.JoinURL(c.base, "responses/compact") }
 
 func (c *Client) header(stream bool) http.Header {
-	h := http.Header{}
-	for k, vs := range c.cfg.Header {
-		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
-	}
+	h := c.cfg.RequestHeader(stream)
 	if c.cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
-	if stream {
-		h.Set("Accept", "text/event-stream")
-	}
 	return h
-}
-
-func (c *Client) model(m string) string {
-	if m != "" {
-		return m
-	}
-	return c.cfg.Model
 }
 
 // generateRequest is the body of POST /responses.
@@ -178,7 +127,7 @@ type compactRequest struct {
 // A response with no output item is a KindEmpty error; a failed response is
 // classified like an HTTP error.
 func (c *Client) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
-	model := c.model(req.Model)
+	model := cmp.Or(req.Model, c.cfg.Model)
 	if model == "" {
 		return nil, c.caller.Fail(model, providers.KindRejected, "no model configured")
 	}
@@ -237,7 +186,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 // holds the raw item. An empty output is a KindEmpty error; a missing output
 // array is KindMalformed.
 func (c *Client) Compact(ctx context.Context, req *providers.CompactRequest) (*providers.CompactResponse, error) {
-	model := c.model(req.Model)
+	model := cmp.Or(req.Model, c.cfg.Model)
 	if model == "" {
 		return nil, c.caller.Fail(model, providers.KindRejected, "no model configured")
 	}
@@ -290,13 +239,9 @@ func (c *Client) post(ctx context.Context, model, endpoint string, body []byte, 
 		defer resp.Body.Close()
 		return c.readStream(ctx, model, resp)
 	}
-	data, err := c.caller.ReadBody(ctx, model, resp)
-	if err != nil {
-		return nil, err
-	}
 	var res response
-	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, c.caller.Malformed(model, err)
+	if _, err := c.caller.ReadJSON(ctx, model, resp, &res); err != nil {
+		return nil, err
 	}
 	return &res, nil
 }

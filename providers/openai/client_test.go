@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,49 +22,14 @@ import (
 
 const testKey = "sk-test-0123456789abcdefSECRET"
 
-// sleeper records the waits of the retry policy and returns at once.
-type sleeper struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (s *sleeper) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.waits = append(s.waits, d)
-	return ctx.Err()
-}
-
-func (s *sleeper) got() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.waits)
-}
-
-func newClient(t *testing.T, cfg Config) (*Client, *sleeper) {
+func newClient(t *testing.T, cfg Config) (*Client, *providertest.Sleeper) {
 	t.Helper()
-	sl := &sleeper{}
-	if cfg.APIKey == "" {
-		cfg.APIKey = testKey
-	}
-	if cfg.Model == "" {
-		cfg.Model = "gpt-5.1-codex"
-	}
-	cfg.Retry.Sleep = sl.sleep
+	sl := providertest.Prepare(&cfg.Endpoint, testKey, "gpt-5.1-codex")
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c, sl
-}
-
-func mustJSON(t *testing.T, s string) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatalf("bad JSON %s: %v", s, err)
-	}
-	return v
 }
 
 func keys(m map[string]any) []string {
@@ -102,7 +66,7 @@ func sampleHistory() []history.Message {
 
 func TestGenerateRequest(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.ResponsesText("the summary", 1200, 80))
-	c, _ := newClient(t, Config{BaseURL: srv.URL + "/v1", Header: http.Header{"OpenAI-Organization": {"org-1"}}})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/v1", Header: http.Header{"OpenAI-Organization": {"org-1"}}}})
 	_, err := c.Generate(context.Background(), &providers.Request{
 		System:          "You are a summarizer.",
 		Messages:        sampleHistory(),
@@ -127,7 +91,7 @@ func TestGenerateRequest(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, want)
 		}
 	}
-	want := mustJSON(t, `{
+	want := providertest.MustJSON(t, `{
 		"model":"gpt-5.1-codex",
 		"instructions":"You are a summarizer.\n\nPrevious conversation summary:\nbuilt the parser",
 		"input":[
@@ -150,14 +114,14 @@ func TestGenerateRequest(t *testing.T) {
 		"max_output_tokens":2000,
 		"store":false
 	}`)
-	if diff := cmp.Diff(want, mustJSON(t, string(req.Body))); diff != "" {
+	if diff := cmp.Diff(want, providertest.MustJSON(t, string(req.Body))); diff != "" {
 		t.Errorf("body mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestGenerateParsesResponse(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.ResponsesText("the summary", 1200, 80))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "hi")}})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +145,7 @@ func TestGenerateParsesResponse(t *testing.T) {
 
 func TestGenerateConsumesStream(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.ResponsesStream("streamed summary text"), providertest.ResponsesStream("again"))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "hi")}})
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +157,7 @@ func TestGenerateConsumesStream(t *testing.T) {
 		t.Error("stream sent without Config.Stream")
 	}
 
-	c2, _ := newClient(t, Config{BaseURL: srv.URL, Stream: true})
+	c2, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Stream: true}})
 	res, err = c2.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "hi")}})
 	if err != nil || res.Message.Text() != "again" {
 		t.Fatalf("stream: %v %v", res, err)
@@ -212,7 +176,7 @@ func TestGenerateStreamFromItemsOnly(t *testing.T) {
 		providertest.Event{Name: "response.output_item.done", Data: `{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_9","summary":[{"type":"summary_text","text":"think"}]}}`},
 		providertest.Event{Name: "response.completed", Data: `{"type":"response.completed","response":{"id":"r","status":"completed","output":[],"usage":{"input_tokens":5,"output_tokens":1}}}`},
 	))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "hi")}})
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +190,7 @@ func TestCompactPayloadExactFields(t *testing.T) {
 	srv := providertest.NewServer(t,
 		providertest.ResponsesCompacted(providertest.UserItem("fix the failing test"), providertest.CompactionItem("cmp_2", "ENC2")),
 		providertest.ResponsesCompacted(providertest.CompactionItem("cmp_3", "ENC3")))
-	c, _ := newClient(t, Config{BaseURL: srv.URL + "/v1"})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/v1"}})
 	_, err := c.Compact(context.Background(), &providers.CompactRequest{
 		Model:                "gpt-5.2",
 		Input:                sampleHistory(),
@@ -260,7 +224,7 @@ func TestCompactPayloadExactFields(t *testing.T) {
 		body["prompt_cache_key"] != "session-42" || body["prompt_cache_retention"] != "24h" {
 		t.Errorf("payload values = %v", body)
 	}
-	if diff := cmp.Diff(mustJSON(t, `{"mode":"prefix"}`), body["prompt_cache_options"]); diff != "" {
+	if diff := cmp.Diff(providertest.MustJSON(t, `{"mode":"prefix"}`), body["prompt_cache_options"]); diff != "" {
 		t.Error(diff)
 	}
 	input := body["input"].([]any)
@@ -290,7 +254,7 @@ func TestCompactParsesOutput(t *testing.T) {
 		`{"type":"function_call","call_id":"call_9","name":"read","arguments":"{}"}`,
 	}
 	srv := providertest.NewServer(t, providertest.ResponsesCompacted(items...))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Compact(context.Background(), &providers.CompactRequest{Input: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +303,7 @@ func TestCompactEmptyAndMissingOutput(t *testing.T) {
 		providertest.ResponsesCompacted(),
 		providertest.JSON(200, `{"id":"cmp_x","object":"response.compaction"}`),
 		providertest.JSON(200, `{"id":"resp_x","object":"response","status":"completed","output":[]}`))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	in := &providers.CompactRequest{Input: sampleHistory()}
 	if _, err := c.Compact(context.Background(), in); providers.KindOf(err) != providers.KindEmpty {
 		t.Errorf("empty output: %v, want kind empty", err)
@@ -358,7 +322,7 @@ func TestBaseURLs(t *testing.T) {
 		providertest.ResponsesCompacted(providertest.CompactionItem("a", "b")),
 		providertest.ResponsesText("x", 1, 1))
 	for _, base := range []string{srv.URL, srv.URL + "/v1/"} {
-		c, _ := newClient(t, Config{Provider: "openresponses", BaseURL: base})
+		c, _ := newClient(t, Config{Endpoint: providers.Endpoint{Provider: "openresponses", BaseURL: base}})
 		if _, err := c.Compact(context.Background(), &providers.CompactRequest{Input: sampleHistory()}); err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +330,7 @@ func TestBaseURLs(t *testing.T) {
 			t.Errorf("openresponses base %q: path %q, want /v1/responses/compact", base, p)
 		}
 	}
-	c, _ := newClient(t, Config{Provider: "xai", BaseURL: srv.URL + "/v1"})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{Provider: "xai", BaseURL: srv.URL + "/v1"}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -377,10 +341,10 @@ func TestBaseURLs(t *testing.T) {
 		t.Errorf("route = %+v", r)
 	}
 
-	if _, err := New(Config{Provider: "openresponses"}); err == nil {
+	if _, err := New(Config{Endpoint: providers.Endpoint{Provider: "openresponses"}}); err == nil {
 		t.Error("openresponses without base URL: no error")
 	}
-	if _, err := New(Config{BaseURL: "ftp://x"}); err == nil {
+	if _, err := New(Config{Endpoint: providers.Endpoint{BaseURL: "ftp://x"}}); err == nil {
 		t.Error("ftp base URL: no error")
 	}
 	for p, want := range map[string]string{
@@ -388,7 +352,7 @@ func TestBaseURLs(t *testing.T) {
 		"vercel": "https://ai-gateway.vercel.sh/v1/responses/compact",
 		"xai":    "https://api.x.ai/v1/responses/compact",
 	} {
-		c, err := New(Config{Provider: p})
+		c, err := New(Config{Endpoint: providers.Endpoint{Provider: p}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -508,7 +472,7 @@ func TestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, tc.replies...)
-			c, sl := newClient(t, Config{BaseURL: srv.URL})
+			c, sl := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 			_, err := c.Generate(context.Background(), hist)
 			if got := providers.KindOf(err); got != tc.kind {
 				t.Fatalf("kind = %q (%v), want %q", got, err, tc.kind)
@@ -517,7 +481,7 @@ func TestErrors(t *testing.T) {
 				t.Errorf("requests = %d, want %d", n, tc.requests)
 			}
 			if tc.waits != nil {
-				if diff := cmp.Diff(tc.waits, sl.got()); diff != "" {
+				if diff := cmp.Diff(tc.waits, sl.Waits()); diff != "" {
 					t.Errorf("waits (-want +got):\n%s", diff)
 				}
 			}
@@ -547,12 +511,12 @@ func TestConnectionRefusedIsRetried(t *testing.T) {
 	srv := providertest.NewServer(t)
 	url := srv.URL
 	srv.Close()
-	c, sl := newClient(t, Config{BaseURL: url})
+	c, sl := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: url}})
 	_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if providers.KindOf(err) != providers.KindNetwork {
 		t.Fatalf("err = %v", err)
 	}
-	if n := len(sl.got()); n != 2 {
+	if n := len(sl.Waits()); n != 2 {
 		t.Errorf("waits = %d, want 2 (3 attempts)", n)
 	}
 }
@@ -563,7 +527,7 @@ func TestCancel(t *testing.T) {
 		close(started)
 		<-r.Context().Done()
 	}})
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -590,7 +554,7 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 	}
 	srv := providertest.NewServer(t, echo(401), echo(500), echo(500), echo(500), echo(400),
 		providertest.JSON(200, `{"broken": "`+key))
-	c, _ := newClient(t, Config{BaseURL: srv.URL + "/v1?key=" + key, APIKey: key, Logger: logger})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/v1?key=" + key, APIKey: key, Logger: logger}})
 	var errs []error
 	for range 4 {
 		_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
@@ -620,28 +584,20 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 }
 
 func TestMediaParts(t *testing.T) {
-	var parts []history.Part
-	for _, raw := range []string{
+	parts := providertest.Parts(t,
 		`{"type":"text","text":"look","cache_control":{"type":"ephemeral"}}`,
 		`{"type":"image_url","image_url":{"url":"https://x/a.png"}}`,
 		`{"type":"image","data":"QUJD","mime_type":"image/jpeg"}`,
 		`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"WFla"}}`,
 		`{"type":"input_image","image_url":"https://x/b.png","detail":"high"}`,
 		`{"type":"file","filename":"a.pdf","file_data":"data:application/pdf;base64,QQ=="}`,
-		`{"type":"video","url":"https://x/v.mp4"}`,
-	} {
-		var p history.Part
-		if err := json.Unmarshal([]byte(raw), &p); err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, p)
-	}
+		`{"type":"video","url":"https://x/v.mp4"}`)
 	srv := providertest.NewServer(t, providertest.ResponsesText("ok", 1, 1))
-	c, _ := newClient(t, Config{BaseURL: srv.URL})
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{{Role: history.User, Content: history.Parts(parts...)}}}); err != nil {
 		t.Fatal(err)
 	}
-	want := mustJSON(t, `[{"type":"message","role":"user","content":[
+	want := providertest.MustJSON(t, `[{"type":"message","role":"user","content":[
 		{"type":"input_text","text":"look"},
 		{"type":"input_image","image_url":"https://x/a.png","detail":"auto"},
 		{"type":"input_image","image_url":"data:image/jpeg;base64,QUJD","detail":"auto"},

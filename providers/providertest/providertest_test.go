@@ -1,12 +1,16 @@
 package providertest_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 )
 
@@ -79,5 +83,34 @@ func TestTruncatedAndHangup(t *testing.T) {
 	resp.Body.Close()
 	if _, err := http.Post(srv.URL, "application/json", nil); err == nil {
 		t.Error("hangup answered")
+	}
+}
+
+func TestPrepareAndSleeper(t *testing.T) {
+	e := providers.Endpoint{Model: "mine"}
+	sl := providertest.Prepare(&e, "key", "default")
+	if e.APIKey != "key" || e.Model != "mine" || e.Retry.Sleep == nil {
+		t.Fatalf("prepared endpoint = %+v", e)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := e.Retry.Sleep(ctx, time.Hour); err != nil {
+		t.Errorf("sleep: %v", err)
+	}
+	cancel()
+	if err := e.Retry.Sleep(ctx, time.Second); !errors.Is(err, context.Canceled) {
+		t.Errorf("sleep after cancel: %v", err)
+	}
+	if w := sl.Waits(); len(w) != 2 || w[0] != time.Hour || w[1] != time.Second {
+		t.Errorf("waits = %v", w)
+	}
+}
+
+func TestMustJSONAndParts(t *testing.T) {
+	if v, ok := providertest.MustJSON(t, `{"a":[1]}`).(map[string]any); !ok || len(v["a"].([]any)) != 1 {
+		t.Errorf("MustJSON = %v", v)
+	}
+	parts := providertest.Parts(t, `{"type":"text","text":"hi"}`, `{"type":"image_url","image_url":{"url":"https://x/a.png"}}`)
+	if len(parts) != 2 || parts[0].Text != "hi" || parts[1].Type != "image_url" || parts[1].Raw == nil {
+		t.Errorf("parts = %+v", parts)
 	}
 }
