@@ -55,7 +55,7 @@ bench:
 	$(GO) run ./cmd/vtcode-bench
 
 golden:
-	$(GO) test ./rpc/... ./compaction/... -update
+	$(GO) test ./rpc/ ./rpc/rpctest/ ./providers/offline/ -update
 
 clean:
 	rm -rf bin
