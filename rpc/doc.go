@@ -93,8 +93,10 @@
 // response of a workspace-level change before relying on it in a session.
 //
 // One exception keeps status displays live: vtcode/projectionStats sent
-// while its session is compacting is answered at once with the last stats,
-// in state "compacting", instead of waiting for the compaction.
+// while its session is compacting, or waiting behind a request of its
+// session that starts compacting, is answered as soon as the compaction
+// begins, with the last stats in state "compacting", instead of waiting for
+// the compaction to end.
 //
 // The notifications a request causes (progress, pressure, boundaries) are
 // sent before its response.
