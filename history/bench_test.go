@@ -25,35 +25,6 @@ var (
 	})
 )
 
-// texts returns every string the estimator tokenizes in msgs.
-func texts(msgs []history.Message) (out []string, bytes int) {
-	add := func(s string) {
-		if s != "" {
-			out = append(out, s)
-			bytes += len(s)
-		}
-	}
-	for _, m := range msgs {
-		if m.Content.IsString() {
-			add(m.Content.Text())
-		}
-		for _, p := range m.Content.PartList() {
-			if !p.IsMedia() && (p.Raw == nil || p.Type == "text") {
-				add(p.Text)
-			}
-		}
-		for _, tc := range m.ToolCalls {
-			add(tc.Name)
-			add(tc.Arguments)
-			add(tc.Input)
-			add(tc.ThoughtSignature)
-		}
-		add(m.ToolCallID)
-		add(m.Reasoning)
-	}
-	return out, bytes
-}
-
 var rawCodec = sync.OnceValue(func() *codec.Codec { return codec.NewO200kBase() })
 
 func countRaw(c *codec.Codec, ts []string) {
@@ -66,7 +37,7 @@ func countRaw(c *codec.Codec, ts []string) {
 
 // BenchmarkRawTokenizer counts the preset's texts with the bare o200k codec.
 func BenchmarkRawTokenizer(b *testing.B) {
-	ts, n := texts(preset())
+	ts, n := historytest.Texts(preset())
 	c := rawCodec()
 	b.SetBytes(int64(n))
 	for b.Loop() {
@@ -78,7 +49,7 @@ func BenchmarkRawTokenizer(b *testing.B) {
 // as on arrival; compare its MB/s with BenchmarkRawTokenizer's.
 func BenchmarkEstimateO200k(b *testing.B) {
 	base := preset()
-	_, n := texts(base)
+	_, n := historytest.Texts(base)
 	est := history.NewEstimator(history.O200k)
 	buf := make([]history.Message, len(base))
 	b.SetBytes(int64(n))
@@ -102,7 +73,7 @@ func BenchmarkEstimateVsRaw(b *testing.B) {
 	buf := make([]history.Message, len(base))
 	per := make([][]string, len(base))
 	for i := range base {
-		per[i], _ = texts(base[i : i+1])
+		per[i], _ = historytest.Texts(base[i : i+1])
 	}
 	var estTime, rawTime time.Duration
 	for i := 0; i < b.N; i++ {

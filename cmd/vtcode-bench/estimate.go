@@ -7,6 +7,7 @@ import (
 
 	"github.com/tiktoken-go/tokenizer/codec"
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/history/historytest"
 )
 
 // EstimationResult compares history.Estimator (o200k) on fresh messages with
@@ -26,34 +27,6 @@ type EstimationResult struct {
 	Ratio float64 `json:"ratio"`
 }
 
-// texts returns every string the estimator tokenizes in m (the rest of a
-// message estimate is arithmetic: overheads, media parts, opaque blocks).
-func texts(m *history.Message) (out []string, bytes int) {
-	add := func(s string) {
-		if s != "" {
-			out = append(out, s)
-			bytes += len(s)
-		}
-	}
-	if m.Content.IsString() {
-		add(m.Content.Text())
-	}
-	for _, p := range m.Content.PartList() {
-		if !p.IsMedia() && (p.Raw == nil || p.Type == "text") {
-			add(p.Text)
-		}
-	}
-	for _, tc := range m.ToolCalls {
-		add(tc.Name)
-		add(tc.Arguments)
-		add(tc.Input)
-		add(tc.ThoughtSignature)
-	}
-	add(m.ToolCallID)
-	add(m.Reasoning)
-	return out, bytes
-}
-
 // benchEstimation times the estimator and the raw codec in alternation,
 // message by message (alternating which goes first), so that machine load
 // and cache state affect both alike.
@@ -64,7 +37,7 @@ func benchEstimation(ctx context.Context, name string, base []history.Message, p
 	res := &EstimationResult{History: name, Messages: len(base), Passes: passes}
 	for i := range base {
 		var n int
-		per[i], n = texts(&base[i])
+		per[i], n = historytest.Texts(base[i : i+1])
 		res.TextBytes += n
 	}
 	raw := func(ts []string) error {

@@ -409,3 +409,36 @@ func (g *gen) breakPairing(in []history.Message) []history.Message {
 	}
 	return append(out, deferred...)
 }
+
+// Texts returns every string an [history.Estimator] tokenizes in msgs, and
+// their total size in bytes: text content and text parts, tool call names,
+// arguments, inputs and signatures, call ids and reasoning. The rest of a
+// message estimate is arithmetic (overheads, media parts, opaque blocks).
+// Benchmarks tokenize these with the raw codec to compare throughputs.
+func Texts(msgs []history.Message) (out []string, bytes int) {
+	add := func(s string) {
+		if s != "" {
+			out = append(out, s)
+			bytes += len(s)
+		}
+	}
+	for _, m := range msgs {
+		if m.Content.IsString() {
+			add(m.Content.Text())
+		}
+		for _, p := range m.Content.PartList() {
+			if !p.IsMedia() && (p.Raw == nil || p.Type == "text") {
+				add(p.Text)
+			}
+		}
+		for _, tc := range m.ToolCalls {
+			add(tc.Name)
+			add(tc.Arguments)
+			add(tc.Input)
+			add(tc.ThoughtSignature)
+		}
+		add(m.ToolCallID)
+		add(m.Reasoning)
+	}
+	return out, bytes
+}
