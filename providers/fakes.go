@@ -112,6 +112,17 @@ func wait(ctx context.Context, st Step) error {
 	}
 }
 
+// take returns the next step (and its call number) once the step lets the
+// call go on, or an error when no step is left or ctx ends first.
+func (s *ScriptedClient) take(ctx context.Context, model string) (Step, int, error) {
+	st, n, ok := s.next()
+	if !ok {
+		return st, n, &Error{Kind: KindRejected, Provider: "scripted", Model: model,
+			Message: fmt.Sprintf("scripted: no step left for call %d", n)}
+	}
+	return st, n, wait(ctx, st)
+}
+
 // Generate records req and answers with the next step.
 func (s *ScriptedClient) Generate(ctx context.Context, req *Request) (*Response, error) {
 	rec := *req
@@ -120,12 +131,8 @@ func (s *ScriptedClient) Generate(ctx context.Context, req *Request) (*Response,
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)
 	s.mu.Unlock()
-	st, n, ok := s.next()
-	if !ok {
-		return nil, &Error{Kind: KindRejected, Provider: "scripted", Model: req.Model,
-			Message: fmt.Sprintf("scripted: no step left for call %d", n)}
-	}
-	if err := wait(ctx, st); err != nil {
+	st, n, err := s.take(ctx, req.Model)
+	if err != nil {
 		return nil, err
 	}
 	if st.Func != nil {
@@ -149,12 +156,8 @@ func (s *ScriptedClient) Compact(ctx context.Context, req *CompactRequest) (*Com
 	s.mu.Lock()
 	s.compacts = append(s.compacts, rec)
 	s.mu.Unlock()
-	st, n, ok := s.next()
-	if !ok {
-		return nil, &Error{Kind: KindRejected, Provider: "scripted", Model: req.Model,
-			Message: fmt.Sprintf("scripted: no step left for call %d", n)}
-	}
-	if err := wait(ctx, st); err != nil {
+	st, n, err := s.take(ctx, req.Model)
+	if err != nil {
 		return nil, err
 	}
 	if st.Err != nil {
