@@ -351,11 +351,12 @@ func (s *Session) compact(ctx context.Context, p CompactParams, prog Progress) (
 	switch {
 	case err == nil:
 		s.autoFailed = false
+		s.notifyPressure(s.refreshStats())
 	case errors.Is(err, compaction.ErrAlreadyCompact):
+		// compactHistory already reported the unchanged pressure.
 	default:
 		return nil, err
 	}
-	s.notifyPressure(s.refreshStats())
 	return report, nil
 }
 
