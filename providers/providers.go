@@ -89,6 +89,28 @@ type CompactResponse struct {
 // from there.
 const SummaryInstructions = "Additional instructions for this summary:"
 
+// SummaryRequest asks a [Summarizer] for a summary of a whole history.
+type SummaryRequest struct {
+	// Messages is the whole live history, earlier summaries included, not a
+	// fork bounded to a model window.
+	Messages []history.Message
+	// Instructions are the caller's extra instructions for this compaction
+	// (vtcode/compact instructions), "" for none.
+	Instructions string
+	// Prompt is the workspace's summary prompt; "" means the default.
+	Prompt string
+	// MaxOutputTokens bounds the summary; 0 means the summarizer's default.
+	MaxOutputTokens int
+}
+
+// Summarizer is implemented by local summarizers whose input is not limited
+// by a model window (the offline one): compaction hands them the whole
+// history instead of a bounded fork, and they bound only their output. The
+// contract is these typed fields, never text to parse out of a prompt.
+type Summarizer interface {
+	Summarize(ctx context.Context, req *SummaryRequest) (*Response, error)
+}
+
 // Generator produces one response. Implementations must honour ctx.
 type Generator interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
