@@ -58,6 +58,7 @@ func (e *Endpoint) Resolve(table string) (base string, caller *Caller, err error
 		HTTPClient: e.HTTPClient,
 		Logger:     e.Logger,
 		Retry:      e.Retry,
+		Secrets:    Credentials(e.APIKey, base, e.Header),
 	}, nil
 }
 

@@ -238,7 +238,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if out.Compaction == nil && res.StopReason == "compaction" && c.cfg.Logger != nil {
 		c.cfg.Logger.Debug("provider compaction produced no summary", "provider", c.cfg.Provider, "model", model)
 	}
-	return out, nil
+	return c.caller.RedactResponse(out), nil
 }
 
 func (c *Client) header(body *request, oneM bool) http.Header {

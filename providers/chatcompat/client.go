@@ -163,7 +163,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if err != nil {
 		return nil, c.caller.Malformed(model, err)
 	}
-	return &providers.Response{Message: msg, Usage: res.usage(), StopReason: res.Choices[0].FinishReason}, nil
+	return c.caller.RedactResponse(&providers.Response{Message: msg, Usage: res.usage(), StopReason: res.Choices[0].FinishReason}), nil
 }
 
 // messages converts history messages to chat messages.

@@ -169,7 +169,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if res.Status == "incomplete" && res.IncompleteDetails != nil && res.IncompleteDetails.Reason != "" {
 		out.StopReason = res.IncompleteDetails.Reason
 	}
-	return out, nil
+	return c.caller.RedactResponse(out), nil
 }
 
 // Compact sends one POST {base}/responses/compact with the SPEC §8.3 payload:
@@ -226,7 +226,7 @@ func (c *Client) Compact(ctx context.Context, req *providers.CompactRequest) (*p
 	if err != nil {
 		return nil, c.caller.Malformed(model, err)
 	}
-	return &providers.CompactResponse{Output: msgs, Usage: res.usage()}, nil
+	return c.caller.RedactCompact(&providers.CompactResponse{Output: msgs, Usage: res.usage()}), nil
 }
 
 // post sends body and decodes the answer, JSON or event stream.
