@@ -248,8 +248,35 @@
 //
 // window/logMessage and window/showMessage report failures (a compaction
 // that fell back or failed, a configuration file that does not parse, with
-// its file and line). Their texts are at most 1 KiB and never contain a
-// secret.
+// the file and line of every problem, separated by "; "). Their texts are at
+// most 1 KiB and never contain a secret.
+//
+// # Trust: workspace files and editor settings
+//
+// A workspace configuration file (vtcode.toml, .vtcode/config.toml) comes
+// with the repository and is untrusted. The keys that pick a host or a
+// secret — base_url and api_key_env of every [providers.<name>] table — are
+// read only from the user's file (~/.config/vtcode/vtcode.toml, or under
+// $XDG_CONFIG_HOME). In a workspace file each is ignored and reported with
+// window/showMessage (type 2, warning), one message per key:
+//
+//	vtcode-ls: /ws/vtcode.toml:4: providers.openai.base_url: ignored: a
+//	workspace file may not set an endpoint (set it in the user
+//	configuration ... or in the editor's settings)
+//
+// and the rest of the file applies (so a workspace chooses among the
+// providers the user configured, or the built-in ones at their official
+// endpoints). A workspace storage.dir that is absolute, starts with "~/" or
+// leaves the workspace ("../") is ignored and reported the same way. The
+// same messages follow each reload of the file.
+//
+// initializationOptions come from the editor's settings, which may be
+// workspace-level (.vscode/settings.json is a repository file too); they
+// carry only a partial policy (see vtcode/setPolicy), and any other key is
+// rejected with -32602, so no editor setting names an endpoint or a
+// credential. Provider requests follow redirects only within their origin
+// (scheme, host, port); a redirect elsewhere fails the call (-32803 when a
+// compaction has no other way), and its credentials never leave.
 //
 // # Progress
 //

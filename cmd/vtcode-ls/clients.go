@@ -79,7 +79,7 @@ func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, ge
 			return nil, fmt.Errorf("provider %s: no API key: environment variable %s is not set (set [providers.%s] api_key_env to use another variable)", name, env, name)
 		}
 	}
-	ep := providers.Endpoint{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: logger.With("provider", name)}
+	ep := providers.Endpoint{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: logger}
 	switch wire {
 	case providers.WireResponses:
 		return generator(openai.New(openai.Config{Endpoint: ep}))
