@@ -126,11 +126,25 @@ type Call struct {
 	Body   []byte      // JSON body, re-sent unchanged on every attempt
 }
 
-var defaultHTTPClient = &http.Client{Timeout: DefaultTimeout, CheckRedirect: SameOriginRedirects(nil)}
+// StreamTimeout bounds one streamed provider call when a client is given no
+// *http.Client of its own: a stream is how answers expected to take over
+// ten minutes are served (an hour per 128,000 output tokens at worst).
+const StreamTimeout = time.Hour
 
-func (c *Caller) client() *http.Client {
+var (
+	defaultHTTPClient   = &http.Client{Timeout: DefaultTimeout, CheckRedirect: SameOriginRedirects(nil)}
+	streamingHTTPClient = &http.Client{Timeout: StreamTimeout, CheckRedirect: SameOriginRedirects(nil)}
+)
+
+// client returns the HTTP client of a call: the caller's own (with the
+// redirect guard), else the default one, whose timeout depends on whether
+// the call asks for a stream.
+func (c *Caller) client(call Call) *http.Client {
 	if c.HTTPClient != nil {
 		return guarded(c.HTTPClient)
+	}
+	if call.Header.Get("Accept") == "text/event-stream" {
+		return streamingHTTPClient
 	}
 	return defaultHTTPClient
 }
@@ -204,7 +218,7 @@ func (c *Caller) once(ctx context.Context, call Call) (*http.Response, bool, err
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
-	resp, err := c.client().Do(req)
+	resp, err := c.client(call).Do(req)
 	if err != nil {
 		cerr := ClassifyTransport(ctx, c.Provider, call.Model, err)
 		var pe *Error

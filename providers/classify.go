@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -405,7 +406,6 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`\bgsk_[A-Za-z0-9]{16,}`), "[REDACTED]"},
 	{regexp.MustCompile(`\bmg_[A-Za-z0-9_\-]{16,}`), "[REDACTED]"},
 	{regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*`), "Bearer [REDACTED]"},
-	{regexp.MustCompile(`(?i)\bbasic\s+[A-Za-z0-9+/]{6,}=*`), "Basic [REDACTED]"},
 	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@"']+:[^/\s@"']+@`), "${1}[REDACTED]@"},
 	{regexp.MustCompile(`(?i)([?&](?:key|api_key|apikey|token)=)[^&\s"']+`), "${1}[REDACTED]"},
 }
@@ -422,7 +422,25 @@ func Redact(s string, secrets ...string) string {
 	for _, p := range secretPatterns {
 		s = p.re.ReplaceAllString(s, p.repl)
 	}
-	return s
+	return basicAuth.ReplaceAllStringFunc(s, func(m string) string {
+		if basicCredentials(m) {
+			return "Basic [REDACTED]"
+		}
+		return m
+	})
+}
+
+// basicAuth finds "Basic <token>"; basicCredentials tells credentials
+// (base64 of "user:password") from ordinary words after "basic".
+var basicAuth = regexp.MustCompile(`(?i)\bbasic\s+[A-Za-z0-9+/]{4,}={0,2}`)
+
+func basicCredentials(m string) bool {
+	fields := strings.Fields(m)
+	if len(fields) != 2 {
+		return false
+	}
+	raw, err := base64.StdEncoding.DecodeString(fields[1])
+	return err == nil && bytes.IndexByte(raw, ':') > 0
 }
 
 // redactError applies Redact to an *Error's message and, when the cause's

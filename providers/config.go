@@ -32,7 +32,9 @@ type Endpoint struct {
 	Stream bool
 	// Header holds extra headers sent with every request.
 	Header http.Header
-	// HTTPClient is the HTTP client; nil uses one with DefaultTimeout.
+	// HTTPClient is the HTTP client; nil uses one with DefaultTimeout
+	// (StreamTimeout for a streamed call). Whichever it is, redirects are
+	// followed only within the request's origin ([SameOriginRedirects]).
 	HTTPClient *http.Client
 	// Logger receives one debug line per attempt and a warning per retry;
 	// nil discards. Lines never hold keys or bodies.

@@ -169,6 +169,10 @@ func TestBasicCredentialsRedacted(t *testing.T) {
 	if got := providers.Redact("GET https://" + user + ":" + pass + "@proxy.example/v1"); strings.Contains(got, pass) {
 		t.Errorf("Redact(user info) = %q", got)
 	}
+	// Ordinary text after "basic" is not a credential.
+	if in := "the basic settings are missing"; providers.Redact(in) != in {
+		t.Errorf("Redact(%q) = %q", in, providers.Redact(in))
+	}
 }
 
 // TestEchoedKeyRedactedFromOutput: a provider that echoes the key inside a
