@@ -16,8 +16,8 @@
 // message and older compaction blocks are not sent. A request replaying a
 // compaction block carries the compact-2026-01-12 beta. A request whose
 // max_tokens is expected to take over ten minutes
-// ([providers.ModelInfo.StreamingRequired]) streams. Tool schemas are sent with
-// tool_choice {"type":"none"}; when a request has tool calls but no tool
+// ([providers.ModelInfo.StreamingRequired]) streams. Tool schemas are sent
+// with tool_choice {"type":"none"}; when a request has tool calls but no tool
 // schemas, calls and results are sent as text, since the API refuses tool
 // blocks without tool definitions. A request that would end with an
 // assistant turn gets a closing user turn "[Continue]": current models do
@@ -166,7 +166,8 @@ type contextMgmt struct {
 // fallback_message, advisor_message and compaction iterations when the
 // provider reports iterations (what the call cost), the top-level numbers
 // otherwise; the raw iterations are kept, and the last message iteration
-// among them is the context size after the answer. An answer with no content block is a KindEmpty error.
+// among them is the context size after the answer. An answer with no
+// content block is a KindEmpty error.
 func (c *Client) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
 	model := cmp.Or(req.Model, c.cfg.Model)
 	if model == "" {
