@@ -270,11 +270,14 @@
 // leaves the workspace ("../") is ignored and reported the same way. The
 // same messages follow each reload of the file.
 //
-// initializationOptions come from the editor's settings, which may be
-// workspace-level (.vscode/settings.json is a repository file too); they
-// carry only a partial policy (see vtcode/setPolicy), and any other key is
-// rejected with -32602, so no editor setting names an endpoint or a
-// credential. Provider requests follow redirects only within their origin
+// initializationOptions come from the editor's settings: the Neovim
+// plugin's setup{policy = …} in the user's own Lua configuration
+// (user-level); the VS Code extension sends none (its vtcode.* settings
+// configure the client, not the server), and a VS Code setting could be
+// workspace-level (.vscode/settings.json is a repository file too). So they
+// carry only a partial policy (see vtcode/setPolicy) and any other key is
+// rejected with -32602: no editor setting names an endpoint or a
+// credential, and the policy cannot send anything anywhere. Provider requests follow redirects only within their origin
 // (scheme, host, port); a redirect elsewhere fails the call (-32803 when a
 // compaction has no other way), and its credentials never leave.
 //
