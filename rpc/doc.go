@@ -180,7 +180,13 @@
 // vtcode/recordResponse with usage, lastReportedInputTokens is the
 // provider's input count, lastRequestEstimate the local estimate of the
 // request it answered (projectedTokens + prefixTokens of the last
-// prepareRequest) and reportedDifference the first minus the second.
+// prepareRequest) and reportedDifference the first minus the second. With
+// Anthropic usage iterations (usage.iterations, in Anthropic's snake_case
+// or this protocol's camelCase names), lastReportedInputTokens and
+// cache.lastHitRate are those of the last message iteration (the context
+// the model saw when it answered), while cache.cumulativeInputTokens and
+// cache.cumulativeCacheReadTokens add every billed iteration (message,
+// fallback_message, advisor_message, compaction).
 //
 // vtcode/setPolicy changes the policy of a session or (without sessionId)
 // the default of a workspace, and returns the effective policy. The policy
