@@ -319,7 +319,8 @@ func thinkingFor(info providers.ModelInfo, maxTokens *int) *thinking {
 }
 
 // anthropicTools returns tool schemas in Anthropic form: chat-completions
-// and Responses function schemas are translated, everything else (schemas
+// and Responses function schemas are translated (with their strict flag
+// when they set one), everything else (schemas
 // already in Anthropic form, server tools) is passed verbatim.
 func anthropicTools(tools []json.RawMessage) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(tools))
@@ -337,7 +338,8 @@ func anthropicTools(tools []json.RawMessage) []json.RawMessage {
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
 			InputSchema json.RawMessage `json:"input_schema"`
-		}{t.Name, t.Description, params})
+			Strict      *bool           `json:"strict,omitempty"`
+		}{t.Name, t.Description, params, t.Strict})
 		if err != nil {
 			out = append(out, raw)
 			continue
