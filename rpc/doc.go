@@ -150,6 +150,16 @@
 //	         reservedOutputTokens?, nativeContextEdits?, workDoneToken?}
 //	result: {messages, stats, contextManagement?, compaction?, trimmed}
 //
+// On an Anthropic route with nativeContextEdits, contextManagement is the
+// edit ladder to send as context_management. The request then needs the
+// anthropic-beta values of what it carries: context-management-2025-06-27
+// for clear_* edits, and compact-2026-01-12 for a compact_* edit or for
+// any compaction block among the messages (the block exists only in that
+// beta, so a request replaying one needs it even without an edit). Send
+// only the newest compaction block, as the first block of the conversation:
+// the API refuses a misplaced or a second one (after a provider compaction
+// the history already starts at its block).
+//
 // vtcode/recordResponse records the model's answer and the provider's usage.
 //
 //	params: {sessionId, message, usage?, stopReason?}
