@@ -195,7 +195,7 @@ func Load(userFile, workspace string) (Config, error) {
 		}
 		trust := trustUser
 		if l.workspace {
-			trust = trustWorkspace{root: workspace, userFile: userFile}
+			trust = trustWorkspace{userFile: userFile}
 		}
 		d, ferrs := decodeLayer(l.file, src, &c, trust)
 		if len(ferrs) > 0 {
@@ -239,7 +239,7 @@ func (userTrust) userOnly(string) string   { return "" }
 func (userTrust) storageDir(string) string { return "" }
 
 // trustWorkspace is a file inside the workspace: untrusted input.
-type trustWorkspace struct{ root, userFile string }
+type trustWorkspace struct{ userFile string }
 
 func (t trustWorkspace) userOnly(schema string) string {
 	what, ok := UserOnlyKeys[schema]
@@ -250,7 +250,7 @@ func (t trustWorkspace) userOnly(schema string) string {
 	if user == "" {
 		user = "~/.config/vtcode/vtcode.toml"
 	}
-	return fmt.Sprintf("ignored: a workspace file may not set %s (set it in the user configuration %s or in the editor's settings)", what, user)
+	return fmt.Sprintf("ignored: a workspace file may not set %s (set it in the user configuration %s)", what, user)
 }
 
 func (t trustWorkspace) storageDir(dir string) string {

@@ -278,7 +278,7 @@
 //
 //	vtcode-ls: /ws/vtcode.toml:4: providers.openai.base_url: ignored: a
 //	workspace file may not set an endpoint (set it in the user
-//	configuration ... or in the editor's settings)
+//	configuration /home/me/.config/vtcode/vtcode.toml)
 //
 // and the rest of the file applies (so a workspace chooses among the
 // providers the user configured, or the built-in ones at their official
