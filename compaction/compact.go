@@ -16,7 +16,7 @@ import (
 
 // InlineTriggerFloor is the smallest input-token trigger of the
 // compact_20260112 edit.
-const InlineTriggerFloor = 50000
+const InlineTriggerFloor = providers.AnthropicCompactTriggerFloor
 
 // Result modes.
 const (
@@ -510,14 +510,14 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 		}
 		return nil, reason, nil
 	}
+	if _, content := providers.AnthropicCompactionBlock(block); !content {
+		return nil, "native inline compaction returned a block without content", nil
+	}
 	var fields struct {
 		Content json.RawMessage `json:"content"`
 	}
-	if json.Unmarshal(block, &fields) != nil || len(fields.Content) == 0 || string(fields.Content) == "null" {
-		return nil, "native inline compaction returned a block without content", nil
-	}
 	var text string
-	if json.Unmarshal(fields.Content, &text) == nil {
+	if json.Unmarshal(block, &fields) == nil && json.Unmarshal(fields.Content, &text) == nil {
 		res.Summary = strings.TrimSpace(text)
 	}
 	m := resp.Message

@@ -28,6 +28,10 @@ type Config struct {
 	Storage Storage
 	// Files lists the configuration files that were read, lowest precedence first.
 	Files []string
+	// Warnings are the keys a workspace file set but may not set (see
+	// [UserOnlyKeys]): each names its file and line; the key was ignored and
+	// the rest of the file applied. The caller shows them to the user.
+	Warnings []*FileError
 }
 
 // Summarizer names the route used for local summaries (compaction.summarizer).
@@ -89,11 +93,40 @@ func (e *FileError) Error() string {
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
 
+// Errors is every problem [Load] found in the configuration files, sorted by
+// file (lowest precedence first) and line. errors.As finds the first as a
+// [*FileError].
+type Errors []*FileError
+
+// Error lists every problem, "<file>:<line>: <msg>", separated by "; ".
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Unwrap returns the problems, for errors.As and errors.Is.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// DefaultStorageDir is the store root of a workspace when storage.dir is not
+// set: <workspace>/.vtcode/sessions.
+func DefaultStorageDir(workspace string) string {
+	return filepath.Join(workspace, ".vtcode", "sessions")
+}
+
 // DefaultConfig returns the configuration used when no file sets anything.
 func DefaultConfig(workspace string) Config {
 	c := Config{Policy: Default(), Providers: map[string]ProviderConfig{}}
 	if workspace != "" {
-		c.Storage.Dir = filepath.Join(workspace, ".vtcode", "sessions")
+		c.Storage.Dir = DefaultStorageDir(workspace)
 	}
 	return c
 }
@@ -112,37 +145,70 @@ func WorkspaceFile(workspace string) string {
 	return ""
 }
 
+// UserOnlyKeys are the keys that pick a host or a secret: a workspace file is
+// inside a repository anyone may have written, so these keys are read only
+// from the user file (and "*" stands for every provider table). A workspace
+// file that sets one gets a [Config.Warnings] entry and the key is ignored;
+// a workspace file chooses among the providers the user file (or the
+// built-in table) configures, never where they are or which credential they
+// send.
+var UserOnlyKeys = map[string]string{
+	"providers.*.base_url":    "an endpoint",
+	"providers.*.api_key_env": "a credential variable",
+}
+
 // Load merges the defaults, userFile (skipped when "" or missing) and the
 // workspace file (see [WorkspaceFile]; skipped when workspace is "") into a
-// Config. Errors in a file are [*FileError]s naming the file and line.
+// Config. The keys of [UserOnlyKeys] are read from userFile only; a
+// storage.dir in the workspace file must be a relative path that stays in
+// the workspace. Both are reported as Warnings and ignored.
+//
+// A file with an error is not applied; Load reads every file and returns
+// all the problems it found as [Errors] ([*FileError]s naming file and line).
 func Load(userFile, workspace string) (Config, error) {
 	c := DefaultConfig(workspace)
-	var files []string
+	type layer struct {
+		file      string
+		workspace bool
+	}
+	var layers []layer
 	if userFile != "" {
-		files = append(files, userFile)
+		layers = append(layers, layer{userFile, false})
 	}
 	if workspace != "" {
 		if f := WorkspaceFile(workspace); f != "" {
-			files = append(files, f)
+			layers = append(layers, layer{f, true})
 		}
 	}
-	var dir *string
-	for _, f := range files {
-		src, err := os.ReadFile(f)
+	var (
+		dir  *string
+		errs Errors
+	)
+	for _, l := range layers {
+		src, err := os.ReadFile(l.file)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return Config{}, &FileError{File: f, Msg: bound(err.Error())}
+			errs = append(errs, &FileError{File: l.file, Msg: bound(err.Error())})
+			continue
 		}
-		d, err := decodeLayer(f, src, &c)
-		if err != nil {
-			return Config{}, err
+		trust := trustUser
+		if l.workspace {
+			trust = trustWorkspace{userFile: userFile}
+		}
+		d, ferrs := decodeLayer(l.file, src, &c, trust)
+		if len(ferrs) > 0 {
+			errs = append(errs, ferrs...)
+			continue
 		}
 		if d != nil {
 			dir = d
 		}
-		c.Files = append(c.Files, f)
+		c.Files = append(c.Files, l.file)
+	}
+	if len(errs) > 0 {
+		return Config{}, errs
 	}
 	for name, p := range c.Providers {
 		if p.NativeCompaction == "" {
@@ -154,6 +220,50 @@ func Load(userFile, workspace string) (Config, error) {
 		c.Storage.Dir = resolveDir(*dir, workspace)
 	}
 	return c, nil
+}
+
+// trust is what one file may set.
+type trust interface {
+	// userOnly returns why key (schema form, "providers.*.base_url") may not
+	// be set by this file, or "".
+	userOnly(schema string) string
+	// storageDir returns why dir may not be this file's storage.dir, or "".
+	storageDir(dir string) string
+}
+
+type userTrust struct{}
+
+var trustUser trust = userTrust{}
+
+func (userTrust) userOnly(string) string   { return "" }
+func (userTrust) storageDir(string) string { return "" }
+
+// trustWorkspace is a file inside the workspace: untrusted input.
+type trustWorkspace struct{ userFile string }
+
+func (t trustWorkspace) userOnly(schema string) string {
+	what, ok := UserOnlyKeys[schema]
+	if !ok {
+		return ""
+	}
+	user := t.userFile
+	if user == "" {
+		user = "~/.config/vtcode/vtcode.toml"
+	}
+	return fmt.Sprintf("ignored: a workspace file may not set %s (set it in the user configuration %s)", what, user)
+}
+
+func (t trustWorkspace) storageDir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if filepath.IsAbs(dir) || dir == "~" || strings.HasPrefix(dir, "~/") || strings.HasPrefix(dir, `~\`) || filepath.VolumeName(dir) != "" {
+		return "ignored: a workspace file may set only a relative folder inside the workspace (set an absolute one in the user configuration)"
+	}
+	if !filepath.IsLocal(dir) {
+		return "ignored: the folder leaves the workspace"
+	}
+	return ""
 }
 
 func resolveDir(dir, workspace string) string {
@@ -214,9 +324,26 @@ var arrayTables = map[string]bool{"compaction.routes": true, "models": true}
 
 // decoder collects the errors of one file.
 type decoder struct {
-	file string
-	pos  keyIndex
-	errs []*FileError
+	file  string
+	pos   keyIndex
+	trust trust
+	errs  []*FileError
+	warns []*FileError
+}
+
+// warn records an ignored key.
+func (d *decoder) warn(key []string, index int, msg string) {
+	d.warns = append(d.warns, &FileError{File: d.file, Line: d.pos.line(key, index), Msg: toml.Key(key).String() + ": " + msg})
+}
+
+// allowed reports whether this file may set key (schema form), recording a
+// warning when it may not.
+func (d *decoder) allowed(schema string, key []string) bool {
+	if msg := d.trust.userOnly(schema); msg != "" {
+		d.warn(key, -1, msg)
+		return false
+	}
+	return true
 }
 
 func (d *decoder) fail(key []string, index int, msg string) {
@@ -353,9 +480,10 @@ func (d *decoder) float(t map[string]any, key []string, k string, index int, r r
 	return &f
 }
 
-// decodeLayer applies one file to c. It returns the storage.dir the file sets,
-// if any. On error c is left unchanged.
-func decodeLayer(file string, src []byte, c *Config) (dir *string, err error) {
+// decodeLayer applies one file, read with trust t, to c. It returns the
+// storage.dir the file sets, if any, or every problem of the file; on error c
+// is left unchanged.
+func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs []*FileError) {
 	var raw map[string]any
 	if _, err := toml.Decode(string(src), &raw); err != nil {
 		var pe toml.ParseError
@@ -364,11 +492,11 @@ func decodeLayer(file string, src []byte, c *Config) (dir *string, err error) {
 			if pe.LastKey != "" {
 				msg = pe.LastKey + ": " + msg
 			}
-			return nil, &FileError{File: file, Line: pe.Position.Line, Msg: bound(msg)}
+			return nil, []*FileError{{File: file, Line: pe.Position.Line, Msg: bound(msg)}}
 		}
-		return nil, &FileError{File: file, Msg: bound(err.Error())}
+		return nil, []*FileError{{File: file, Msg: bound(err.Error())}}
 	}
-	d := &decoder{file: file, pos: scanKeys(src)}
+	d := &decoder{file: file, pos: scanKeys(src), trust: t}
 	d.checkKeys(raw, nil, "", -1)
 
 	policy := c.Policy
@@ -425,10 +553,10 @@ func decodeLayer(file string, src []byte, c *Config) (dir *string, err error) {
 			}
 			key := []string{"providers", name}
 			p := providers[name]
-			if s, ok := d.str(pt, key, "base_url", -1, ruleString); ok {
+			if s, ok := d.str(pt, key, "base_url", -1, ruleString); ok && d.allowed("providers.*.base_url", sub(key, "base_url")) {
 				p.BaseURL = *s
 			}
-			if s, ok := d.str(pt, key, "api_key_env", -1, ruleString); ok {
+			if s, ok := d.str(pt, key, "api_key_env", -1, ruleString); ok && d.allowed("providers.*.api_key_env", sub(key, "api_key_env")) {
 				p.APIKeyEnv = *s
 			}
 			if s, ok := d.str(pt, key, "native_compaction", -1, ruleNative); ok {
@@ -478,24 +606,37 @@ func decodeLayer(file string, src []byte, c *Config) (dir *string, err error) {
 		}
 	}
 
-	if t := tableAt(raw, "storage"); t != nil {
-		dir, _ = d.str(t, []string{"storage"}, "dir", -1, ruleString)
+	if st := tableAt(raw, "storage"); st != nil {
+		dir, _ = d.str(st, []string{"storage"}, "dir", -1, ruleString)
+		if dir != nil {
+			if msg := t.storageDir(*dir); msg != "" {
+				d.warn([]string{"storage", "dir"}, -1, msg)
+				dir = nil
+			}
+		}
 	}
 
 	if len(d.errs) > 0 {
-		sort.SliceStable(d.errs, func(i, j int) bool {
-			li, lj := d.errs[i].Line, d.errs[j].Line
-			if li == 0 || lj == 0 {
-				return lj == 0 && li != 0
-			}
-			return li < lj
-		})
-		return nil, d.errs[0]
+		sortByLine(d.errs)
+		return nil, d.errs
 	}
+	sortByLine(d.warns)
+	c.Warnings = append(c.Warnings, d.warns...)
 	c.Policy = policy
 	c.Summarizer = summarizer
 	c.Routes = append(routes, c.Routes...) // this layer's routes take precedence
 	c.Providers = providers
 	c.Models = models
 	return dir, nil
+}
+
+// sortByLine orders the problems of one file by line, unknown lines last.
+func sortByLine(es []*FileError) {
+	sort.SliceStable(es, func(i, j int) bool {
+		li, lj := es[i].Line, es[j].Line
+		if li == 0 || lj == 0 {
+			return lj == 0 && li != 0
+		}
+		return li < lj
+	})
 }

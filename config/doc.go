@@ -23,7 +23,19 @@
 // only vtcode-ls reads they are errors. Unknown keys there, values of the
 // wrong type and values out of range are errors
 // ([*FileError], "vtcode.toml:7: context.trim_to_percent: must be between 1
-// and 100"); a file with an error is not applied at all.
+// and 100"); a file with an error is not applied at all. Load reads every
+// file and reports every problem ([Errors]), each with its file and line.
+//
+// The workspace file is untrusted input: it comes with the repository. The
+// keys that pick a host or a secret ([UserOnlyKeys]: base_url and
+// api_key_env of every [providers.<name>] table) are read only from the user
+// file; in a workspace file they are ignored and reported in
+// [Config.Warnings] with file and line, and the rest of the file applies. A
+// workspace file thus chooses among the providers the user configured (or
+// the built-in ones, at their official endpoints with their usual key
+// variables), never where requests go or which credential they carry. Its
+// storage.dir must be a relative path that stays inside the workspace
+// (absolute, "~/" and "../" paths are ignored the same way).
 //
 // [Watch] reloads the configuration when the workspace or user file changes
 // and reports either the new configuration or the error, so the caller can

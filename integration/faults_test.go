@@ -267,7 +267,8 @@ func runFaultRoute(t *testing.T, rt faultRoute) []string {
 	h := &hangs{held: make(chan struct{}, 8), released: make(chan struct{}, 8), stop: make(chan struct{})}
 	srv := providertest.NewServer(t)
 	t.Cleanup(func() { close(h.stop) }) // runs before the server closes
-	ws := newWorkspace(t, fmt.Sprintf(`
+	ws := newWorkspace(t, "")
+	user := userConfig(t, fmt.Sprintf(`
 [providers.%s]
 base_url = %q
 api_key_env = "VTCODE_TEST_KEY"
@@ -275,7 +276,7 @@ native_compaction = %q
 `, rt.provider, srv.URL+"/v1", rt.native))
 	d := startDaemon(t, daemonOptions{
 		Workspace: ws, RecordWire: true, WorkDoneProgress: true,
-		Env:         []string{"VTCODE_TEST_KEY=" + testKey},
+		Env:         []string{user, "VTCODE_TEST_KEY=" + testKey},
 		InitOptions: map[string]any{"autoCompaction": map[string]any{"enabled": false}},
 	})
 	var lines []string
@@ -572,8 +573,9 @@ func TestCancelAutoCompaction(t *testing.T) {
 	h := &hangs{held: make(chan struct{}, 1), released: make(chan struct{}, 1), stop: make(chan struct{})}
 	srv := providertest.NewServer(t, h.reply(false))
 	t.Cleanup(func() { close(h.stop) })
-	ws := newWorkspace(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\napi_key_env = \"VTCODE_TEST_KEY\"\nnative_compaction = \"never\"\n", srv.URL+"/v1"))
-	d := startDaemon(t, daemonOptions{Workspace: ws, WorkDoneProgress: true, Env: []string{"VTCODE_TEST_KEY=" + testKey}})
+	ws := newWorkspace(t, "")
+	user := userConfig(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\napi_key_env = \"VTCODE_TEST_KEY\"\nnative_compaction = \"never\"\n", srv.URL+"/v1"))
+	d := startDaemon(t, daemonOptions{Workspace: ws, WorkDoneProgress: true, Env: []string{user, "VTCODE_TEST_KEY=" + testKey}})
 	var o openResult
 	d.must("vtcode/openSession", map[string]any{"sessionId": "c", "provider": "openai", "model": "gpt-5.1-codex", "contextWindow": 16000}, &o)
 	seedHistory(t, d, "c", 3)
@@ -644,8 +646,9 @@ func TestCancelBehindHungPassOne(t *testing.T) {
 	h := &hangs{held: make(chan struct{}, 4), released: make(chan struct{}, 4), stop: make(chan struct{})}
 	srv := providertest.NewServer(t, h.reply(false))
 	t.Cleanup(func() { close(h.stop) })
-	ws := newWorkspace(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\napi_key_env = \"VTCODE_TEST_KEY\"\nnative_compaction = \"never\"\n", srv.URL+"/v1"))
-	d := startDaemon(t, daemonOptions{Workspace: ws, Env: []string{"VTCODE_TEST_KEY=" + testKey}})
+	ws := newWorkspace(t, "")
+	user := userConfig(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\napi_key_env = \"VTCODE_TEST_KEY\"\nnative_compaction = \"never\"\n", srv.URL+"/v1"))
+	d := startDaemon(t, daemonOptions{Workspace: ws, Env: []string{user, "VTCODE_TEST_KEY=" + testKey}})
 	var o openResult
 	d.must("vtcode/openSession", map[string]any{"sessionId": "c", "provider": "openai", "model": "gpt-5.1-codex", "contextWindow": 16000}, &o)
 	seedHistory(t, d, "c", 3)
@@ -724,8 +727,9 @@ func TestStatsNotBlockedByCompaction(t *testing.T) {
 	h := &hangs{held: make(chan struct{}, 4), released: make(chan struct{}, 4), stop: make(chan struct{})}
 	srv := providertest.NewServer(t, h.reply(false))
 	t.Cleanup(func() { close(h.stop) })
-	ws := newWorkspace(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\napi_key_env = \"VTCODE_TEST_KEY\"\nnative_compaction = \"never\"\n", srv.URL+"/v1"))
-	d := startDaemon(t, daemonOptions{Workspace: ws, Env: []string{"VTCODE_TEST_KEY=" + testKey}})
+	ws := newWorkspace(t, "")
+	user := userConfig(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\napi_key_env = \"VTCODE_TEST_KEY\"\nnative_compaction = \"never\"\n", srv.URL+"/v1"))
+	d := startDaemon(t, daemonOptions{Workspace: ws, Env: []string{user, "VTCODE_TEST_KEY=" + testKey}})
 	var o openResult
 	d.must("vtcode/openSession", map[string]any{"sessionId": "c", "provider": "openai", "model": "gpt-5.1-codex", "contextWindow": 16000}, &o)
 	seedHistory(t, d, "c", 4)

@@ -341,8 +341,9 @@ func TestMalformedInput(t *testing.T) {
 		h := &hangs{held: make(chan struct{}, 1), released: make(chan struct{}, 1), stop: make(chan struct{})}
 		srv := providertest.NewServer(t, h.reply(false))
 		t.Cleanup(func() { close(h.stop) })
-		ws := newWorkspace(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\napi_key_env = \"VTCODE_TEST_KEY\"\nnative_compaction = \"never\"\n", srv.URL+"/v1"))
-		r := startRawIn(t, ws, []string{"VTCODE_TEST_KEY=" + testKey})
+		ws := newWorkspace(t, "")
+		user := userConfig(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\napi_key_env = \"VTCODE_TEST_KEY\"\nnative_compaction = \"never\"\n", srv.URL+"/v1"))
+		r := startRawIn(t, ws, []string{user, "VTCODE_TEST_KEY=" + testKey})
 		r.frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":"file://` + ws + `","capabilities":{}}}`)
 		r.expect("initialize", "1", 0)
 		r.frame(`{"jsonrpc":"2.0","id":2,"method":"vtcode/openSession","params":{"sessionId":"s","provider":"openai","model":"gpt-5.1-codex","contextWindow":16000}}`)

@@ -104,12 +104,18 @@ const maxErrorBody = 64 << 10
 // retries what is safe to retry, classifies every failure into an *Error,
 // strips the API key from error text, and logs each attempt without bodies
 // or credentials. Vendor packages build one per client.
+//
+// Every HTTP client it uses follows redirects only within the origin of the
+// request ([SameOriginRedirects]), so credentials never reach another host.
 type Caller struct {
 	Provider   string       // route name, for errors and logs
 	APIKey     string       // the credential to redact from every error; never logged
 	HTTPClient *http.Client // nil = a client with DefaultTimeout
 	Logger     *slog.Logger // nil = discard
 	Retry      RetryPolicy  // zero = DefaultRetryPolicy
+	// Secrets are further credentials to redact from errors and output (see
+	// [Credentials]: user info of the base URL, credential headers).
+	Secrets []string
 }
 
 // Call is one POST of a JSON body.
@@ -120,11 +126,25 @@ type Call struct {
 	Body   []byte      // JSON body, re-sent unchanged on every attempt
 }
 
-var defaultHTTPClient = &http.Client{Timeout: DefaultTimeout}
+// StreamTimeout bounds one streamed provider call when a client is given no
+// *http.Client of its own: a stream is how answers expected to take over
+// ten minutes are served (an hour per 128,000 output tokens at worst).
+const StreamTimeout = time.Hour
 
-func (c *Caller) client() *http.Client {
+var (
+	defaultHTTPClient   = &http.Client{Timeout: DefaultTimeout, CheckRedirect: SameOriginRedirects(nil)}
+	streamingHTTPClient = &http.Client{Timeout: StreamTimeout, CheckRedirect: SameOriginRedirects(nil)}
+)
+
+// client returns the HTTP client of a call: the caller's own (with the
+// redirect guard), else the default one, whose timeout depends on whether
+// the call asks for a stream.
+func (c *Caller) client(call Call) *http.Client {
 	if c.HTTPClient != nil {
-		return c.HTTPClient
+		return guarded(c.HTTPClient)
+	}
+	if call.Header.Get("Accept") == "text/event-stream" {
+		return streamingHTTPClient
 	}
 	return defaultHTTPClient
 }
@@ -146,7 +166,7 @@ func (c *Caller) Post(ctx context.Context, call Call) (*http.Response, error) {
 		start := time.Now()
 		resp, retryable, err := c.once(ctx, call)
 		if err == nil {
-			log.Debug("provider call", "provider", c.Provider, "model", call.Model, "url", safeURL(call.URL, c.APIKey),
+			log.Debug("provider call", "provider", c.Provider, "model", call.Model, "url", safeURL(call.URL, c.secrets()...),
 				"status", resp.StatusCode, "attempt", attempt, "elapsed", time.Since(start).Round(time.Millisecond))
 			return resp, nil
 		}
@@ -154,7 +174,7 @@ func (c *Caller) Post(ctx context.Context, call Call) (*http.Response, error) {
 		if !errors.As(err, &pe) {
 			return nil, err // cancellation
 		}
-		log.Debug("provider call failed", "provider", c.Provider, "model", call.Model, "url", safeURL(call.URL, c.APIKey),
+		log.Debug("provider call failed", "provider", c.Provider, "model", call.Model, "url", safeURL(call.URL, c.secrets()...),
 			"status", pe.Status, "kind", string(pe.Kind), "attempt", attempt, "elapsed", time.Since(start).Round(time.Millisecond))
 		if !retryable || attempt >= p.MaxAttempts {
 			return nil, err
@@ -188,8 +208,8 @@ func (c *Caller) once(ctx context.Context, call Call) (*http.Response, bool, err
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.URL, bytes.NewReader(call.Body))
 	if err != nil {
 		e := &Error{Provider: c.Provider, Model: call.Model, Kind: KindRejected,
-			Message: "invalid endpoint URL: " + safeURL(call.URL, c.APIKey)}
-		return nil, false, redactError(e, c.APIKey)
+			Message: "invalid endpoint URL: " + safeURL(call.URL, c.secrets()...)}
+		return nil, false, redactError(e, c.secrets()...)
 	}
 	for k, vs := range call.Header {
 		req.Header[k] = append([]string(nil), vs...)
@@ -198,12 +218,12 @@ func (c *Caller) once(ctx context.Context, call Call) (*http.Response, bool, err
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
-	resp, err := c.client().Do(req)
+	resp, err := c.client(call).Do(req)
 	if err != nil {
 		cerr := ClassifyTransport(ctx, c.Provider, call.Model, err)
 		var pe *Error
 		if errors.As(cerr, &pe) {
-			redactError(pe, c.APIKey)
+			redactError(pe, c.secrets()...)
 		}
 		return nil, isDialError(err) && ctx.Err() == nil, cerr
 	}
@@ -215,8 +235,7 @@ func (c *Caller) once(ctx context.Context, call Call) (*http.Response, bool, err
 	if rerr != nil && ctx.Err() != nil {
 		return nil, false, ctx.Err()
 	}
-	e := Classify(c.Provider, call.Model, resp.StatusCode, body, resp.Header)
-	redactError(e, c.APIKey)
+	e := classify(c.Provider, call.Model, resp.StatusCode, body, resp.Header, c.secrets())
 	return nil, shouldRetry(e, resp.Header), e
 }
 
@@ -240,13 +259,13 @@ func shouldRetry(e *Error, h http.Header) bool {
 
 // safeURL is u without query, fragment and user info, with secrets removed,
 // for logs and messages.
-func safeURL(u, secret string) string {
+func safeURL(u string, secrets ...string) string {
 	p, err := url.Parse(u)
 	if err != nil {
 		return "(invalid URL)"
 	}
 	p.RawQuery, p.Fragment, p.User = "", "", nil
-	return Redact(p.String(), secret)
+	return Redact(p.String(), secrets...)
 }
 
 // ReadBody reads a successful response body (at most MaxResponseBytes) and
@@ -287,29 +306,30 @@ func (c *Caller) StreamError(ctx context.Context, model string, err error) error
 	}
 	var pe *Error
 	if errors.As(err, &pe) {
-		redactError(pe, c.APIKey)
+		redactError(pe, c.secrets()...)
 		return err
 	}
 	cerr := ClassifyTransport(ctx, c.Provider, model, err)
 	if errors.As(cerr, &pe) {
-		redactError(pe, c.APIKey)
+		redactError(pe, c.secrets()...)
 	}
 	return cerr
 }
 
-// Classify is [Classify] for this caller's provider, with the key redacted.
+// Classify is [Classify] for this caller's provider, with the credentials
+// redacted before the message is bounded.
 func (c *Caller) Classify(model string, status int, body []byte, hdr http.Header) *Error {
-	return redactError(Classify(c.Provider, model, status, body, hdr), c.APIKey)
+	return classify(c.Provider, model, status, body, hdr, c.secrets())
 }
 
 // Malformed is [Malformed] for this caller's provider.
 func (c *Caller) Malformed(model string, err error) *Error {
-	return redactError(Malformed(c.Provider, model, err), c.APIKey)
+	return redactError(Malformed(c.Provider, model, err), c.secrets()...)
 }
 
 // Fail returns an *Error of the given kind with a redacted, bounded message.
 func (c *Caller) Fail(model string, kind Kind, msg string) *Error {
-	return redactError(&Error{Provider: c.Provider, Model: model, Kind: kind, Message: msg}, c.APIKey)
+	return redactError(&Error{Provider: c.Provider, Model: model, Kind: kind, Message: msg}, c.secrets()...)
 }
 
 // IsEventStream reports whether resp carries a text/event-stream body.

@@ -1,10 +1,14 @@
 package providers
 
 import (
+	"strconv"
 	"strings"
 )
 
-// ModelInfo is what the catalog knows about one model on one provider.
+// ModelInfo is what the catalog knows about one model on one provider: its
+// limits and the capabilities every other package reads from here (the
+// compaction strategy, the Anthropic client's thinking and streaming
+// choices). [Catalog.Lookup] is the one entry point.
 type ModelInfo struct {
 	Provider string // canonical provider name ("openai", "anthropic", ...)
 	Model    string // model id, or an id prefix in catalog entries
@@ -24,6 +28,36 @@ type ModelInfo struct {
 	// ContextEdits reports that the model accepts the Anthropic clearing
 	// edits (clear_thinking_20251015, clear_tool_uses_20250919).
 	ContextEdits bool
+	// ThinksByDefault reports that the model thinks unless told otherwise
+	// (the Claude 5 generation).
+	ThinksByDefault bool
+	// AdaptiveThinking reports that the model takes {"type":"adaptive"}
+	// thinking (Claude Opus 4.6+, Sonnet 4.6+ and newer).
+	AdaptiveThinking bool
+	// NonStreamingOutputTokens is the largest max_tokens the provider serves
+	// without streaming for this model; 0 means the general bound
+	// ([MaxNonStreamingOutputTokens]).
+	NonStreamingOutputTokens int
+}
+
+// Model is the typed result of [Catalog.Lookup].
+type Model = ModelInfo
+
+// MaxNonStreamingOutputTokens is the largest output an Anthropic request
+// asks for without streaming: the Messages API expects about an hour per
+// 128,000 output tokens, and answers expected to take over ten minutes must
+// stream.
+const MaxNonStreamingOutputTokens = 21_333
+
+// StreamingRequired reports whether a request asking for maxTokens output
+// tokens must stream (see [MaxNonStreamingOutputTokens] and
+// NonStreamingOutputTokens).
+func (m ModelInfo) StreamingRequired(maxTokens int) bool {
+	limit := MaxNonStreamingOutputTokens
+	if m.NonStreamingOutputTokens > 0 {
+		limit = min(limit, m.NonStreamingOutputTokens)
+	}
+	return maxTokens > limit
 }
 
 // Catalog is an ordered list of extra model entries in front of the built-in
@@ -64,15 +98,18 @@ func LookupModel(provider, model string) (ModelInfo, bool) {
 // true on vercel only for openai/* models, always on openresponses, and never
 // on chat routes; InlineCompaction and ContextEdits only on Anthropic-format
 // routes.
+//
+// Capabilities come from the model family rules (an OpenAI Responses family,
+// a Grok model on xAI's compact allowlist, the Claude version), so a model
+// newer than the table ("claude-sonnet-4-7-20261001") gets them too. ok
+// reports whether an entry matched (the window and output limit are known);
+// without one, the returned info still carries the capabilities.
 func (c *Catalog) Lookup(provider, model string) (ModelInfo, bool) {
 	provider = CanonicalProvider(provider)
 	info, ok := lookupBuiltin(provider, model)
 	if c != nil {
 		for _, e := range c.extra {
 			if (e.Provider == "" || e.Provider == provider) && modelMatches(strings.ToLower(e.Model), strings.ToLower(strings.TrimSpace(model))) {
-				if !ok {
-					info = ModelInfo{Provider: provider, Model: model}
-				}
 				if e.ContextWindow > 0 {
 					info.ContextWindow = e.ContextWindow
 				}
@@ -118,8 +155,8 @@ var gateways = map[string]bool{"vercel": true, "openrouter": true, "merge": true
 
 func lookupBuiltin(provider, model string) (ModelInfo, bool) {
 	m := strings.ToLower(strings.TrimSpace(model))
-	if m == "" {
-		return ModelInfo{}, false
+	if m == "" && provider != "openresponses" {
+		return ModelInfo{Provider: provider, Model: model}, false
 	}
 	vendor := provider
 	if i := strings.IndexByte(m, '/'); i > 0 {
@@ -146,13 +183,34 @@ func lookupBuiltin(provider, model string) (ModelInfo, bool) {
 			best = e
 		}
 	}
-	if best == nil {
-		return ModelInfo{}, false
+	info := ModelInfo{}
+	if best != nil {
+		info = *best
 	}
-	info := *best
 	info.Provider, info.Model = provider, model
-	if oneM && info.ContextWindow < 1_000_000 && vendor == "anthropic" {
+	if best != nil && oneM && info.ContextWindow < 1_000_000 && vendor == "anthropic" {
 		info.ContextWindow = 1_000_000
+	}
+	familyCapabilities(&info, provider, vendor, m)
+	return info, best != nil
+}
+
+// familyCapabilities sets the capabilities of model m (lower case, vendor
+// prefix removed) of vendor on provider from the family rules, then adjusts
+// them for the route's wire format.
+func familyCapabilities(info *ModelInfo, provider, vendor, m string) {
+	responses := false
+	switch vendor {
+	case "openai":
+		responses = isOpenAIResponsesModel(m)
+	case "xai":
+		responses = hasAnyPrefix(m, xaiCompactModels...)
+	}
+	if family, major, minor, ok := claudeVersion(m); ok {
+		info.InlineCompaction = claudeAtLeast(family, major, minor, claudeInline)
+		info.AdaptiveThinking = claudeAtLeast(family, major, minor, claudeAdaptive)
+		info.ContextEdits = major >= 4
+		info.ThinksByDefault = major >= 5
 	}
 	switch WireOf(provider) {
 	case WireResponses:
@@ -160,9 +218,9 @@ func lookupBuiltin(provider, model string) (ModelInfo, bool) {
 		case "openresponses":
 			info.Responses = true
 		case "vercel":
-			info.Responses = vendor == "openai" && best.Responses
+			info.Responses = vendor == "openai" && responses
 		case "openai", "xai":
-			info.Responses = vendor == provider && best.Responses
+			info.Responses = vendor == provider && responses
 		}
 		info.InlineCompaction, info.ContextEdits = false, false
 	case WireAnthropic:
@@ -170,7 +228,103 @@ func lookupBuiltin(provider, model string) (ModelInfo, bool) {
 	default:
 		info.Responses, info.InlineCompaction, info.ContextEdits = false, false, false
 	}
-	return info, true
+}
+
+// openAIResponsesPrefixes are the OpenAI model families served by the
+// Responses API with /responses/compact; openAINonResponses are variants
+// that are not (audio, realtime, speech, search-preview chat models).
+var (
+	openAIResponsesPrefixes = []string{"gpt-5", "gpt-4.1", "gpt-4o", "o1", "o3", "o4", "codex-", "computer-use-"}
+	openAINonResponses      = []string{"audio", "realtime", "transcribe", "tts", "search-preview"}
+)
+
+// xaiCompactModels is the curated allowlist of Grok models served by xAI's
+// OpenAI-compatible compact endpoint.
+var xaiCompactModels = []string{"grok-4", "grok-code-fast"}
+
+func isOpenAIResponsesModel(m string) bool {
+	if !hasAnyPrefix(m, openAIResponsesPrefixes...) {
+		return false
+	}
+	for _, s := range openAINonResponses {
+		if strings.Contains(m, s) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// claudeFirst gives, per Claude family, the first version with a capability.
+type claudeFirst map[string][2]int
+
+var (
+	// claudeInline: native inline compaction (compact_20260112) on Opus
+	// 4.x, Sonnet 4.6 and newer, and the 5-series families; Haiku and older
+	// models have none.
+	claudeInline = claudeFirst{"opus": {4, 0}, "sonnet": {4, 6}, "fable": {5, 0}, "mythos": {5, 0}}
+	// claudeAdaptive: adaptive thinking on Opus 4.6+, Sonnet 4.6+ and the
+	// 5-series families.
+	claudeAdaptive = claudeFirst{"opus": {4, 6}, "sonnet": {4, 6}, "fable": {5, 0}, "mythos": {5, 0}}
+)
+
+func claudeAtLeast(family string, major, minor int, first claudeFirst) bool {
+	v, ok := first[family]
+	return ok && (major > v[0] || major == v[0] && minor >= v[1])
+}
+
+// claudeVersion parses Claude model ids such as "claude-opus-4-1",
+// "claude-sonnet-4-6-20260101", "claude-opus-4.5", "claude-sonnet-5" or
+// "us.anthropic.claude-opus-4-8-v1:0" into family and version; the older
+// "claude-3-7-sonnet" form has the version first. A date suffix is not a
+// minor version.
+func claudeVersion(m string) (family string, major, minor int, ok bool) {
+	i := strings.Index(m, "claude-")
+	if i < 0 {
+		return "", 0, 0, false
+	}
+	rest := m[i+len("claude-"):]
+	if rest != "" && rest[0] >= '0' && rest[0] <= '9' { // claude-3-7-sonnet
+		major, minor, ok = parseVersion(rest)
+		return "", major, minor, ok
+	}
+	family, ver, found := strings.Cut(rest, "-")
+	if !found {
+		return "", 0, 0, false
+	}
+	major, minor, ok = parseVersion(ver)
+	return family, major, minor, ok
+}
+
+// parseVersion reads "4", "4-6", "4.6", "4-6-20260101" or "4-20250514".
+func parseVersion(s string) (major, minor int, ok bool) {
+	j := 0
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if j == 0 || j > 3 {
+		return 0, 0, false
+	}
+	major, _ = strconv.Atoi(s[:j])
+	rest := s[j:]
+	if len(rest) > 1 && (rest[0] == '-' || rest[0] == '.') {
+		k := 1
+		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+			k++
+		}
+		if k > 1 && k <= 3 { // one or two digits: a minor version, not a date
+			minor, _ = strconv.Atoi(rest[1:k])
+		}
+	}
+	return major, minor, true
 }
 
 func guessVendor(m string) string {
@@ -192,52 +346,53 @@ func guessVendor(m string) string {
 	return ""
 }
 
-// builtinModels is the built-in catalog (model ids are lower-case prefixes).
-// Values are the vendors' published limits; [[models]] entries correct them.
+// builtinModels is the built-in catalog (model ids are lower-case prefixes):
+// the vendors' published limits, which [[models]] entries correct. The
+// capabilities come from the family rules above, not from these rows.
 var builtinModels = []ModelInfo{
-	// OpenAI: Responses models, all with /responses/compact on the official host.
-	{Provider: "openai", Model: "gpt-5.6", ContextWindow: 1_050_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.5", ContextWindow: 1_050_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.4", ContextWindow: 1_050_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.4-mini", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.4-nano", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.3-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.2", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.2-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.1", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.1-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.1-codex-mini", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.1-codex-max", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5.1-chat", ContextWindow: 128_000, MaxOutputTokens: 16_384, Responses: true},
-	{Provider: "openai", Model: "gpt-5", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5-mini", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5-nano", ContextWindow: 400_000, MaxOutputTokens: 128_000, Responses: true},
-	{Provider: "openai", Model: "gpt-5-chat", ContextWindow: 128_000, MaxOutputTokens: 16_384, Responses: true},
-	{Provider: "openai", Model: "gpt-4.1", ContextWindow: 1_047_576, MaxOutputTokens: 32_768, Responses: true},
-	{Provider: "openai", Model: "gpt-4o", ContextWindow: 128_000, MaxOutputTokens: 16_384, Responses: true},
-	{Provider: "openai", Model: "o4-mini", ContextWindow: 200_000, MaxOutputTokens: 100_000, Responses: true},
-	{Provider: "openai", Model: "o3", ContextWindow: 200_000, MaxOutputTokens: 100_000, Responses: true},
-	{Provider: "openai", Model: "o1", ContextWindow: 200_000, MaxOutputTokens: 100_000, Responses: true},
-	{Provider: "openai", Model: "codex-mini", ContextWindow: 200_000, MaxOutputTokens: 100_000, Responses: true},
+	// OpenAI.
+	{Provider: "openai", Model: "gpt-5.6", ContextWindow: 1_050_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.5", ContextWindow: 1_050_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.4", ContextWindow: 1_050_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.4-mini", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.4-nano", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.3-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.2", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.2-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.1", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.1-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.1-codex-mini", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.1-codex-max", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5.1-chat", ContextWindow: 128_000, MaxOutputTokens: 16_384},
+	{Provider: "openai", Model: "gpt-5", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5-mini", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5-nano", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5-chat", ContextWindow: 128_000, MaxOutputTokens: 16_384},
+	{Provider: "openai", Model: "gpt-4.1", ContextWindow: 1_047_576, MaxOutputTokens: 32_768},
+	{Provider: "openai", Model: "gpt-4o", ContextWindow: 128_000, MaxOutputTokens: 16_384},
+	{Provider: "openai", Model: "o4-mini", ContextWindow: 200_000, MaxOutputTokens: 100_000},
+	{Provider: "openai", Model: "o3", ContextWindow: 200_000, MaxOutputTokens: 100_000},
+	{Provider: "openai", Model: "o1", ContextWindow: 200_000, MaxOutputTokens: 100_000},
+	{Provider: "openai", Model: "codex-mini", ContextWindow: 200_000, MaxOutputTokens: 100_000},
 
-	// Anthropic. Opus 4.x and Sonnet 4.6+ take the compact_20260112 edit;
-	// every Claude 4 model takes the clearing edits. Sonnet 4 and 4.5 reach
-	// 1M tokens only with the context-1m beta (model id suffix "[1m]").
-	{Provider: "anthropic", Model: "claude-opus-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-sonnet-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-fable-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-mythos-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-opus-4-8", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-opus-4-7", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-opus-4-6", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-sonnet-4-6", ContextWindow: 1_000_000, MaxOutputTokens: 64_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-opus-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-opus-4-1", ContextWindow: 200_000, MaxOutputTokens: 32_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-opus-4", ContextWindow: 200_000, MaxOutputTokens: 32_000, InlineCompaction: true, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-sonnet-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-sonnet-4", ContextWindow: 200_000, MaxOutputTokens: 64_000, ContextEdits: true},
-	{Provider: "anthropic", Model: "claude-haiku-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000, ContextEdits: true},
+	// Anthropic. Sonnet 4 and 4.5 reach 1M tokens only with the context-1m
+	// beta (model id suffix "[1m]"). Opus 4 and 4.1 serve at most 8,192
+	// output tokens without streaming.
+	{Provider: "anthropic", Model: "claude-opus-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
+	{Provider: "anthropic", Model: "claude-sonnet-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
+	{Provider: "anthropic", Model: "claude-fable-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
+	{Provider: "anthropic", Model: "claude-mythos-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
+	{Provider: "anthropic", Model: "claude-opus-4-8", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
+	{Provider: "anthropic", Model: "claude-opus-4-7", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
+	{Provider: "anthropic", Model: "claude-opus-4-6", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
+	{Provider: "anthropic", Model: "claude-sonnet-4-6", ContextWindow: 1_000_000, MaxOutputTokens: 64_000},
+	{Provider: "anthropic", Model: "claude-opus-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+	{Provider: "anthropic", Model: "claude-opus-4-1", ContextWindow: 200_000, MaxOutputTokens: 32_000, NonStreamingOutputTokens: 8_192},
+	{Provider: "anthropic", Model: "claude-opus-4", ContextWindow: 200_000, MaxOutputTokens: 32_000, NonStreamingOutputTokens: 8_192},
+	{Provider: "anthropic", Model: "claude-sonnet-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+	{Provider: "anthropic", Model: "claude-sonnet-4", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+	{Provider: "anthropic", Model: "claude-haiku-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000},
 	{Provider: "anthropic", Model: "claude-3-7-sonnet", ContextWindow: 200_000, MaxOutputTokens: 64_000},
 	{Provider: "anthropic", Model: "claude-3-5-haiku", ContextWindow: 200_000, MaxOutputTokens: 8_192},
 
@@ -248,12 +403,12 @@ var builtinModels = []ModelInfo{
 	{Provider: "gemini", Model: "gemini-2.5", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
 	{Provider: "gemini", Model: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192},
 
-	// xAI. Grok 4 family models are on the native compact allowlist.
-	{Provider: "xai", Model: "grok-4", ContextWindow: 256_000, Responses: true},
-	{Provider: "xai", Model: "grok-4-fast", ContextWindow: 2_000_000, MaxOutputTokens: 30_000, Responses: true},
-	{Provider: "xai", Model: "grok-4-1-fast", ContextWindow: 2_000_000, MaxOutputTokens: 30_000, Responses: true},
-	{Provider: "xai", Model: "grok-4.1-fast", ContextWindow: 2_000_000, MaxOutputTokens: 30_000, Responses: true},
-	{Provider: "xai", Model: "grok-code-fast", ContextWindow: 256_000, MaxOutputTokens: 10_000, Responses: true},
+	// xAI.
+	{Provider: "xai", Model: "grok-4", ContextWindow: 256_000},
+	{Provider: "xai", Model: "grok-4-fast", ContextWindow: 2_000_000, MaxOutputTokens: 30_000},
+	{Provider: "xai", Model: "grok-4-1-fast", ContextWindow: 2_000_000, MaxOutputTokens: 30_000},
+	{Provider: "xai", Model: "grok-4.1-fast", ContextWindow: 2_000_000, MaxOutputTokens: 30_000},
+	{Provider: "xai", Model: "grok-code-fast", ContextWindow: 256_000, MaxOutputTokens: 10_000},
 	{Provider: "xai", Model: "grok-3", ContextWindow: 131_072},
 
 	// DeepSeek.

@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,19 +46,26 @@ const maxMessage = 700
 //   - server: other 5xx, 529, overloaded_error, api_error;
 //   - rejected: any other 4xx, or an error object of unknown type.
 //
-// The message is bounded; callers holding a credential must still pass the
-// result through [Redact] (the [Caller] does).
+// The message is redacted (see [Redact]: well-known key shapes) and then
+// bounded; a caller holding a credential uses [Caller.Classify], which
+// removes the credential before bounding, so no part of it survives a cut.
 func Classify(provider, model string, status int, body []byte, hdr http.Header) *Error {
+	return classify(provider, model, status, body, hdr, nil)
+}
+
+// classify is Classify removing secrets (and every key-shaped string) from
+// the message before it is bounded.
+func classify(provider, model string, status int, body []byte, hdr http.Header, secrets []string) *Error {
 	d := errorDetails(body)
 	e := &Error{Provider: provider, Model: model, Status: status}
 	msg := d.message
 	if msg == "" {
-		msg = snippet(body)
+		msg = snippet([]byte(Redact(string(body), secrets...)))
 	}
 	if msg == "" && status != 0 {
 		msg = http.StatusText(status)
 	}
-	e.Message = Bound(msg, maxMessage)
+	e.Message = Bound(Redact(msg, secrets...), maxMessage)
 	text := strings.ToLower(msg + " " + d.code + " " + d.typ)
 	e.RetryAfter = retryAfter(hdr, time.Now())
 	st := status
@@ -362,7 +370,7 @@ func transportMessage(err error) string {
 	if errors.As(err, &ue) && ue.Err != nil {
 		err = ue.Err
 	}
-	return Bound(err.Error(), maxMessage)
+	return err.Error() // bounded by redactError, after redaction
 }
 
 // isDialError reports whether err happened before the request was sent
@@ -398,12 +406,13 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`\bgsk_[A-Za-z0-9]{16,}`), "[REDACTED]"},
 	{regexp.MustCompile(`\bmg_[A-Za-z0-9_\-]{16,}`), "[REDACTED]"},
 	{regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*`), "Bearer [REDACTED]"},
+	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@"']+:[^/\s@"']+@`), "${1}[REDACTED]@"},
 	{regexp.MustCompile(`(?i)([?&](?:key|api_key|apikey|token)=)[^&\s"']+`), "${1}[REDACTED]"},
 }
 
 // Redact removes credentials from s: every occurrence of each secret of four
-// bytes or more, and anything shaped like a well-known API key, bearer token
-// or key query parameter.
+// bytes or more, and anything shaped like a well-known API key, bearer or
+// basic credentials, user info in a URL or a key query parameter.
 func Redact(s string, secrets ...string) string {
 	for _, k := range secrets {
 		if len(k) >= 4 {
@@ -413,7 +422,25 @@ func Redact(s string, secrets ...string) string {
 	for _, p := range secretPatterns {
 		s = p.re.ReplaceAllString(s, p.repl)
 	}
-	return s
+	return basicAuth.ReplaceAllStringFunc(s, func(m string) string {
+		if basicCredentials(m) {
+			return "Basic [REDACTED]"
+		}
+		return m
+	})
+}
+
+// basicAuth finds "Basic <token>"; basicCredentials tells credentials
+// (base64 of "user:password") from ordinary words after "basic".
+var basicAuth = regexp.MustCompile(`(?i)\bbasic\s+[A-Za-z0-9+/]{4,}={0,2}`)
+
+func basicCredentials(m string) bool {
+	fields := strings.Fields(m)
+	if len(fields) != 2 {
+		return false
+	}
+	raw, err := base64.StdEncoding.DecodeString(fields[1])
+	return err == nil && bytes.IndexByte(raw, ':') > 0
 }
 
 // redactError applies Redact to an *Error's message and, when the cause's

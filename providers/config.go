@@ -32,7 +32,9 @@ type Endpoint struct {
 	Stream bool
 	// Header holds extra headers sent with every request.
 	Header http.Header
-	// HTTPClient is the HTTP client; nil uses one with DefaultTimeout.
+	// HTTPClient is the HTTP client; nil uses one with DefaultTimeout
+	// (StreamTimeout for a streamed call). Whichever it is, redirects are
+	// followed only within the request's origin ([SameOriginRedirects]).
 	HTTPClient *http.Client
 	// Logger receives one debug line per attempt and a warning per retry;
 	// nil discards. Lines never hold keys or bodies.
@@ -58,6 +60,7 @@ func (e *Endpoint) Resolve(table string) (base string, caller *Caller, err error
 		HTTPClient: e.HTTPClient,
 		Logger:     e.Logger,
 		Retry:      e.Retry,
+		Secrets:    Credentials(e.APIKey, base, e.Header),
 	}, nil
 }
 

@@ -16,6 +16,11 @@ type Tool struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage // JSON schema; nil when absent
+	// Strict is the schema's strict flag when the tool sets one (chat form
+	// function.strict, Responses and Anthropic form strict), nil otherwise.
+	// The wire formats default differently: a Responses function tool
+	// without strict is strict, a chat-completions one is not.
+	Strict *bool
 }
 
 // ParseTool recognizes a function tool schema in chat-completions form
@@ -31,10 +36,12 @@ func ParseTool(raw json.RawMessage) (t Tool, form Wire, ok bool) {
 		Description string          `json:"description"`
 		Parameters  json.RawMessage `json:"parameters"`
 		InputSchema json.RawMessage `json:"input_schema"`
+		Strict      *bool           `json:"strict"`
 		Function    *struct {
 			Name        string          `json:"name"`
 			Description string          `json:"description"`
 			Parameters  json.RawMessage `json:"parameters"`
+			Strict      *bool           `json:"strict"`
 		} `json:"function"`
 	}
 	if json.Unmarshal(raw, &v) != nil {
@@ -42,11 +49,11 @@ func ParseTool(raw json.RawMessage) (t Tool, form Wire, ok bool) {
 	}
 	switch {
 	case v.Type == "function" && v.Function != nil && v.Function.Name != "":
-		return Tool{v.Function.Name, v.Function.Description, v.Function.Parameters}, WireChat, true
+		return Tool{v.Function.Name, v.Function.Description, v.Function.Parameters, v.Function.Strict}, WireChat, true
 	case v.Type == "function" && v.Name != "":
-		return Tool{v.Name, v.Description, v.Parameters}, WireResponses, true
+		return Tool{v.Name, v.Description, v.Parameters, v.Strict}, WireResponses, true
 	case (v.Type == "" || v.Type == "custom") && v.Name != "" && v.InputSchema != nil:
-		return Tool{v.Name, v.Description, v.InputSchema}, WireAnthropic, true
+		return Tool{v.Name, v.Description, v.InputSchema, v.Strict}, WireAnthropic, true
 	}
 	return Tool{}, "", false
 }

@@ -150,6 +150,16 @@
 //	         reservedOutputTokens?, nativeContextEdits?, workDoneToken?}
 //	result: {messages, stats, contextManagement?, compaction?, trimmed}
 //
+// On an Anthropic route with nativeContextEdits, contextManagement is the
+// edit ladder to send as context_management. The request then needs the
+// anthropic-beta values of what it carries: context-management-2025-06-27
+// for clear_* edits, and compact-2026-01-12 for a compact_* edit or for
+// any compaction block among the messages (the block exists only in that
+// beta, so a request replaying one needs it even without an edit). Send
+// only the newest compaction block, as the first block of the conversation:
+// the API refuses a misplaced or a second one (after a provider compaction
+// the history already starts at its block).
+//
 // vtcode/recordResponse records the model's answer and the provider's usage.
 //
 //	params: {sessionId, message, usage?, stopReason?}
@@ -180,7 +190,13 @@
 // vtcode/recordResponse with usage, lastReportedInputTokens is the
 // provider's input count, lastRequestEstimate the local estimate of the
 // request it answered (projectedTokens + prefixTokens of the last
-// prepareRequest) and reportedDifference the first minus the second.
+// prepareRequest) and reportedDifference the first minus the second. With
+// Anthropic usage iterations (usage.iterations, in Anthropic's snake_case
+// or this protocol's camelCase names), lastReportedInputTokens and
+// cache.lastHitRate are those of the last message iteration (the context
+// the model saw when it answered), while cache.cumulativeInputTokens and
+// cache.cumulativeCacheReadTokens add every billed iteration (message,
+// fallback_message, advisor_message, compaction).
 //
 // vtcode/setPolicy changes the policy of a session or (without sessionId)
 // the default of a workspace, and returns the effective policy. The policy
@@ -248,8 +264,38 @@
 //
 // window/logMessage and window/showMessage report failures (a compaction
 // that fell back or failed, a configuration file that does not parse, with
-// its file and line). Their texts are at most 1 KiB and never contain a
-// secret.
+// the file and line of every problem, separated by "; "). Their texts are at
+// most 1 KiB and never contain a secret.
+//
+// # Trust: workspace files and editor settings
+//
+// A workspace configuration file (vtcode.toml, .vtcode/config.toml) comes
+// with the repository and is untrusted. The keys that pick a host or a
+// secret — base_url and api_key_env of every [providers.<name>] table — are
+// read only from the user's file (~/.config/vtcode/vtcode.toml, or under
+// $XDG_CONFIG_HOME). In a workspace file each is ignored and reported with
+// window/showMessage (type 2, warning), one message per key:
+//
+//	vtcode-ls: /ws/vtcode.toml:4: providers.openai.base_url: ignored: a
+//	workspace file may not set an endpoint (set it in the user
+//	configuration /home/me/.config/vtcode/vtcode.toml)
+//
+// and the rest of the file applies (so a workspace chooses among the
+// providers the user configured, or the built-in ones at their official
+// endpoints). A workspace storage.dir that is absolute, starts with "~/" or
+// leaves the workspace ("../") is ignored and reported the same way. The
+// same messages follow each reload of the file.
+//
+// initializationOptions come from the editor's settings: the Neovim
+// plugin's setup{policy = …} in the user's own Lua configuration
+// (user-level); the VS Code extension sends none (its vtcode.* settings
+// configure the client, not the server), and a VS Code setting could be
+// workspace-level (.vscode/settings.json is a repository file too). So they
+// carry only a partial policy (see vtcode/setPolicy) and any other key is
+// rejected with -32602: no editor setting names an endpoint or a
+// credential, and the policy cannot send anything anywhere. Provider requests follow redirects only within their origin
+// (scheme, host, port); a redirect elsewhere fails the call (-32803 when a
+// compaction has no other way), and its credentials never leave.
 //
 // # Progress
 //

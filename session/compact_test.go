@@ -231,11 +231,14 @@ func TestAnthropicUsageIterations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Input is exclusive on Anthropic: 5,100 uncached + 900 read.
-	if got := *res.Stats.LastReportedInputTokens; got != 6000 {
-		t.Errorf("input = %d, want 6000", got)
+	// The context after the response is the last message iteration (input
+	// is exclusive on Anthropic: 100 uncached + 900 read); the compaction
+	// iteration read the history before it was compacted. The cumulative
+	// counts bill every iteration: 5,100 uncached + 900 read.
+	if got := *res.Stats.LastReportedInputTokens; got != 1000 {
+		t.Errorf("input = %d, want 1000", got)
 	}
-	if c := res.Stats.Cache; c.LastHitRate != 0.15 || c.CumulativeCacheReadTokens != 900 {
+	if c := res.Stats.Cache; c.LastHitRate != 0.9 || c.CumulativeCacheReadTokens != 900 || c.CumulativeInputTokens != 6000 {
 		t.Errorf("cache = %+v", c)
 	}
 }

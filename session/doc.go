@@ -64,9 +64,12 @@
 //   - Provider usage is normalized to the total prompt size: Anthropic-format
 //     routes and MiniMax report input exclusive of cached tokens, so their
 //     cacheRead and cacheCreation are added (also when usage carries
-//     iterations, or when the cached part exceeds the reported input). The
-//     hit rate is cacheRead / input; a response after the first with a hit
-//     rate under 0.5 extends the low-reuse streak.
+//     iterations, or when the cached part exceeds the reported input). With
+//     Anthropic usage iterations the last reported input and the hit rate
+//     are the last message iteration's (the context after the response);
+//     the cumulative counts add every billed iteration. The hit rate is
+//     cacheRead / input; a response after the first with a hit rate under
+//     0.5 extends the low-reuse streak.
 //   - Sessions must be opened (openSession) before use; other methods answer
 //     [ErrUnknownSession] for ids that are not open in this process.
 //   - Messages passed to the Manager are kept as they are (not copied deeply);

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/vtcode/vtcode-ls/clearing"
@@ -119,7 +118,7 @@ func (s *Session) trim(p *projection, e *env) {
 	}
 	pct := e.pol.Context.TrimToPercent
 	if pct <= 0 || pct > 100 {
-		pct = 60
+		pct = config.Default().Context.TrimToPercent
 	}
 	target := budget*pct/100 - e.prefix
 	msgs := p.msgs
@@ -283,30 +282,19 @@ func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.E
 	s.twoPass.Prefire(s.life, slices.Clone(msgs), opts)
 }
 
-// Anthropic context-management edits (§8.4).
-const (
-	clearThinkingEdit = `{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":2}}`
-	clearToolUsesEdit = `{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},"keep":{"type":"tool_uses","value":3}}`
-	compactEdit       = `{"type":"compact_20260112","trigger":{"type":"input_tokens","value":%d},"pause_after_compaction":true}`
-	compactTriggerMin = 50000
-)
-
-// contextEdits returns the edit ladder for a request on an Anthropic route:
-// the clearing edits when the route supports context edits, then the compact
-// edit when the model compacts natively and auto compaction is on. Nil when
-// the ladder is empty.
+// contextEdits returns the edit ladder for a request on an Anthropic route
+// (§8.4, built by [providers.AnthropicEdits]): the clearing edits when the
+// route supports context edits, then the compact edit when the model
+// compacts natively and auto compaction is on, triggered at the threshold.
+// Nil when the ladder is empty.
 func contextEdits(e *env) json.RawMessage {
-	var edits []json.RawMessage
-	if e.route.SupportsContextEdits {
-		edits = append(edits, json.RawMessage(clearThinkingEdit), json.RawMessage(clearToolUsesEdit))
-	}
-	if e.pol.AutoCompaction.Enabled && compaction.StrategyFor(e.route) == compaction.NativeInline {
-		trigger := max(compactTriggerMin, e.th.Threshold)
-		edits = append(edits, json.RawMessage(fmt.Sprintf(compactEdit, trigger)))
-	}
+	compact := e.pol.AutoCompaction.Enabled && compaction.StrategyFor(e.route) == compaction.NativeInline
+	edits := providers.AnthropicEdits(e.route.SupportsContextEdits, compact, e.th.Threshold, "")
 	if len(edits) == 0 {
 		return nil
 	}
-	out, _ := json.Marshal(map[string]any{"edits": edits})
+	out, _ := json.Marshal(struct {
+		Edits []providers.AnthropicEdit `json:"edits"`
+	}{edits})
 	return out
 }

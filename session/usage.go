@@ -1,8 +1,6 @@
 package session
 
 import (
-	"encoding/json"
-
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 )
@@ -24,18 +22,20 @@ type usageState struct {
 // Input is normalized to the total prompt size: providers that report input
 // exclusive of cached tokens (Anthropic-format routes and MiniMax, or any
 // usage with iterations or whose cached part exceeds its input) get
-// input + cacheRead + cacheCreation. The hit rate is cacheRead / input. A
-// response after the first whose hit rate is under 0.5 extends the low-reuse
-// streak; one at or over 0.5 ends it.
+// input + cacheRead + cacheCreation. With Anthropic usage iterations the
+// context size after the response (the last reported input, and the hit
+// rate) is the last message iteration's, while the cumulative counts add
+// every billed iteration (see [providers.AnthropicIterations]). The hit
+// rate is cacheRead / input. A response after the first whose hit rate is
+// under 0.5 extends the low-reuse streak; one at or over 0.5 ends it.
 func (u *usageState) record(us history.Usage, provider string, estimate int) {
-	in, read, create, exclusive := us.InputTokens, us.CacheReadTokens, us.CacheCreationTokens, false
-	if it, ok := sumIterations(us.Iterations); ok {
-		in, read, create, exclusive = it.InputTokens, it.CacheReadTokens, it.CacheCreationTokens, true
-	}
 	name := providers.CanonicalProvider(provider)
-	if exclusive || providers.WireOf(name) == providers.WireAnthropic || name == "minimax" || read+create > in {
-		in += read + create
+	exclusive := providers.WireOf(name) == providers.WireAnthropic || name == "minimax"
+	last, billed := us, us
+	if b, c, ok := providers.AnthropicIterations(us.Iterations); ok {
+		last, billed, exclusive = c, b, true
 	}
+	in, read := total(last, exclusive), last.CacheReadTokens
 	rate := 0.0
 	if in > 0 {
 		rate = min(1, float64(read)/float64(in))
@@ -51,8 +51,18 @@ func (u *usageState) record(us history.Usage, provider string, estimate int) {
 	u.lastInput = in
 	u.estimate = estimate
 	u.cache.LastHitRate = rate
-	u.cache.CumulativeInputTokens += in
-	u.cache.CumulativeCacheReadTokens += read
+	u.cache.CumulativeInputTokens += total(billed, exclusive)
+	u.cache.CumulativeCacheReadTokens += billed.CacheReadTokens
+}
+
+// total is the whole prompt size of a usage: input alone when it includes
+// the cached part, else input plus cache reads and writes.
+func total(us history.Usage, exclusive bool) int {
+	in, read, create := us.InputTokens, us.CacheReadTokens, us.CacheCreationTokens
+	if exclusive || read+create > in {
+		in += read + create
+	}
+	return in
 }
 
 // compacted starts a new low-reuse streak after a successful compaction;
@@ -72,47 +82,4 @@ func (u *usageState) stats(st *Stats) {
 	}
 	c := u.cache
 	st.Cache = &c
-}
-
-// recognizedIterations are the Anthropic usage iteration types that are
-// summed (SPEC §8.4).
-var recognizedIterations = map[string]bool{
-	"message": true, "fallback_message": true, "advisor_message": true, "compaction": true,
-}
-
-// sumIterations sums the recognized iterations of an Anthropic usage; ok is
-// false when there is none, and top-level usage applies.
-func sumIterations(its []json.RawMessage) (sum history.Usage, ok bool) {
-	for _, raw := range its {
-		var it struct {
-			Type string `json:"type"`
-			// Anthropic's names, and this protocol's camelCase ones.
-			Input          *int `json:"input_tokens"`
-			Output         *int `json:"output_tokens"`
-			CacheRead      *int `json:"cache_read_input_tokens"`
-			CacheCreate    *int `json:"cache_creation_input_tokens"`
-			InputC         *int `json:"inputTokens"`
-			OutputC        *int `json:"outputTokens"`
-			CacheReadC     *int `json:"cacheReadTokens"`
-			CacheCreationC *int `json:"cacheCreationTokens"`
-		}
-		if json.Unmarshal(raw, &it) != nil || !recognizedIterations[it.Type] {
-			continue
-		}
-		ok = true
-		sum.InputTokens += first(it.Input, it.InputC)
-		sum.OutputTokens += first(it.Output, it.OutputC)
-		sum.CacheReadTokens += first(it.CacheRead, it.CacheReadC)
-		sum.CacheCreationTokens += first(it.CacheCreate, it.CacheCreationC)
-	}
-	return sum, ok
-}
-
-func first(ps ...*int) int {
-	for _, p := range ps {
-		if p != nil {
-			return *p
-		}
-	}
-	return 0
 }

@@ -42,6 +42,7 @@ func newWorkspace(m *Manager, root string, init json.RawMessage) (*workspace, er
 		m.logger.Warn("session: configuration not loaded", "workspace", root, "err", err)
 		cfg = config.DefaultConfig(root)
 	}
+	m.reportIgnored(root, cfg)
 	if err := w.setConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -82,6 +83,7 @@ func (w *workspace) setConfig(cfg config.Config) error {
 // one, a bad one is reported and the last good one stays.
 func (w *workspace) reload(cfg config.Config, err error) {
 	if err == nil {
+		w.m.reportIgnored(w.root, cfg)
 		err = w.setConfig(cfg)
 	}
 	if err != nil {
@@ -213,6 +215,16 @@ func (m *Manager) refreshAll(w *workspace) {
 				return nil
 			})
 		})
+	}
+}
+
+// reportIgnored shows the keys a workspace file set but may not set (an
+// endpoint, a credential variable, a storage folder outside the workspace):
+// they were ignored, the rest of the file applies.
+func (m *Manager) reportIgnored(root string, cfg config.Config) {
+	for _, w := range cfg.Warnings {
+		m.notifyShow(LevelWarning, "vtcode-ls: "+bound(w.Error(), 900))
+		m.logger.Warn("session: configuration key ignored", "workspace", root, "warning", w.Error())
 	}
 }
 

@@ -25,7 +25,9 @@ var localBaseURLs = map[string]string{
 // workspace configuration. Provider "" and "offline" get the embedded offline
 // summarizer. The base URL and the API key variable come from
 // [providers.<name>] in the configuration, with the provider table's
-// defaults; the key is read from the environment only, and never logged.
+// defaults; config.Load reads those two keys from the user's file only,
+// never from a workspace file. The key is read from the environment only,
+// and never logged.
 func clientFactory(logger *slog.Logger) session.ClientFactory {
 	return clientFactoryEnv(logger, os.Getenv)
 }
@@ -65,7 +67,7 @@ func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, ge
 	}
 	wire := providers.WireOf(name)
 	if !known(name) && base == "" {
-		return nil, fmt.Errorf("provider %q: unknown provider without a base URL; set [providers.%s] base_url for an OpenAI-compatible server, or use one of: %s",
+		return nil, fmt.Errorf("provider %q: unknown provider without a base URL; set [providers.%s] base_url in the user configuration (~/.config/vtcode/vtcode.toml) for an OpenAI-compatible server, or use one of: %s",
 			route.Provider, name, strings.Join(providers.KnownProviders(), ", "))
 	}
 	env := pc.APIKeyEnv
@@ -76,10 +78,10 @@ func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, ge
 	if env != "" {
 		key = getenv(env)
 		if key == "" {
-			return nil, fmt.Errorf("provider %s: no API key: environment variable %s is not set (set [providers.%s] api_key_env to use another variable)", name, env, name)
+			return nil, fmt.Errorf("provider %s: no API key: environment variable %s is not set (set [providers.%s] api_key_env in the user configuration to use another variable)", name, env, name)
 		}
 	}
-	ep := providers.Endpoint{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: logger.With("provider", name)}
+	ep := providers.Endpoint{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: logger}
 	switch wire {
 	case providers.WireResponses:
 		return generator(openai.New(openai.Config{Endpoint: ep}))

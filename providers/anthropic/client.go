@@ -10,9 +10,14 @@
 // assistant message's ReasoningDetails are replayed verbatim before its text,
 // a compaction block always first. The last assistant message whose
 // ReasoningDetails holds a compaction block with content is the compaction
-// boundary: thinking blocks before it (in earlier messages, and earlier in
-// its own ReasoningDetails) are dropped. Tool schemas are sent with
-// tool_choice {"type":"none"}; when a request has tool calls but no tool
+// boundary: the conversation sent starts there, with that block as its
+// first block (the API reads nothing before it and refuses a misplaced or a
+// second compaction block), so earlier turns, earlier blocks of that
+// message and older compaction blocks are not sent. A request replaying a
+// compaction block carries the compact-2026-01-12 beta. A request whose
+// max_tokens is expected to take over ten minutes
+// ([providers.ModelInfo.StreamingRequired]) streams. Tool schemas are sent
+// with tool_choice {"type":"none"}; when a request has tool calls but no tool
 // schemas, calls and results are sent as text, since the API refuses tool
 // blocks without tool definitions. A request that would end with an
 // assistant turn gets a closing user turn "[Continue]": current models do
@@ -46,18 +51,19 @@ const (
 	BetaContext1M         = "context-1m-2025-08-07"         // models named with a "[1m]" suffix
 )
 
-// The edit ladder of SPEC §8.4.
+// The edit ladder of SPEC §8.4 (defined in package providers, which session
+// uses too).
 const (
-	EditClearThinking = "clear_thinking_20251015"
-	EditClearToolUses = "clear_tool_uses_20250919"
-	EditCompact       = "compact_20260112"
+	EditClearThinking = providers.AnthropicEditClearThinking
+	EditClearToolUses = providers.AnthropicEditClearToolUses
+	EditCompact       = providers.AnthropicEditCompact
 	// CompactTriggerFloor is the provider's minimum compact trigger.
-	CompactTriggerFloor = 50_000
+	CompactTriggerFloor = providers.AnthropicCompactTriggerFloor
 	// ClearToolUsesTrigger and ClearToolUsesKeep configure the tool-use
 	// clearing edit; ClearThinkingKeep the thinking clearing edit.
-	ClearToolUsesTrigger = 100_000
-	ClearToolUsesKeep    = 3
-	ClearThinkingKeep    = 2
+	ClearToolUsesTrigger = providers.AnthropicClearToolUsesTrigger
+	ClearToolUsesKeep    = providers.AnthropicClearToolUsesKeep
+	ClearThinkingKeep    = providers.AnthropicClearThinkingKeep
 )
 
 // Config configures a Client. Provider is "anthropic" when empty; whatever
@@ -134,21 +140,7 @@ type thinking struct {
 }
 
 type contextMgmt struct {
-	Edits []edit `json:"edits"`
-}
-
-// edit is one context-management edit.
-type edit struct {
-	Type                 string  `json:"type"`
-	Trigger              *amount `json:"trigger,omitempty"`
-	Keep                 *amount `json:"keep,omitempty"`
-	PauseAfterCompaction bool    `json:"pause_after_compaction,omitempty"`
-	Instructions         string  `json:"instructions,omitempty"`
-}
-
-type amount struct {
-	Type  string `json:"type"`
-	Value int    `json:"value"`
+	Edits []providers.AnthropicEdit `json:"edits"`
 }
 
 // Generate sends one POST {base}/messages.
@@ -162,7 +154,8 @@ type amount struct {
 // it, else with a budget of half of max_tokens) unless the model thinks by
 // default (the Claude 5 generation). The anthropic-beta
 // header lists context-management-2025-06-27 when a clear_* edit is sent and
-// compact-2026-01-12 when a compact_* edit is sent.
+// compact-2026-01-12 when a compact_* edit is sent or a compaction block is
+// replayed.
 //
 // A compaction block with content becomes Response.Compaction and the first
 // ReasoningDetails entry. A compaction block with "content": null is a
@@ -171,17 +164,20 @@ type amount struct {
 // local summary. StopReason is the provider's stop_reason ("end_turn",
 // "compaction", "max_tokens", ...). Usage sums the message,
 // fallback_message, advisor_message and compaction iterations when the
-// provider reports iterations, the top-level numbers otherwise; the raw
-// iterations are kept. An answer with no content block is a KindEmpty error.
+// provider reports iterations (what the call cost), the top-level numbers
+// otherwise; the raw iterations are kept, and the last message iteration
+// among them is the context size after the answer. An answer with no
+// content block is a KindEmpty error.
 func (c *Client) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
 	model := cmp.Or(req.Model, c.cfg.Model)
 	if model == "" {
 		return nil, c.caller.Fail(model, providers.KindRejected, "no model configured")
 	}
 	wireModel, oneM := strings.CutSuffix(model, "[1m]")
-	body := request{Model: wireModel, MaxTokens: c.maxTokens(req, model), Stream: c.cfg.Stream}
+	info, _ := providers.LookupModel("anthropic", model)
+	body := request{Model: wireModel, MaxTokens: c.maxTokens(req, info)}
 	textTools := len(req.Tools) == 0
-	system, msgs, _ := convert(req.Messages, textTools)
+	system, msgs, conv := convert(req.Messages, textTools)
 	if req.System != "" {
 		system = append([]string{req.System}, system...)
 	}
@@ -192,24 +188,19 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 		body.ToolChoice = &toolChoice{Type: "none"}
 	}
 	if in := req.Inline; in != nil {
-		var edits []edit
-		if in.ClearingEdits {
-			edits = append(edits, edit{Type: EditClearThinking, Keep: &amount{"thinking_turns", ClearThinkingKeep}})
-			if !thinksByDefault(wireModel) {
-				body.Thinking = thinkingFor(wireModel, &body.MaxTokens)
-			}
-			edits = append(edits, edit{Type: EditClearToolUses,
-				Trigger: &amount{"input_tokens", ClearToolUsesTrigger}, Keep: &amount{"tool_uses", ClearToolUsesKeep}})
+		if in.ClearingEdits && !info.ThinksByDefault {
+			body.Thinking = thinkingFor(info, &body.MaxTokens)
 		}
-		edits = append(edits, edit{Type: EditCompact, Trigger: &amount{"input_tokens", max(CompactTriggerFloor, in.TriggerTokens)},
-			PauseAfterCompaction: true, Instructions: in.Instructions})
-		body.ContextManagement = &contextMgmt{Edits: edits}
+		body.ContextManagement = &contextMgmt{Edits: providers.AnthropicEdits(in.ClearingEdits, true, in.TriggerTokens, in.Instructions)}
 	}
+	// Answers expected to take over ten minutes must stream; the stream is
+	// consumed into the same response.
+	body.Stream = c.cfg.Stream || info.StreamingRequired(body.MaxTokens)
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encode request: %w", err)
 	}
-	resp, err := c.caller.Post(ctx, providers.Call{Model: model, URL: c.MessagesURL(), Header: c.header(&body, oneM), Body: raw})
+	resp, err := c.caller.Post(ctx, providers.Call{Model: model, URL: c.MessagesURL(), Header: c.header(&body, conv.compaction, oneM), Body: raw})
 	if err != nil {
 		return nil, err
 	}
@@ -238,10 +229,10 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if out.Compaction == nil && res.StopReason == "compaction" && c.cfg.Logger != nil {
 		c.cfg.Logger.Debug("provider compaction produced no summary", "provider", c.cfg.Provider, "model", model)
 	}
-	return out, nil
+	return c.caller.RedactResponse(out), nil
 }
 
-func (c *Client) header(body *request, oneM bool) http.Header {
+func (c *Client) header(body *request, compactionBlock, oneM bool) http.Header {
 	h := c.cfg.RequestHeader(body.Stream, "anthropic-beta")
 	if c.cfg.APIKey != "" {
 		if c.cfg.BearerAuth {
@@ -251,7 +242,7 @@ func (c *Client) header(body *request, oneM bool) http.Header {
 		}
 	}
 	h.Set("Anthropic-Version", c.cfg.Version)
-	if betas := Betas(body.ContextManagement.editTypes(), oneM); betas != "" {
+	if betas := BetasFor(body.ContextManagement.editTypes(), compactionBlock, oneM); betas != "" {
 		h.Set("Anthropic-Beta", betas)
 	}
 	return h
@@ -272,9 +263,16 @@ func (cm *contextMgmt) editTypes() []string {
 // edit types of a payload (and whether the model was named with "[1m]"):
 // context-management-2025-06-27 for clear_* edits, compact-2026-01-12 for
 // compact_* edits, context-1m-2025-08-07 for 1M-context models, in that
-// order, comma-separated; "" when none applies.
-func Betas(editTypes []string, oneM bool) string {
-	var clear, compact bool
+// order, comma-separated; "" when none applies. See [BetasFor] for a
+// payload that replays a compaction block.
+func Betas(editTypes []string, oneM bool) string { return BetasFor(editTypes, false, oneM) }
+
+// BetasFor is [Betas] for a payload that may replay a compaction block: a
+// compaction block exists only in the compact beta, so compactionBlock adds
+// compact-2026-01-12 even without a compact edit (a local-summary request
+// over a history the provider compacted).
+func BetasFor(editTypes []string, compactionBlock, oneM bool) string {
+	clear, compact := false, compactionBlock
 	for _, t := range editTypes {
 		clear = clear || strings.HasPrefix(t, "clear_")
 		compact = compact || strings.HasPrefix(t, "compact_")
@@ -292,40 +290,27 @@ func Betas(editTypes []string, oneM bool) string {
 	return strings.Join(b, ",")
 }
 
-func (c *Client) maxTokens(req *providers.Request, model string) int {
+// maxTokens is max_tokens: the request's, else the configured one, else the
+// catalog's output limit capped at 32,000, else 8,192.
+func (c *Client) maxTokens(req *providers.Request, info providers.ModelInfo) int {
 	if req.MaxOutputTokens > 0 {
 		return req.MaxOutputTokens
 	}
 	if c.cfg.MaxTokens > 0 {
 		return c.cfg.MaxTokens
 	}
-	if info, ok := providers.LookupModel("anthropic", model); ok && info.MaxOutputTokens > 0 {
+	if info.MaxOutputTokens > 0 {
 		return min(info.MaxOutputTokens, 32_000)
 	}
 	return 8_192
 }
 
-// thinksByDefault reports whether a model runs with thinking unless told
-// otherwise (the Claude 5 generation).
-func thinksByDefault(model string) bool {
-	m := strings.ToLower(model)
-	for _, p := range []string{"claude-opus-5", "claude-sonnet-5", "claude-fable-5", "claude-mythos-5"} {
-		if strings.HasPrefix(m, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // thinkingFor returns the thinking configuration that enables thinking on a
-// model: adaptive where supported (Opus 4.6+, Sonnet 4.6+), else a budget
-// of half of max_tokens (raising max_tokens to 2,048 when smaller).
-func thinkingFor(model string, maxTokens *int) *thinking {
-	m := strings.ToLower(model)
-	for _, p := range []string{"claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6", "claude-sonnet-4-7", "claude-sonnet-4-8"} {
-		if strings.HasPrefix(m, p) {
-			return &thinking{Type: "adaptive"}
-		}
+// model: adaptive where the catalog says it is supported, else a budget of
+// half of max_tokens (raising max_tokens to 2,048 when smaller).
+func thinkingFor(info providers.ModelInfo, maxTokens *int) *thinking {
+	if info.AdaptiveThinking {
+		return &thinking{Type: "adaptive"}
 	}
 	if *maxTokens < 2048 {
 		*maxTokens = 2048
@@ -334,7 +319,8 @@ func thinkingFor(model string, maxTokens *int) *thinking {
 }
 
 // anthropicTools returns tool schemas in Anthropic form: chat-completions
-// and Responses function schemas are translated, everything else (schemas
+// and Responses function schemas are translated (with their strict flag
+// when they set one), everything else (schemas
 // already in Anthropic form, server tools) is passed verbatim.
 func anthropicTools(tools []json.RawMessage) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(tools))
@@ -352,7 +338,8 @@ func anthropicTools(tools []json.RawMessage) []json.RawMessage {
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
 			InputSchema json.RawMessage `json:"input_schema"`
-		}{t.Name, t.Description, params})
+			Strict      *bool           `json:"strict,omitempty"`
+		}{t.Name, t.Description, params, t.Strict})
 		if err != nil {
 			out = append(out, raw)
 			continue

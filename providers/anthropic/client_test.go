@@ -274,10 +274,9 @@ func TestCompactionReplayAndThinkingBoundary(t *testing.T) {
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
+	// The conversation starts at the compaction block: the turns before it
+	// are read by no one, and the block must be the first one sent.
 	want := providertest.MustJSON(t, `[
-		{"role":"user","content":[{"type":"text","text":"start"}]},
-		{"role":"assistant","content":[{"type":"text","text":"old"}]},
-		{"role":"user","content":[{"type":"text","text":"more"}]},
 		{"role":"assistant","content":[`+block+`,
 			{"type":"thinking","thinking":"D","signature":"sD"},
 			{"type":"redacted_thinking","data":"xyz"},
@@ -510,5 +509,121 @@ func TestMediaBlocks(t *testing.T) {
 	]`)
 	if diff := cmp.Diff(want, srv.Last().JSON()["messages"]); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+}
+
+// TestCompactionBlockNeedsBeta: a request replaying a compaction block is a
+// beta request even without any edit (a local-summary request over a
+// history the provider compacted): anthropic-beta must list
+// compact-2026-01-12.
+func TestCompactionBlockNeedsBeta(t *testing.T) {
+	block := `{"type":"compaction","content":"summary so far"}`
+	msgs := []history.Message{
+		{Role: history.Assistant, ReasoningDetails: []json.RawMessage{json.RawMessage(block)}},
+		history.NewText(history.User, "Summarize the conversation."),
+	}
+	for _, tc := range []struct {
+		name string
+		msgs []history.Message
+		want string
+	}{
+		{"compaction block, no edit", msgs, BetaCompact},
+		{"failed (null) block is not replayed", []history.Message{
+			{Role: history.Assistant, Content: history.Text("x"), ReasoningDetails: []json.RawMessage{json.RawMessage(`{"type":"compaction","content":null}`)}},
+			history.NewText(history.User, "go on")}, ""},
+		{"OpenAI compaction item is not Anthropic's", []history.Message{
+			{Role: history.Assistant, Content: history.Text("x"), ReasoningDetails: []json.RawMessage{json.RawMessage(`{"type":"compaction","id":"cmp_1","encrypted_content":"e"}`)}},
+			history.NewText(history.User, "go on")}, ""},
+	} {
+		srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
+		c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+		if _, err := c.Generate(context.Background(), &providers.Request{Messages: tc.msgs, MaxOutputTokens: 1000}); err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.Last().Header.Get("Anthropic-Beta"); got != tc.want {
+			t.Errorf("%s: anthropic-beta %q, want %q", tc.name, got, tc.want)
+		}
+		if strings.Contains(string(srv.Last().Body), `"compaction"`) != (tc.want != "") {
+			t.Errorf("%s: body %s", tc.name, srv.Last().Body)
+		}
+	}
+}
+
+// TestOnlyNewestCompactionBlockFirst: a history holding two compactions
+// (the older one earlier in the same message and in an earlier message)
+// sends only the newest block, as the first block of the conversation; the
+// API would refuse the others as ambiguous or misplaced.
+func TestOnlyNewestCompactionBlockFirst(t *testing.T) {
+	old := `{"type":"compaction","content":"first summary"}`
+	mid := `{"type":"compaction","content":"second summary"}`
+	newest := `{"type":"compaction","content":"third summary","encrypted_content":"opaque"}`
+	msgs := []history.Message{
+		{Role: history.Assistant, ReasoningDetails: []json.RawMessage{json.RawMessage(old)}},
+		history.NewText(history.User, "work"),
+		{Role: history.Assistant, Content: history.Text("did work")},
+		history.NewText(history.User, "more"),
+		{Role: history.Assistant, Content: history.Text("after"), ReasoningDetails: []json.RawMessage{
+			json.RawMessage(mid),
+			json.RawMessage(`{"type":"thinking","thinking":"T","signature":"sT"}`),
+			json.RawMessage(newest),
+			json.RawMessage(`{"type":"thinking","thinking":"U","signature":"sU"}`),
+		}},
+		history.NewText(history.User, "next"),
+	}
+	srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	if _, err := c.Generate(context.Background(), &providers.Request{Messages: msgs, MaxOutputTokens: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	want := providertest.MustJSON(t, `[
+		{"role":"assistant","content":[`+newest+`,{"type":"thinking","thinking":"U","signature":"sU"},{"type":"text","text":"after"}]},
+		{"role":"user","content":[{"type":"text","text":"next"}]}
+	]`)
+	if diff := cmp.Diff(want, srv.Last().JSON()["messages"]); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if n := strings.Count(string(srv.Last().Body), `"type":"compaction"`); n != 1 {
+		t.Errorf("%d compaction blocks sent, want 1", n)
+	}
+}
+
+// TestLongSummaryStreams: the official SDK refuses a non-streaming request
+// whose max_tokens is expected to take over ten minutes (32,000 tokens is
+// 15). Such a request streams and the streamed answer is the response; a
+// short one does not stream. Opus 4 and 4.1 stream above 8,192.
+func TestLongSummaryStreams(t *testing.T) {
+	for _, tc := range []struct {
+		model     string
+		maxTokens int
+		stream    bool
+	}{
+		{"claude-sonnet-4-6", 32_000, true},
+		{"claude-sonnet-4-6", 0, true}, // the default: the catalog's limit capped at 32,000
+		{"claude-sonnet-4-6", 21_333, false},
+		{"claude-sonnet-4-6", 4_096, false},
+		{"claude-opus-4-1-20250805", 16_000, true},
+		{"claude-opus-4-1-20250805", 8_192, false},
+	} {
+		reply := providertest.AnthropicText("summary", 10, 5)
+		if tc.stream {
+			reply = providertest.AnthropicStream("summary")
+		}
+		srv := providertest.NewServer(t, reply)
+		c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+		res, err := c.Generate(context.Background(), &providers.Request{Model: tc.model, MaxOutputTokens: tc.maxTokens,
+			Messages: []history.Message{history.NewText(history.User, "summarize")}})
+		if err != nil {
+			t.Fatalf("%s max %d: %v", tc.model, tc.maxTokens, err)
+		}
+		body := srv.Last().JSON()
+		if got, _ := body["stream"].(bool); got != tc.stream {
+			t.Errorf("%s max_tokens %v: stream %v, want %v", tc.model, body["max_tokens"], got, tc.stream)
+		}
+		if tc.stream && srv.Last().Header.Get("Accept") != "text/event-stream" {
+			t.Errorf("%s: streaming request without Accept: text/event-stream", tc.model)
+		}
+		if res.Message.Text() != "summary" {
+			t.Errorf("%s: text %q", tc.model, res.Message.Text())
+		}
 	}
 }

@@ -46,7 +46,8 @@ type detail struct {
 
 // replayDetails returns the blocks of a message's ReasoningDetails that the
 // Messages API accepts, and the index among them of the last compaction
-// block with content (-1 if none).
+// block with content (-1 if none). Compaction blocks without content (an
+// OpenAI compaction item, a failed compaction) are not replayed.
 func replayDetails(m *history.Message) ([]detail, int) {
 	var out []detail
 	boundary := -1
@@ -60,11 +61,8 @@ func replayDetails(m *history.Message) ([]detail, int) {
 			typ == "server_tool_use", strings.HasSuffix(typ, "_tool_result"), strings.HasSuffix(typ, "_tool_use"):
 			out = append(out, detail{obj, typ})
 		case typ == "compaction":
-			var v struct {
-				Content *json.RawMessage `json:"content"`
-			}
-			if json.Unmarshal(obj, &v) != nil || v.Content == nil || string(*v.Content) == "null" {
-				continue // an OpenAI compaction item, or a failed compaction
+			if _, content := providers.AnthropicCompactionBlock(obj); !content {
+				continue
 			}
 			boundary = len(out)
 			out = append(out, detail{obj, typ})
@@ -73,10 +71,24 @@ func replayDetails(m *history.Message) ([]detail, int) {
 	return out, boundary
 }
 
+// conversion reports what a converted request holds.
+type conversion struct {
+	thinking   bool // a thinking block is replayed
+	compaction bool // a compaction block is replayed (it needs the compact beta)
+}
+
 // convert turns history messages into Messages API turns. System messages
-// are returned as texts. hasThinking reports whether any thinking block is
-// replayed.
-func convert(msgs []history.Message, textTools bool) (system []string, out []message, hasThinking bool) {
+// are returned as texts.
+//
+// The newest compaction block with content is the compaction boundary: the
+// API reads nothing before it, and refuses a compaction block that is not
+// the first block of the conversation (compaction_block_misplaced) or one
+// of several (compaction_block_ambiguous). So the turns before the boundary
+// message are not sent, the boundary message starts with its compaction
+// block (the blocks before it in that message are dropped), and older
+// compaction blocks are dropped. System messages are kept wherever they
+// are: they go to the system prompt.
+func convert(msgs []history.Message, textTools bool) (system []string, out []message, conv conversion) {
 	details := make([][]detail, len(msgs))
 	bounds := make([]int, len(msgs))
 	boundaryMsg := -1
@@ -101,30 +113,35 @@ func convert(msgs []history.Message, textTools bool) (system []string, out []mes
 	}
 	for i := range msgs {
 		m := &msgs[i]
-		switch m.Role {
-		case history.System:
+		if m.Role == history.System {
 			if t := m.Text(); strings.TrimSpace(t) != "" {
 				system = append(system, t)
 			}
+			continue
+		}
+		if i < boundaryMsg {
+			continue // before the compaction boundary: the API reads none of it
+		}
+		switch m.Role {
 		case history.User:
 			push("user", contentBlocks(m.Content))
 		case history.Assistant:
-			var blocks, compaction []json.RawMessage
+			var blocks []json.RawMessage
 			for j, d := range details[i] {
-				if d.typ == "compaction" {
-					compaction = append(compaction, d.obj)
-					continue
+				if i == boundaryMsg && j < bounds[i] {
+					continue // before the compaction block in its own message
 				}
-				if (d.typ == "thinking" || d.typ == "redacted_thinking") &&
-					(i < boundaryMsg || i == boundaryMsg && j < bounds[i]) {
-					continue // before the compaction boundary
+				if d.typ == "compaction" {
+					if i != boundaryMsg || j != bounds[i] {
+						continue // an older compaction block
+					}
+					conv.compaction = true
 				}
 				if d.typ == "thinking" || d.typ == "redacted_thinking" {
-					hasThinking = true
+					conv.thinking = true
 				}
 				blocks = append(blocks, d.obj)
 			}
-			blocks = append(compaction, blocks...)
 			if t := m.Text(); strings.TrimSpace(t) != "" {
 				blocks = append(blocks, marshal(textBlock{"text", t}))
 			}
@@ -152,7 +169,7 @@ func convert(msgs []history.Message, textTools bool) (system []string, out []mes
 	if n := len(out); n == 0 || out[n-1].Role == "assistant" {
 		out = append(out, message{Role: "user", Content: []json.RawMessage{marshal(textBlock{"text", ContinueText})}})
 	}
-	return system, out, hasThinking
+	return system, out, conv
 }
 
 // hoistToolResults moves tool_result blocks to the front of a user turn,

@@ -20,9 +20,8 @@ type messageResponse struct {
 	Usage      json.RawMessage   `json:"usage"`
 }
 
-// usage is the usage object, top level or one iteration.
+// usage is the top-level usage object.
 type usage struct {
-	Type                     string            `json:"type"`
 	InputTokens              int               `json:"input_tokens"`
 	OutputTokens             int               `json:"output_tokens"`
 	CacheCreationInputTokens int               `json:"cache_creation_input_tokens"`
@@ -30,13 +29,12 @@ type usage struct {
 	Iterations               []json.RawMessage `json:"iterations"`
 }
 
-// countedIterations are the iteration types summed into usage.
-var countedIterations = map[string]bool{"message": true, "fallback_message": true, "advisor_message": true, "compaction": true}
-
-// Usage converts an Anthropic usage object: the sum over the message,
-// fallback_message, advisor_message and compaction iterations when any is
-// present, else the top-level numbers. InputTokens includes cache reads and
-// cache writes. The raw iterations are kept.
+// Usage converts an Anthropic usage object: the billed sum over the
+// message, fallback_message, advisor_message and compaction iterations when
+// any is present (see [providers.AnthropicIterations]), else the top-level
+// numbers. InputTokens includes cache reads and cache writes. The raw
+// iterations are kept: the context size after the response is the last
+// message iteration's, which a reader of the usage takes from them.
 func Usage(raw json.RawMessage) (history.Usage, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return history.Usage{}, nil
@@ -45,29 +43,21 @@ func Usage(raw json.RawMessage) (history.Usage, error) {
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return history.Usage{}, fmt.Errorf("usage: %w", err)
 	}
-	sum, found := usage{}, false
 	for _, it := range top.Iterations {
-		var u usage
-		if err := json.Unmarshal(it, &u); err != nil {
-			return history.Usage{}, fmt.Errorf("usage iteration: %w", err)
+		if !json.Valid(it) {
+			return history.Usage{}, fmt.Errorf("usage iteration: invalid JSON")
 		}
-		if !countedIterations[u.Type] {
-			continue
-		}
-		found = true
-		sum.InputTokens += u.InputTokens
-		sum.OutputTokens += u.OutputTokens
-		sum.CacheCreationInputTokens += u.CacheCreationInputTokens
-		sum.CacheReadInputTokens += u.CacheReadInputTokens
 	}
-	if !found {
-		sum = top
+	sum := history.Usage{InputTokens: top.InputTokens, OutputTokens: top.OutputTokens,
+		CacheReadTokens: top.CacheReadInputTokens, CacheCreationTokens: top.CacheCreationInputTokens}
+	if billed, _, ok := providers.AnthropicIterations(top.Iterations); ok {
+		sum = billed
 	}
 	out := history.Usage{
-		InputTokens:         sum.InputTokens + sum.CacheReadInputTokens + sum.CacheCreationInputTokens,
+		InputTokens:         sum.InputTokens + sum.CacheReadTokens + sum.CacheCreationTokens,
 		OutputTokens:        sum.OutputTokens,
-		CacheReadTokens:     sum.CacheReadInputTokens,
-		CacheCreationTokens: sum.CacheCreationInputTokens,
+		CacheReadTokens:     sum.CacheReadTokens,
+		CacheCreationTokens: sum.CacheCreationTokens,
 	}
 	for _, it := range top.Iterations {
 		out.Iterations = append(out.Iterations, providers.CompactJSON(it))

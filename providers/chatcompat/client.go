@@ -163,7 +163,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if err != nil {
 		return nil, c.caller.Malformed(model, err)
 	}
-	return &providers.Response{Message: msg, Usage: res.usage(), StopReason: res.Choices[0].FinishReason}, nil
+	return c.caller.RedactResponse(&providers.Response{Message: msg, Usage: res.usage(), StopReason: res.Choices[0].FinishReason}), nil
 }
 
 // messages converts history messages to chat messages.
@@ -252,8 +252,8 @@ func chatPart(p history.Part) any {
 }
 
 // chatTools returns tool schemas in chat-completions form: Responses and
-// Anthropic function schemas are translated, everything else passes
-// verbatim.
+// Anthropic function schemas are translated (with their strict flag when
+// they set one), everything else passes verbatim.
 func chatTools(tools []json.RawMessage) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(tools))
 	for _, raw := range tools {
@@ -266,11 +266,12 @@ func chatTools(tools []json.RawMessage) []json.RawMessage {
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
 			Parameters  json.RawMessage `json:"parameters,omitempty"`
+			Strict      *bool           `json:"strict,omitempty"`
 		}
 		b, err := json.Marshal(struct {
 			Type     string `json:"type"`
 			Function fn     `json:"function"`
-		}{"function", fn{t.Name, t.Description, t.Parameters}})
+		}{"function", fn{t.Name, t.Description, t.Parameters, t.Strict}})
 		if err != nil {
 			out = append(out, raw)
 			continue

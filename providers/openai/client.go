@@ -8,9 +8,14 @@
 // "custom_tool_call" for freeform input) items, tool results
 // "function_call_output" items, and the opaque items an assistant message
 // carries in ReasoningDetails (reasoning items, {"type":"compaction",
-// "encrypted_content":…} items) are replayed verbatim in front of it. Blocks
-// that belong to other wire formats (Anthropic thinking and compaction
-// blocks, chat-completions reasoning details) are not sent.
+// "encrypted_content":…} items) are replayed in front of it: verbatim, except
+// compaction items, which are sent in their input form (type, id,
+// encrypted_content). Blocks that belong to other wire formats (Anthropic
+// thinking and compaction blocks, chat-completions reasoning details) are
+// not sent. The phase of an assistant output message ("commentary",
+// "final_answer") is kept in the message's Extra ([PhaseKey]) and sent back
+// with it. Function tools translated from another form carry strict (false
+// unless the tool set it).
 //
 // Base URLs: openai, vercel and xai default to their official endpoints (see
 // [providers.DefaultBaseURL]), which include the /v1 segment; the client
@@ -169,7 +174,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if res.Status == "incomplete" && res.IncompleteDetails != nil && res.IncompleteDetails.Reason != "" {
 		out.StopReason = res.IncompleteDetails.Reason
 	}
-	return out, nil
+	return c.caller.RedactResponse(out), nil
 }
 
 // Compact sends one POST {base}/responses/compact with the SPEC §8.3 payload:
@@ -226,7 +231,7 @@ func (c *Client) Compact(ctx context.Context, req *providers.CompactRequest) (*p
 	if err != nil {
 		return nil, c.caller.Malformed(model, err)
 	}
-	return &providers.CompactResponse{Output: msgs, Usage: res.usage()}, nil
+	return c.caller.RedactCompact(&providers.CompactResponse{Output: msgs, Usage: res.usage()}), nil
 }
 
 // post sends body and decodes the answer, JSON or event stream.
@@ -294,7 +299,10 @@ func (r *response) usage() history.Usage {
 
 // responsesTools returns tool schemas in Responses form: chat-completions
 // and Anthropic function schemas are translated, everything else (schemas
-// already in Responses form, built-in tools) is passed verbatim.
+// already in Responses form, built-in tools) is passed verbatim. A
+// translated tool always carries strict: its own flag, else false (the
+// default of the form it came from; a Responses tool without strict would be
+// strict).
 func responsesTools(tools []json.RawMessage) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(tools))
 	for _, raw := range tools {
@@ -303,12 +311,17 @@ func responsesTools(tools []json.RawMessage) []json.RawMessage {
 			out = append(out, raw)
 			continue
 		}
+		strict := false
+		if t.Strict != nil {
+			strict = *t.Strict
+		}
 		b, err := json.Marshal(struct {
 			Type        string          `json:"type"`
 			Name        string          `json:"name"`
 			Description string          `json:"description,omitempty"`
 			Parameters  json.RawMessage `json:"parameters,omitempty"`
-		}{"function", t.Name, t.Description, t.Parameters})
+			Strict      bool            `json:"strict"`
+		}{"function", t.Name, t.Description, t.Parameters, strict})
 		if err != nil {
 			out = append(out, raw)
 			continue

@@ -106,7 +106,7 @@ func TestGenerateRequest(t *testing.T) {
 			{"type":"message","role":"user","content":"continue"}
 		],
 		"tools":[
-			{"type":"function","name":"shell","description":"run","parameters":{"type":"object"}},
+			{"type":"function","name":"shell","description":"run","parameters":{"type":"object"},"strict":false},
 			{"type":"function","name":"apply_patch","parameters":{"type":"object"}},
 			{"type":"web_search"}
 		],
@@ -283,13 +283,81 @@ func TestCompactParsesOutput(t *testing.T) {
 		t.Errorf("usage = %+v", res.Usage)
 	}
 
-	// The opaque item is replayed verbatim on the next request.
+	// The opaque item is kept whole in the history, and replayed in its
+	// input form: type, id and encrypted_content only (created_by is an
+	// output field).
 	srv.Push(providertest.ResponsesText("ok", 1, 1))
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: res.Output}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(srv.Last().Body), `{"type":"compaction","id":"cmp_1","encrypted_content":"gAAA==","created_by":"server"}`) {
-		t.Errorf("compaction item not replayed verbatim: %s", srv.Last().Body)
+	if !strings.Contains(string(srv.Last().Body), `{"type":"compaction","id":"cmp_1","encrypted_content":"gAAA=="}`) || strings.Contains(string(srv.Last().Body), "created_by") {
+		t.Errorf("compaction item not replayed in its input form: %s", srv.Last().Body)
+	}
+}
+
+// TestToolStrictCarried: a translated function tool carries strict: the
+// chat form's own value (false too), else false, since a Responses function
+// tool without strict is strict and would refuse a schema the chat route
+// accepted. A Responses tool's own strict passes; the chat client keeps
+// a strict flag it is given.
+func TestToolStrictCarried(t *testing.T) {
+	srv := providertest.NewServer(t, providertest.ResponsesText("ok", 1, 1))
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory(), Tools: []json.RawMessage{
+		json.RawMessage(`{"type":"function","function":{"name":"a","parameters":{"type":"object"},"strict":false}}`),
+		json.RawMessage(`{"type":"function","function":{"name":"b","parameters":{"type":"object","additionalProperties":false},"strict":true}}`),
+		json.RawMessage(`{"type":"function","function":{"name":"c","parameters":{"type":"object"}}}`),
+		json.RawMessage(`{"name":"d","input_schema":{"type":"object"}}`),
+		json.RawMessage(`{"type":"function","name":"e","parameters":{"type":"object"},"strict":true}`),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _ := srv.Last().JSON()["tools"].([]any)
+	want := map[string]any{"a": false, "b": true, "c": false, "d": false, "e": true}
+	if len(tools) != len(want) {
+		t.Fatalf("tools %v", tools)
+	}
+	for _, tl := range tools {
+		m := tl.(map[string]any)
+		name := m["name"].(string)
+		if got, ok := m["strict"]; !ok || got != want[name] {
+			t.Errorf("tool %s: strict %v (present %v), want %v", name, got, ok, want[name])
+		}
+	}
+}
+
+// TestPhaseKeptOnReplay: the phase of an assistant output message
+// ("commentary", "final_answer") is kept on the history message and sent
+// back with it, as the Responses API asks for gpt-5.3-codex and later.
+func TestPhaseKeptOnReplay(t *testing.T) {
+	srv := providertest.NewServer(t, providertest.JSON(200, `{"id":"r","object":"response","status":"completed","output":[`+
+		`{"type":"message","id":"m1","role":"assistant","status":"completed","phase":"final_answer","content":[{"type":"output_text","text":"done"}]}],`+
+		`"usage":{"input_tokens":3,"output_tokens":1}}`), providertest.ResponsesText("ok", 1, 1))
+	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	res, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "go")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Through the store's JSON form and back, as a session would keep it.
+	b, _ := json.Marshal(res.Message)
+	var stored history.Message
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{
+		history.NewText(history.User, "go"), stored, history.NewText(history.User, "next")}}); err != nil {
+		t.Fatal(err)
+	}
+	input, _ := srv.Last().JSON()["input"].([]any)
+	if len(input) != 3 {
+		t.Fatalf("input %v", input)
+	}
+	if got := input[1].(map[string]any); got["role"] != "assistant" || got["phase"] != "final_answer" {
+		t.Errorf("assistant item %v: phase not sent back", got)
+	}
+	if _, ok := input[2].(map[string]any)["phase"]; ok {
+		t.Errorf("user item has a phase: %v", input[2])
 	}
 }
 

@@ -38,11 +38,11 @@ func toInput(msgs []history.Message, liftSystem bool) (items []json.RawMessage, 
 		case history.Assistant:
 			for _, d := range m.ReasoningDetails {
 				if obj, typ, ok := providers.DetailObject(d); ok && replayable(obj, typ) {
-					items = append(items, obj)
+					items = append(items, inputItem(obj, typ))
 				}
 			}
 			if t := m.Text(); t != "" {
-				add(messageItem{Type: "message", Role: "assistant", Content: t})
+				add(messageItem{Type: "message", Role: "assistant", Content: t, Phase: phaseOf(m)})
 			}
 			for _, tc := range m.ToolCalls {
 				if tc.Input != "" && tc.Arguments == "" {
@@ -71,6 +71,50 @@ type messageItem struct {
 	Type    string `json:"type"`
 	Role    string `json:"role"`
 	Content any    `json:"content"`
+	// Phase labels an assistant message "commentary" or "final_answer";
+	// models from gpt-5.3-codex on want it back on every assistant message.
+	Phase string `json:"phase,omitempty"`
+}
+
+// PhaseKey is the history.Message Extra field holding an assistant
+// message's Responses phase ("commentary", "final_answer"), kept from the
+// output message item and sent back on replay.
+const PhaseKey = "phase"
+
+// phaseOf returns an assistant message's phase, or "".
+func phaseOf(m *history.Message) string {
+	var p string
+	if raw, ok := m.Extra[PhaseKey]; ok && json.Unmarshal(raw, &p) == nil {
+		return p
+	}
+	return ""
+}
+
+// compactionItem is the input form of a compaction item: the output item
+// has more fields (created_by), which the input does not take.
+type compactionItem struct {
+	Type             string `json:"type"`
+	ID               string `json:"id,omitempty"`
+	EncryptedContent string `json:"encrypted_content"`
+}
+
+// inputItem returns a replayed output item in its input form: a compaction
+// item keeps only type, id and encrypted_content; other items pass
+// verbatim.
+func inputItem(obj json.RawMessage, typ string) json.RawMessage {
+	if typ != "compaction" {
+		return obj
+	}
+	var v compactionItem
+	if json.Unmarshal(obj, &v) != nil {
+		return obj
+	}
+	v.Type = "compaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return obj
+	}
+	return b
 }
 
 type functionCall struct {
@@ -170,11 +214,7 @@ func replayable(obj json.RawMessage, typ string) bool {
 		strings.HasSuffix(typ, "_tool_result"), typ == "server_tool_use":
 		return false
 	case typ == "compaction":
-		var v map[string]json.RawMessage
-		if json.Unmarshal(obj, &v) != nil {
-			return false
-		}
-		_, anthropic := v["content"]
+		anthropic, _ := providers.AnthropicCompactionBlock(obj)
 		return !anthropic
 	}
 	return true

@@ -24,6 +24,7 @@ type item struct {
 	Arguments json.RawMessage `json:"arguments"`
 	Input     string          `json:"input"`
 	Output    json.RawMessage `json:"output"`
+	Phase     string          `json:"phase"`
 	Summary   []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
@@ -62,6 +63,7 @@ func responseMessage(output []json.RawMessage) (history.Message, error) {
 			if t := c.Text(); t != "" {
 				texts = append(texts, t)
 			}
+			setPhase(&msg, it.Phase)
 		case "function_call", "custom_tool_call":
 			msg.ToolCalls = append(msg.ToolCalls, toolCall(it))
 		case "reasoning":
@@ -116,6 +118,9 @@ func compactedMessages(output []json.RawMessage, input []history.Message) ([]his
 				role = history.User
 			}
 			out = append(out, history.Message{Role: role, Content: c})
+			if role == history.Assistant {
+				setPhase(&out[len(out)-1], it.Phase)
+			}
 			open = -1
 			if role == history.Assistant {
 				open = len(out) - 1
@@ -143,6 +148,22 @@ func compactedMessages(output []json.RawMessage, input []history.Message) ([]his
 		}
 	}
 	return out, nil
+}
+
+// setPhase records an output message's phase on m (the last one wins when
+// several message items fold into one message), for the next request.
+func setPhase(m *history.Message, phase string) {
+	if phase == "" {
+		return
+	}
+	b, err := json.Marshal(phase)
+	if err != nil {
+		return
+	}
+	if m.Extra == nil {
+		m.Extra = map[string]json.RawMessage{}
+	}
+	m.Extra[PhaseKey] = b
 }
 
 func toolCall(it item) history.ToolCall {
