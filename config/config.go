@@ -71,7 +71,17 @@ type Storage struct {
 	// ("~/" expands to the home folder), by default <workspace>/.vtcode/sessions.
 	// Empty when neither a workspace nor storage.dir is known.
 	Dir string
+	// DirFromWorkspace is set when the workspace's own file (untrusted: it
+	// comes with the repository) set storage.dir; the session layer then
+	// accepts only a folder inside the workspace.
+	DirFromWorkspace bool
+	// KeepArtifacts is storage.keep_artifacts: how many artifacts of a
+	// session are kept, the newest; 0 keeps all. Default 20.
+	KeepArtifacts int
 }
+
+// DefaultKeepArtifacts is the default of storage.keep_artifacts.
+const DefaultKeepArtifacts = 20
 
 // FileError reports a problem in a configuration file. Line is 1-based; 0
 // when the position is unknown.
@@ -92,6 +102,7 @@ func (e *FileError) Error() string {
 // DefaultConfig returns the configuration used when no file sets anything.
 func DefaultConfig(workspace string) Config {
 	c := Config{Policy: Default(), Providers: map[string]ProviderConfig{}}
+	c.Storage.KeepArtifacts = DefaultKeepArtifacts
 	if workspace != "" {
 		c.Storage.Dir = filepath.Join(workspace, ".vtcode", "sessions")
 	}
@@ -121,9 +132,11 @@ func Load(userFile, workspace string) (Config, error) {
 	if userFile != "" {
 		files = append(files, userFile)
 	}
+	wsFile := ""
 	if workspace != "" {
 		if f := WorkspaceFile(workspace); f != "" {
 			files = append(files, f)
+			wsFile = f
 		}
 	}
 	var dir *string
@@ -141,6 +154,7 @@ func Load(userFile, workspace string) (Config, error) {
 		}
 		if d != nil {
 			dir = d
+			c.Storage.DirFromWorkspace = f == wsFile
 		}
 		c.Files = append(c.Files, f)
 	}
@@ -196,7 +210,7 @@ var tables = func() map[string]map[string]bool {
 	add("providers", "*")
 	add("providers.*", "base_url", "api_key_env", "native_compaction", "supports_context_edits")
 	add("models", "provider", "model", "context_window", "max_output_tokens")
-	add("storage", "dir")
+	add("storage", "dir", "keep_artifacts")
 	for _, f := range policyFields {
 		i := strings.LastIndexByte(f.toml, '.')
 		add(f.toml[:i], f.toml[i+1:])
@@ -478,8 +492,10 @@ func decodeLayer(file string, src []byte, c *Config) (dir *string, err error) {
 		}
 	}
 
+	var keep *int
 	if t := tableAt(raw, "storage"); t != nil {
 		dir, _ = d.str(t, []string{"storage"}, "dir", -1, ruleString)
+		keep = d.integer(t, []string{"storage"}, "keep_artifacts", -1, ruleNonNeg)
 	}
 
 	if len(d.errs) > 0 {
@@ -497,5 +513,8 @@ func decodeLayer(file string, src []byte, c *Config) (dir *string, err error) {
 	c.Routes = append(routes, c.Routes...) // this layer's routes take precedence
 	c.Providers = providers
 	c.Models = models
+	if keep != nil {
+		c.Storage.KeepArtifacts = *keep
+	}
 	return dir, nil
 }

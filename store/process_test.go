@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 // ("hold") or appends events forever, printing each acknowledged seq on its
 // own line ("append").
 func runHelper(mode, root string) int {
-	st, err := Open(root, nil)
+	st, err := Open(root, Options{})
 	if err != nil {
 		fmt.Printf("error: %v\n", err)
 		return 2
@@ -179,7 +179,7 @@ func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 		}
 		h.cmd.Wait()
 
-		st2, err := Open(st.Root(), logger)
+		st2, err := Open(st.Root(), Options{Logger: logger})
 		if err != nil {
 			t.Fatal(err)
 		}
