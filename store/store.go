@@ -102,7 +102,7 @@ func Open(root string, o Options) (*Store, error) {
 // ".vtcode" pointing elsewhere) cannot move the store.
 func OpenIn(base, rel string, o Options) (*Store, error) {
 	rel = filepath.Clean(rel)
-	if !filepath.IsLocal(rel) {
+	if !filepath.IsLocal(rel) || rel == "." {
 		return nil, fmt.Errorf("open store: %q is not a folder inside %s", rel, base)
 	}
 	b, err := os.OpenRoot(base)
