@@ -141,12 +141,21 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		prog = nopProgress{}
 	}
 	prog.Begin(CompactingTitle)
+	started, committed := false, false
 	defer func() {
 		msg := outcomeMessage(report, err)
 		if report != nil {
 			report.Message = msg
 		}
 		prog.End(msg)
+		if started {
+			if !committed {
+				// Cancelled, failed or a no-op: the history is as it was, so
+				// take the client's gauge out of "compacting" again.
+				s.notifyPressure(s.refreshStats())
+			}
+			s.q.setCompacting(false)
+		}
 	}()
 	opts, err := s.compactOptions(j)
 	report.Strategy = string(compaction.StrategyFor(opts.Route))
@@ -158,16 +167,8 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	}
 
 	s.q.setCompacting(true)
-	defer s.q.setCompacting(false)
+	started = true
 	s.notifyPressure(s.compactingSnapshot())
-	committed := false
-	defer func() {
-		if !committed {
-			// Cancelled, failed or a no-op: the history is as it was, so take
-			// the client's gauge out of "compacting" again.
-			s.notifyPressure(s.refreshStats())
-		}
-	}()
 	if j.twoPass != nil {
 		// A pass 1 in flight is further along than a fresh summary would be:
 		// let it finish so that its note makes this compaction one call.

@@ -148,6 +148,7 @@ func openSession(ctx context.Context, m *Manager, w *workspace, id string, p Ope
 	s.twoPass = compaction.NewTwoPass(m.logger.With("session", id))
 	s.est = history.NewEstimator(tokenizerOf(s.policy()))
 
+	resumed := log.Len() > 0
 	err = s.replay(ctx)
 	if err == nil {
 		err = s.adoptRoute(p.Provider, p.Model, p.ContextWindow)
@@ -159,7 +160,7 @@ func openSession(ctx context.Context, m *Manager, w *workspace, id string, p Ope
 	}
 	s.reportRepair()
 	s.tidyArtifacts(log.Repaired() == nil)
-	return s, log.Len() > 0, nil
+	return s, resumed, nil
 }
 
 // do runs fn holding the queue, with ctx also cancelled when the session
