@@ -48,7 +48,8 @@ type (
 func (s *Session) replay(ctx context.Context) error {
 	cp := s.log.LastCheckpoint()
 	n := 0
-	return s.log.Replay(func(ev store.Event) error {
+	needData := func(seq int64, typ string) bool { return !(seq < cp && typ == evMessages) }
+	return s.log.Replay(needData, func(ev store.Event) error {
 		if n++; n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -68,30 +68,94 @@ func encodeLine(ev Event) ([]byte, error) {
 	return append(b, "\"}\n"...), nil
 }
 
-// parseLine checks one complete line (without its '\n'): valid JSON, a
-// type, a positive seq and, when present, the checksum.
+// parseLine checks one complete line (without its '\n'): a type, a
+// positive seq and the checksum, or, for a line without one (written before
+// checksums existed), valid JSON. A checksummed line's header is read from
+// its first fields only: the checksum already vouches for the rest.
 func parseLine(line []byte) (header, error) {
+	if sum, ok := lineSum(line); ok {
+		want, _ := strconv.ParseUint(sum, 16, 32)
+		n := len(line) - sumSuffixLen
+		got := crc32.Update(crc32.Checksum(line[:n], crcTable), crcTable, []byte("}"))
+		if uint64(got) != want {
+			return header{}, fmt.Errorf("checksum mismatch (%08x, recorded %s)", got, sum)
+		}
+		h, err := prefixHeader(line)
+		if err != nil {
+			return h, err
+		}
+		h.Sum = sum
+		return h, checkHeader(h)
+	}
 	var h header
 	if err := json.Unmarshal(line, &h); err != nil {
 		return h, err
 	}
-	if h.Type == "" {
-		return h, errors.New("event has no type")
-	}
-	if h.Seq <= 0 {
-		return h, fmt.Errorf("event has no sequence number")
-	}
-	if h.Sum == "" {
-		return h, nil
-	}
-	n := len(line) - sumSuffixLen
-	want, err := strconv.ParseUint(h.Sum, 16, 32)
-	if err != nil || len(h.Sum) != 8 || n < 1 || !bytes.Equal(line[n:], []byte(`,"sum":"`+h.Sum+`"}`)) {
+	if h.Sum != "" {
 		return h, errors.New("malformed checksum")
 	}
-	got := crc32.Update(crc32.Checksum(line[:n], crcTable), crcTable, []byte("}"))
-	if uint64(got) != want {
-		return h, fmt.Errorf("checksum mismatch (%08x, recorded %s)", got, h.Sum)
+	return h, checkHeader(h)
+}
+
+func checkHeader(h header) error {
+	if h.Type == "" {
+		return errors.New("event has no type")
+	}
+	if h.Seq <= 0 {
+		return errors.New("event has no sequence number")
+	}
+	return nil
+}
+
+// lineSum returns the checksum a line ends with, if it ends with one.
+func lineSum(line []byte) (string, bool) {
+	n := len(line) - sumSuffixLen
+	if n < 1 || !bytes.HasPrefix(line[n:], []byte(`,"sum":"`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
+		return "", false
+	}
+	sum := line[n+len(`,"sum":"`) : len(line)-2]
+	for _, c := range sum {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return "", false
+		}
+	}
+	return string(sum), true
+}
+
+// prefixHeader decodes the header fields of a line written by encodeLine,
+// stopping at "data" (which encodeLine writes after them) without reading
+// it.
+func prefixHeader(line []byte) (header, error) {
+	var h header
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return h, errors.New("event is not a JSON object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return h, err
+		}
+		var dst any
+		switch t {
+		case "data", "sum":
+			return h, nil
+		case "seq":
+			dst = &h.Seq
+		case "type":
+			dst = &h.Type
+		case "time":
+			dst = &h.Time
+		case "messages":
+			dst = &h.Messages
+		case "checkpoint":
+			dst = &h.Checkpoint
+		default:
+			dst = new(json.RawMessage)
+		}
+		if err := dec.Decode(dst); err != nil {
+			return h, err
+		}
 	}
 	return h, nil
 }
@@ -416,9 +480,11 @@ func (l *Log) Append(ev Event) error {
 }
 
 // Replay calls fn with every event of the log, in order, reading one line at
-// a time; ev.Data is valid only during the call. It stops at fn's first
-// error and returns it.
-func (l *Log) Replay(fn func(ev Event) error) error {
+// a time; ev.Data is valid only during the call. When needData is not nil
+// and returns false for an event, fn gets it without its Data, which is not
+// decoded at all (a resume skipping the messages before a checkpoint). It
+// stops at fn's first error and returns it.
+func (l *Log) Replay(needData func(seq int64, typ string) bool, fn func(ev Event) error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -433,9 +499,22 @@ func (l *Log) Replay(fn func(ev Event) error) error {
 		if err != nil {
 			return fmt.Errorf("read events: %w", err)
 		}
+		b = bytes.TrimSuffix(b, []byte{'\n'})
 		var ev Event
+		if needData != nil {
+			if _, ok := lineSum(b); ok {
+				if h, err := prefixHeader(b); err == nil && !needData(h.Seq, h.Type) {
+					ev = Event{Seq: h.Seq, Type: h.Type, Time: h.Time, Messages: h.Messages, Checkpoint: h.Checkpoint}
+					if err := fn(ev); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+		}
 		if err := json.Unmarshal(b, &ev); err != nil {
-			// recover checked every line: the file changed under us.
+			// recover checked every line: the file changed under us, or a
+			// line was forged with a valid checksum.
 			return fmt.Errorf("%s:%d: %w", l.f.Name(), line, err)
 		}
 		if err := fn(ev); err != nil {
@@ -447,7 +526,7 @@ func (l *Log) Replay(fn func(ev Event) error) error {
 // Events reads back every event of the log, in order.
 func (l *Log) Events() ([]Event, error) {
 	var evs []Event
-	err := l.Replay(func(ev Event) error {
+	err := l.Replay(nil, func(ev Event) error {
 		evs = append(evs, ev)
 		return nil
 	})
