@@ -620,3 +620,34 @@ func TestOpenRootIsFile(t *testing.T) {
 		t.Error("Open with an empty root succeeded")
 	}
 }
+
+// TestReplaySkipsUnneededData: events the caller does not need come with
+// their header only; the others whole.
+func TestReplaySkipsUnneededData(t *testing.T) {
+	st := openStore(t)
+	l := openLog(t, st, "s1")
+	appendN(t, l, 1, 4)
+	if err := l.Append(Event{Type: "compact_boundary", Messages: 1, Checkpoint: true, Data: json.RawMessage(`{"n":5}`)}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l = openLog(t, st, "s1")
+	if l.LastCheckpoint() != 5 {
+		t.Errorf("LastCheckpoint = %d, want 5", l.LastCheckpoint())
+	}
+	var got []string
+	err := l.Replay(func(seq int64, typ string) bool { return seq%2 == 1 }, func(ev Event) error {
+		got = append(got, fmt.Sprintf("%d:%s:%d:%v:%s", ev.Seq, ev.Type, ev.Messages, ev.Checkpoint, ev.Data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`1:messages:1:false:{"n":1,"text":"line\nbreak 1"}`, "2:messages:2:false:", `3:messages:3:false:{"n":3,"text":"line\nbreak 3"}`,
+		"4:messages:4:false:", `5:compact_boundary:1:true:{"n":5}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Replay (-want +got):\n%s", diff)
+	}
+}
