@@ -332,10 +332,11 @@
 // complete last line, a duplicated, reordered or missing event) is damage a
 // crash cannot produce: the session opens with the valid events before that
 // line, the whole damaged log is first saved as
-// <session>/@damaged-<time>-events.jsonl, and a window/showMessage warning
-// names the line, the number of events kept and lines dropped, and the
-// saved copy. To recover events after the damage, close the session, repair
-// the saved copy by hand and move it back over events.jsonl.
+// <session>/@damaged-N-events.jsonl (N: the first free number), and a
+// window/showMessage warning names the line, the number of events kept and
+// lines dropped, and the saved copy. To recover events after the damage,
+// close the session, repair the saved copy by hand and move it back over
+// events.jsonl.
 //
 // A session is owned by one process at a time (an exclusive lock on
 // <session>/lock, released by the system when the owner exits or dies, so a

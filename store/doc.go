@@ -6,7 +6,7 @@
 //	<root>/<sessionId>/lock                          exclusive lock, holds the owner's pid
 //	<root>/<sessionId>/events.jsonl                  append-only event log, one JSON event per line
 //	<root>/<sessionId>/artifacts/<artifactId>.jsonl  a full history at a compaction (Message JSONL)
-//	<root>/<sessionId>/@damaged-<time>-events.jsonl  the copy of a log saved before a repair
+//	<root>/<sessionId>/@damaged-N-events.jsonl       the copy of a log saved before a repair
 //	<root>/@compact-prompt.md                        the workspace's custom compaction prompt
 //
 // Folders are created 0700 and files 0600, set explicitly whatever the umask
@@ -50,7 +50,7 @@
 //     checksum mismatch, a missing checksum after checksummed lines, a
 //     duplicated, reordered or missing sequence number, a complete but
 //     invalid last line) is damage a crash cannot produce: the whole file is
-//     first saved as @damaged-<time>-events.jsonl in the session folder,
+//     first saved as @damaged-N-events.jsonl in the session folder,
 //     then the log is cut back to the valid events before the damaged line,
 //     and [Log.Repaired] describes what was done so the caller can tell the
 //     user. No acknowledged event is silently lost: those after the damage

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -368,7 +369,17 @@ func (l *Log) repairAt(lr *lineReader, line int, off int64, reason error) error 
 		}
 		dropped++
 	}
-	saved := fmt.Sprintf("@damaged-%s-events.jsonl", time.Now().UTC().Format("20060102T150405.000000000Z"))
+	// The first free @damaged-N-events.jsonl: an earlier copy is never
+	// overwritten.
+	saved := ""
+	for n := 1; saved == ""; n++ {
+		name := fmt.Sprintf("@damaged-%d-events.jsonl", n)
+		if _, err := l.root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			saved = name
+		} else if err != nil {
+			return err
+		}
+	}
 	fi, err := l.f.Stat()
 	if err != nil {
 		return err
