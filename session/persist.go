@@ -134,8 +134,8 @@ func (s *Session) reportRepair() {
 		return
 	}
 	s.m.notifyShow(LevelWarning, fmt.Sprintf(
-		"vtcode-ls: the event log of session %s was damaged at line %d (%s). The session was opened with the %d events before it; "+
-			"%d lines from there on are no longer in the log and were saved in %s.",
+		"vtcode-ls: the event log of session %s was damaged at line %d (%s). The session was opened with the valid events before it (%d); "+
+			"the %d lines from there on are no longer in the log and were saved in %s.",
 		s.id, r.Line, bound(r.Reason, 200), r.KeptEvents, r.DroppedLines, r.SavedAs))
 }
 
