@@ -297,7 +297,7 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 	b.ArtifactID = newID(s.m.now())
 	ref, err := s.log.WriteArtifact(b.ArtifactID, pre)
 	if err != nil {
-		return fmt.Errorf("write artifact: %w", err)
+		return err // "write artifact <id>: ..."
 	}
 	if err := ctx.Err(); err != nil {
 		s.dropArtifact(ref.ID)

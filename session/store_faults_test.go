@@ -311,6 +311,33 @@ func TestPrepareOnFullDisk(t *testing.T) {
 	}
 }
 
+// TestPrepareWithoutMessagesOnFullDisk: with nothing new to store, a full
+// disk still gets its projection from the existing history, the failed
+// compaction reported, as after a provider failure.
+func TestPrepareWithoutMessagesOnFullDisk(t *testing.T) {
+	e, d := newFaultEnv(t)
+	id := e.open(session.OpenParams{ContextWindow: 16000})
+	e.setPolicy(id, `{"toolResultClearing":{"enabled":false}}`)
+	e.append(id, turns(20, 2000)...)
+	before := snap(t, e, id)
+	d.arm(store.OpWrite, "", 0, -1)
+	d.arm(store.OpCreate, "", 0, -1)
+	res, err := e.m.PrepareRequest(context.Background(), session.PrepareParams{SessionID: id}, nil)
+	d.disarm()
+	if err != nil || res.Compaction == nil || !strings.Contains(res.Compaction.Error, "no space left on device") || len(res.Messages) == 0 {
+		t.Fatalf("prepare on a full disk = %v, %+v", err, res)
+	}
+	if res.Stats.State != session.StateCritical {
+		t.Errorf("state = %q, want critical", res.Stats.State)
+	}
+	if files := e.artifactFiles(id); len(files) != 0 {
+		t.Errorf("files left in artifacts/: %v", files)
+	}
+	if after := snap(t, e, id); after.History != before.History || after.Artifacts != before.Artifacts {
+		t.Error("the history changed")
+	}
+}
+
 // artifactMessages reads every artifact file of session id (test helper).
 func (e *env) artifactMessages(id string) []history.Message {
 	e.t.Helper()
