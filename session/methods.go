@@ -256,6 +256,9 @@ func (m *Manager) CompactPrompt(ctx context.Context, p PromptParams) (*PromptRes
 		if strings.TrimSpace(p.Prompt) == "" {
 			return nil, paramErr("prompt", "required for action set")
 		}
+		if len(p.Prompt) > store.MaxPromptBytes {
+			return nil, paramErr("prompt", "must be at most %d bytes", store.MaxPromptBytes)
+		}
 		if err := w.setCompactPrompt(p.Prompt); err != nil {
 			return nil, err
 		}

@@ -498,6 +498,10 @@ func TestPromptSetByAnotherDaemon(t *testing.T) {
 	if r, err := e.m.CompactPrompt(ctx, session.PromptParams{Action: "get"}); err != nil || r.IsDefault || r.Prompt != "Summarize tersely." {
 		t.Errorf("after the other daemon set it: %+v, %v", r, err)
 	}
+	var pe *session.ParamError
+	if _, err := other.CompactPrompt(ctx, session.PromptParams{Action: "set", Prompt: strings.Repeat("x", store.MaxPromptBytes+1)}); !errors.As(err, &pe) || pe.Path != "prompt" {
+		t.Errorf("set of an oversized prompt = %v, want a prompt error", err)
+	}
 	if _, err := other.CompactPrompt(ctx, session.PromptParams{Action: "reset"}); err != nil {
 		t.Fatal(err)
 	}

@@ -135,16 +135,6 @@ func (x fsys) openFile(r *os.Root, name string, flag int) (*os.File, error) {
 	return f, nil
 }
 
-// readFile reads the regular file name of r without following a link.
-func (x fsys) readFile(r *os.Root, name string) ([]byte, error) {
-	f, err := x.openFile(r, name, os.O_RDONLY)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
-
 // mkdir creates folder name of r with mode 0700 (an existing real folder is
 // fine, a link is [ErrSymlink]) and fsyncs its parent when it made a new
 // entry.

@@ -225,15 +225,27 @@ func (s *Store) sessionInfo(id string) (SessionInfo, bool, error) {
 // when none is set. It reads the file at each call, so a prompt another
 // process set is seen at once.
 func (s *Store) ReadPrompt() (prompt string, ok bool, err error) {
-	b, err := s.fs.readFile(s.root, promptFile)
+	f, err := s.fs.openFile(s.root, promptFile, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("read prompt: %w", err)
 	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxPromptBytes+1))
+	if err != nil {
+		return "", false, fmt.Errorf("read prompt: %w", err)
+	}
+	if len(b) > MaxPromptBytes {
+		return "", false, fmt.Errorf("read prompt: %s is over %d bytes", promptFile, MaxPromptBytes)
+	}
 	return string(b), true, nil
 }
+
+// MaxPromptBytes bounds the compaction prompt file the store reads (the
+// store lives in the workspace, whose files are untrusted).
+const MaxPromptBytes = 256 << 10
 
 // WritePrompt atomically replaces the workspace's custom compaction prompt.
 func (s *Store) WritePrompt(prompt string) error {

@@ -651,3 +651,17 @@ func TestReplaySkipsUnneededData(t *testing.T) {
 		t.Errorf("Replay (-want +got):\n%s", diff)
 	}
 }
+
+// TestPromptFileBounded: a prompt file over MaxPromptBytes (one committed in
+// a repository, say) is refused, not read whole.
+func TestPromptFileBounded(t *testing.T) {
+	st := openStore(t)
+	os.WriteFile(filepath.Join(st.Root(), "@compact-prompt.md"), bytes.Repeat([]byte("x"), MaxPromptBytes+1), 0o600)
+	if _, _, err := st.ReadPrompt(); err == nil || !strings.Contains(err.Error(), "over") {
+		t.Errorf("ReadPrompt of an oversized file = %v", err)
+	}
+	os.WriteFile(filepath.Join(st.Root(), "@compact-prompt.md"), bytes.Repeat([]byte("x"), MaxPromptBytes), 0o600)
+	if p, ok, err := st.ReadPrompt(); err != nil || !ok || len(p) != MaxPromptBytes {
+		t.Errorf("ReadPrompt at the bound = %d bytes, %v, %v", len(p), ok, err)
+	}
+}
