@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/session"
 	"github.com/vtcode/vtcode-ls/store"
 )
@@ -515,4 +516,71 @@ func (r *recorder) loggedMessages() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.logged...)
+}
+
+// TestProgressEndsOnceWithTheOutcome: every compaction outcome (success,
+// no-op, provider failure, storage failure, cancellation) reports exactly
+// one begin and one end, the end built from the outcome and equal to the
+// result's message when there is a result.
+func TestProgressEndsOnceWithTheOutcome(t *testing.T) {
+	slow := newBlocker()
+	e := newEnv(t, session.Options{Clients: clients(map[string]providers.Generator{"flaky": failing{}, "slow": slow})}, "")
+	d := &diskFaults{}
+	session.SetStoreFaults(e.m, d.hook)
+	ctx := context.Background()
+	id := e.open(session.OpenParams{ContextWindow: 32000})
+	e.append(id, turns(10, 3000)...)
+	run := func(name string, want string, arm func(), p session.CompactParams) {
+		t.Helper()
+		prog := newProgress()
+		if arm != nil {
+			arm()
+		}
+		p.SessionID = id
+		res, err := e.m.Compact(ctx, p, prog)
+		d.disarm()
+		evs := prog.list()
+		if len(evs) < 2 || evs[0] != "begin: "+session.CompactingTitle || !strings.HasPrefix(evs[len(evs)-1], "end: "+want) {
+			t.Errorf("%s: progress %q, want one begin and an end starting %q", name, evs, want)
+		}
+		ends := 0
+		for _, ev := range evs {
+			if strings.HasPrefix(ev, "end: ") {
+				ends++
+			}
+		}
+		if ends != 1 {
+			t.Errorf("%s: %d ends", name, ends)
+		}
+		if err == nil && "end: "+res.Message != evs[len(evs)-1] {
+			t.Errorf("%s: result message %q differs from the progress end %q", name, res.Message, evs[len(evs)-1])
+		}
+	}
+	run("storage failure", "Compaction failed: could not store the compaction: write artifact ", func() { d.arm(store.OpWrite, "artifacts/", 0, -1) }, session.CompactParams{})
+	run("success", "Context compacted · ", nil, session.CompactParams{})
+	run("no-op", "Conversation is already compact.", nil, session.CompactParams{})
+	e.append(id, turns(10, 3000)...)
+	if _, err := e.m.SwitchModel(ctx, session.SwitchParams{SessionID: id, Provider: "flaky", Model: "m", ContextWindow: 32000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	run("provider failure", "Compaction failed: flaky m: HTTP 503", nil, session.CompactParams{})
+
+	if _, err := e.m.SwitchModel(ctx, session.SwitchParams{SessionID: id, Provider: "slow", Model: "m", ContextWindow: 32000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	prog := newProgress()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.m.Compact(cctx, session.CompactParams{SessionID: id}, prog)
+		done <- err
+	}()
+	<-slow.started
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Compact = %v", err)
+	}
+	if evs := prog.list(); len(evs) < 2 || evs[0] != "begin: "+session.CompactingTitle || evs[len(evs)-1] != "end: Compaction cancelled." {
+		t.Errorf("cancelled: progress %q", evs)
+	}
 }
