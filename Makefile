@@ -6,7 +6,7 @@ export VTCODE_CACHE := $(CACHE)
 GO    ?= go
 FUZZTIME ?= 8s
 
-.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet bench golden clean
+.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet cross bench golden clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vtcode-ls
@@ -22,7 +22,18 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-test: vet test-go test-race test-fuzz test-editors
+test: vet cross test-go test-race test-fuzz test-editors
+
+# The daemon builds and vets (tests included) on every platform its users
+# run: macOS and Windows on amd64 and arm64 (linux is vet above). The store's
+# locking and atomic rename are build-tagged per platform (store/lock_*.go).
+CROSS := darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@for p in $(CROSS); do \
+	  echo "cross $$p"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./... || exit 1; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; \
+	done
 
 test-go:
 	$(GO) test -count=1 ./...

@@ -75,7 +75,17 @@ type Storage struct {
 	// ("~/" expands to the home folder), by default <workspace>/.vtcode/sessions.
 	// Empty when neither a workspace nor storage.dir is known.
 	Dir string
+	// DirFromWorkspace is set when the workspace's own file (untrusted: it
+	// comes with the repository) set storage.dir; the session layer then
+	// accepts only a folder inside the workspace.
+	DirFromWorkspace bool
+	// KeepArtifacts is storage.keep_artifacts: how many artifacts of a
+	// session are kept, the newest; 0 keeps all. Default 20.
+	KeepArtifacts int
 }
+
+// DefaultKeepArtifacts is the default of storage.keep_artifacts.
+const DefaultKeepArtifacts = 20
 
 // FileError reports a problem in a configuration file. Line is 1-based; 0
 // when the position is unknown.
@@ -125,6 +135,7 @@ func DefaultStorageDir(workspace string) string {
 // DefaultConfig returns the configuration used when no file sets anything.
 func DefaultConfig(workspace string) Config {
 	c := Config{Policy: Default(), Providers: map[string]ProviderConfig{}}
+	c.Storage.KeepArtifacts = DefaultKeepArtifacts
 	if workspace != "" {
 		c.Storage.Dir = DefaultStorageDir(workspace)
 	}
@@ -204,6 +215,7 @@ func Load(userFile, workspace string) (Config, error) {
 		}
 		if d != nil {
 			dir = d
+			c.Storage.DirFromWorkspace = l.workspace
 		}
 		c.Files = append(c.Files, l.file)
 	}
@@ -306,7 +318,7 @@ var tables = func() map[string]map[string]bool {
 	add("providers", "*")
 	add("providers.*", "base_url", "api_key_env", "native_compaction", "supports_context_edits")
 	add("models", "provider", "model", "context_window", "max_output_tokens")
-	add("storage", "dir")
+	add("storage", "dir", "keep_artifacts")
 	for _, f := range policyFields {
 		i := strings.LastIndexByte(f.toml, '.')
 		add(f.toml[:i], f.toml[i+1:])
@@ -606,6 +618,7 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 		}
 	}
 
+	var keep *int
 	if st := tableAt(raw, "storage"); st != nil {
 		dir, _ = d.str(st, []string{"storage"}, "dir", -1, ruleString)
 		if dir != nil {
@@ -614,6 +627,7 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 				dir = nil
 			}
 		}
+		keep = d.integer(st, []string{"storage"}, "keep_artifacts", -1, ruleNonNeg)
 	}
 
 	if len(d.errs) > 0 {
@@ -627,6 +641,9 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	c.Routes = append(routes, c.Routes...) // this layer's routes take precedence
 	c.Providers = providers
 	c.Models = models
+	if keep != nil {
+		c.Storage.KeepArtifacts = *keep
+	}
 	return dir, nil
 }
 

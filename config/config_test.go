@@ -103,6 +103,7 @@ max_output_tokens = 128000
 
 [storage]
 dir = "state/sessions"
+keep_artifacts = 7
 `
 
 // specJSON is the policy part of specTOML in its JSON form (SPEC §10).
@@ -140,7 +141,7 @@ func TestLoadEveryKey(t *testing.T) {
 			{Provider: "ollama", Model: "qwen3-coder", ContextWindow: 65536},
 			{Provider: "openai", Model: "gpt-5", ContextWindow: 400000, MaxOutputTokens: 128000},
 		},
-		Storage: Storage{Dir: filepath.Join(ws, "state", "sessions")},
+		Storage: Storage{Dir: filepath.Join(ws, "state", "sessions"), KeepArtifacts: 7},
 		Files:   []string{user},
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
@@ -269,7 +270,7 @@ context_window = 2000
 			{Provider: "ollama", Model: "x", ContextWindow: 1000, MaxOutputTokens: 20},
 			{Provider: "ollama", Model: "y", ContextWindow: 2000},
 		},
-		Storage: Storage{Dir: "/var/lib/vtcode"},
+		Storage: Storage{Dir: "/var/lib/vtcode", KeepArtifacts: 20},
 		Files:   []string{user, filepath.Join(ws, "vtcode.toml")},
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
@@ -321,10 +322,10 @@ func TestStorageDir(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := strings.Replace(tc.want, "WS", ws, 1)
-		if c.Storage.Dir != want {
-			t.Errorf("dir %q (user file %v): got %q, want %q", tc.dir, tc.inUser, c.Storage.Dir, want)
-		}
 		rejected := want == DefaultStorageDir(ws)
+		if fromWS := !tc.inUser && !rejected; c.Storage.Dir != want || c.Storage.DirFromWorkspace != fromWS {
+			t.Errorf("dir %q (user file %v): got %q (from the workspace file: %v), want %q (%v)", tc.dir, tc.inUser, c.Storage.Dir, c.Storage.DirFromWorkspace, want, fromWS)
+		}
 		if rejected != (len(c.Warnings) == 1) {
 			t.Errorf("dir %q (user file %v): warnings %v", tc.dir, tc.inUser, c.Warnings)
 		} else if rejected && !strings.HasSuffix(c.Warnings[0].File, "vtcode.toml") || rejected && c.Warnings[0].Line != 2 {
@@ -455,6 +456,7 @@ func TestFileErrors(t *testing.T) {
 		{"[providers.x]\nsupports_context_edits = \"yes\"\n", `:2: providers.x.supports_context_edits: must be a boolean`},
 		{"[providers]\nopenai = \"x\"\n", `:2: providers.openai: must be a table`},
 		{"[storage]\ndir = 5\n", `:2: storage.dir: must be a string`},
+		{"[storage]\nkeep_artifacts = -1\n", `:2: storage.keep_artifacts: must be >= 0`},
 		// Several problems: all are reported, the first line first.
 		{"[context]\ntrim_to_percent = 0\nbogus = 1\n", `:2: context.trim_to_percent: must be between 1 and 100`},
 		{"[storage]\nbogus = 1\n[context]\ntrim_to_percent = 0\n", `:2: storage.bogus: unknown key`},

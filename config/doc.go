@@ -9,7 +9,8 @@
 // ("policy.toolResultClearing.keepToolUses: must be >= 0").
 //
 // A [Config] adds what only files set: the summarizer route, route-policy
-// overrides, provider tables, catalog corrections and the storage folder.
+// overrides, provider tables, catalog corrections, the storage folder and
+// the artifact retention (storage.keep_artifacts).
 // [Load] merges, in order, the defaults, the user file
 // (~/.config/vtcode/vtcode.toml) and the workspace file (<workspace>/vtcode.toml,
 // or <workspace>/.vtcode/config.toml when that is absent). A file overrides only

@@ -71,7 +71,9 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	t.Logf("seed %d (set VTCODE_CRASH_SEED to vary), %d kills", seed, kills)
 
-	ws := newWorkspace(t, "")
+	// Keep every artifact: the chain check below starts at the first one
+	// (storage.keep_artifacts would delete the oldest by policy).
+	ws := newWorkspace(t, "[storage]\nkeep_artifacts = 0\n")
 	r := &crashRun{
 		t: t, ws: ws, sid: "crash-1", rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		kill: rand.New(rand.NewPCG(seed+1, seed^0x5851f42d4c957f2d)),

@@ -5,7 +5,8 @@
 // show: crash recovery under SIGKILL (TestCrashRecovery,
 // TestSessionOwnership), provider faults seen through the daemon
 // (TestProviderFaults, TestCancel*, TestStatsNotBlockedByCompaction),
-// pipelined load over one and several connections (TestLoad), secrets,
+// pipelined load over one and several connections (TestLoad), a real full
+// disk on a tmpfs (TestStoreFullDisk, where mounting works), secrets,
 // store escapes and file modes (TestSecurity*), and hostile bytes on stdin
 // (TestMalformedInput).
 //

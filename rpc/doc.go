@@ -327,6 +327,69 @@
 // {token} cancels the request that reports on the token, like
 // $/cancelRequest.
 //
+// # Persistence
+//
+// Each workspace stores its sessions in <workspace>/.vtcode/sessions, or in
+// storage.dir. A storage.dir set by the workspace's own vtcode.toml must name
+// a folder inside the workspace (only the user's configuration may put it
+// elsewhere), and no folder of the store's path inside the workspace may be a
+// symbolic link: otherwise openSession fails with -32603 naming the problem.
+// Every file is resolved inside the store; a link swapped in later is
+// refused, never followed out of it.
+//
+// An error reply means nothing changed. Every request that changes a session
+// commits in one durable append of its event log (fsynced before the reply):
+// appendMessages, prepareRequest (its messages, or its messages with the
+// compaction boundary of an automatic compaction), recordResponse (the
+// response, or the response with the boundary of a provider compaction
+// block), compact, restore, switchModel, setPolicy. So a client may retry a
+// request that got an error (or no reply, after a crash) without storing its
+// messages twice: either the first attempt committed everything (check with
+// vtcode/history after a lost reply) or nothing.
+//
+// A compaction whose outcome cannot be stored (a full or read-only disk) is a
+// failed compaction, as a provider failure is: vtcode/compact answers -32803
+// with kind "storage"; prepareRequest and recordResponse still store the
+// request's messages or the response and answer with the projection of the
+// full history (prepareRequest reports the compaction with its error and
+// state "critical" when over the threshold); only when even that cannot be
+// written is the reply an error. A failed compaction leaves no file behind.
+//
+// The history is self-sufficient: the boundary of a compaction and a restore
+// each carry the whole live history after them, so a deleted or damaged
+// artifact loses only its own pre-compaction record, never an acknowledged
+// message. Each event that references an artifact records its message count,
+// size and SHA-256: listArtifacts lists only the artifacts whose file has its
+// recorded size, with the recorded counts; restore checks the whole file
+// and refuses a damaged one with -32602 ("artifactId: artifact ... is
+// damaged: ...; nothing was restored"), changing nothing. An artifact found
+// unusable when a session opens is reported with a window/logMessage.
+// Resuming decodes only the history after the last boundary or restore.
+//
+// storage.keep_artifacts (default 20; 0 keeps all) bounds the artifacts of a
+// session: after each compaction or restore the oldest beyond it are
+// deleted. Artifact files no event references (from a compaction killed
+// before its boundary) are deleted when the session is opened.
+//
+// Each line of the event log carries a sequence number and a checksum. A
+// line without its newline at the end of the log is a write that a crash
+// interrupted, never acknowledged: it is dropped (logged). Anything else
+// that is not a valid next event (a corrupt line anywhere, an invalid
+// complete last line, a duplicated, reordered or missing event) is damage a
+// crash cannot produce: the session opens with the valid events before that
+// line, the whole damaged log is first saved as
+// <session>/@damaged-N-events.jsonl (N: the first free number), and a
+// window/showMessage warning names the line, the number of events kept and
+// lines dropped, and the saved copy. To recover events after the damage,
+// close the session, repair the saved copy by hand and move it back over
+// events.jsonl.
+//
+// A session is owned by one process at a time (an exclusive lock on
+// <session>/lock, released by the system when the owner exits or dies, so a
+// stale lock is taken over by the next open). -32004 names the process that
+// holds the lock (on Linux from /proc/locks, elsewhere the recorded pid if
+// that process is alive), or no pid when it is unknown.
+//
 // # Errors
 //
 // Error responses carry a code, a message of at most 1 KiB that never
@@ -345,11 +408,13 @@
 //	-32002  server not initialized
 //	-32800  request cancelled
 //	-32803  request failed: a provider or compaction failure, with
-//	        data {kind, provider, model, inputTokens, budget, rootCause}
+//	        data {kind, provider, model, inputTokens, budget, rootCause};
+//	        kind "storage" when the outcome could not be stored
+//	        (see Persistence)
 //	-32001  unknown session: the id is valid but no session is open with it
 //	        (open it with vtcode/openSession)
-//	-32004  session busy: another vtcode-ls process owns it; the message
-//	        names that process's pid
+//	-32004  session busy: another process owns it; the message names
+//	        that process's pid when it is known (see Persistence)
 //	-32603  internal error
 //
 // # A worked exchange

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/offline"
-	"github.com/vtcode/vtcode-ls/store"
 )
 
 // Human-readable outcomes (SPEC §8.8, §10).
@@ -27,11 +25,15 @@ const (
 // maxRootCause bounds the root cause shown to users.
 const maxRootCause = 512
 
-// pendingEvent is an event committed together with a compaction outcome
-// (the messages of a prepareRequest, the route of a model switch).
-type pendingEvent struct {
-	typ  string
-	data any
+// KindStorage is the FailedError kind of a compaction whose outcome could
+// not be stored (a full or read-only disk): nothing changed.
+const KindStorage = "storage"
+
+// commitWith is what a compaction commits in its boundary event besides the
+// new history, so that the whole outcome is one append.
+type commitWith struct {
+	route    *route        // the route of a model switch
+	response *responseData // the response carrying a provider compaction block
 }
 
 // compactJob describes one compaction.
@@ -43,9 +45,9 @@ type compactJob struct {
 	prog         Progress
 	envelope     *compaction.Envelope
 	twoPass      *compaction.TwoPass
-	// pending events are recorded after the artifact and before the
-	// boundary, only when the compaction succeeds.
-	pending []pendingEvent
+	// with is committed with the boundary, only when the compaction
+	// succeeds.
+	with commitWith
 }
 
 // summarizerRoute is the route that writes summaries: compaction.summarizer
@@ -120,48 +122,57 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 }
 
 // compactHistory compacts msgs (the full pre-compaction history, which may
-// extend the live one with the pending messages of a request) and commits
-// the outcome: artifact, pending events, boundary event, swap. It returns
+// extend the live one with the messages of a request: they are stored with
+// it, in the artifact and in the boundary's history) and commits the
+// outcome: the artifact, then one boundary event, then the swap. It returns
 // the report of the attempt and:
 //   - nil on success;
 //   - compaction.ErrAlreadyCompact for a no-op (the report says so);
-//   - a *FailedError for a failure (the report carries it);
-//   - ctx's error when cancelled before the boundary was recorded: nothing
-//     changed (an artifact may stay behind, unreferenced);
-//   - another error when the store failed.
-func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j compactJob) (*CompactResult, error) {
-	report := &CompactResult{Trigger: string(j.trigger), OriginalMessageCount: len(msgs)}
-	opts, err := s.compactOptions(j)
+//   - a *FailedError for a failure (the report carries it), kind
+//     [KindStorage] when the store could not take the outcome;
+//   - ctx's error when cancelled before the boundary was recorded.
+//
+// In every case but success nothing changed and no file was left behind.
+// The progress end message is built once, from the outcome.
+func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j compactJob) (report *CompactResult, err error) {
+	report = &CompactResult{Trigger: string(j.trigger), OriginalMessageCount: len(msgs)}
 	prog := j.prog
 	if prog == nil {
 		prog = nopProgress{}
 	}
 	prog.Begin(CompactingTitle)
+	started, committed := false, false
+	defer func() {
+		msg := outcomeMessage(report, err)
+		if report != nil {
+			report.Message = msg
+		}
+		prog.End(msg)
+		if started {
+			if !committed {
+				// Cancelled, failed or a no-op: the history is as it was, so
+				// take the client's gauge out of "compacting" again.
+				s.notifyPressure(s.refreshStats())
+			}
+			s.q.setCompacting(false)
+		}
+	}()
+	opts, err := s.compactOptions(j)
 	report.Strategy = string(compaction.StrategyFor(opts.Route))
 	if err != nil {
 		var fe *FailedError
 		errors.As(err, &fe)
-		report.Error, report.Message = fe.RootCause, "Compaction failed: "+fe.RootCause
-		prog.End(report.Message)
+		report.Error = fe.RootCause
 		return report, err
 	}
 
 	s.q.setCompacting(true)
-	defer s.q.setCompacting(false)
+	started = true
 	s.notifyPressure(s.compactingSnapshot())
-	committed := false
-	defer func() {
-		if !committed {
-			// Cancelled, failed or a no-op: the history is as it was, so take
-			// the client's gauge out of "compacting" again.
-			s.notifyPressure(s.refreshStats())
-		}
-	}()
 	if j.twoPass != nil {
 		// A pass 1 in flight is further along than a fresh summary would be:
 		// let it finish so that its note makes this compaction one call.
 		if err := awaitPassOne(ctx, j.twoPass, passOneWait); err != nil {
-			prog.End(msgCancelled)
 			return nil, err
 		}
 	}
@@ -176,20 +187,16 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		prog.End(msgCancelled)
 		return nil, ctx.Err()
 	case errors.Is(err, compaction.ErrAlreadyCompact):
 		report.Mode = modeNone
 		report.CompactedMessageCount = len(msgs)
 		report.OriginalTokens = s.est.Messages(msgs)
 		report.CompactedTokens = report.OriginalTokens
-		report.Message = msgAlreadyCompact
-		prog.End(msgAlreadyCompact)
 		return report, compaction.ErrAlreadyCompact
 	default:
 		fe := failure(err, opts.Route)
-		report.Error, report.Message = fe.RootCause, "Compaction failed: "+fe.RootCause
-		prog.End(report.Message)
+		report.Error = fe.RootCause
 		s.m.logger.Warn("session: compaction failed", "session", s.id, "trigger", j.trigger, "err", err)
 		return report, fe
 	}
@@ -203,20 +210,44 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		OriginalTokens: res.OriginalTokens, CompactedTokens: res.CompactedTokens,
 		ElapsedMs: elapsed.Milliseconds(),
 	}
-	if err := s.commit(ctx, msgs, res.Messages, &b, j.pending); err != nil {
+	if err := s.commit(ctx, msgs, res.Messages, &b, j.with); err != nil {
 		if ctx.Err() != nil {
-			prog.End(msgCancelled)
 			return nil, ctx.Err()
 		}
-		prog.End("Compaction failed: " + bound(err.Error(), maxRootCause))
-		return nil, err
+		fe := storageFailure(err)
+		report.Error = fe.RootCause
+		s.m.logger.Warn("session: compaction not stored", "session", s.id, "trigger", j.trigger, "err", err)
+		return report, fe
 	}
 	committed = true
 	*report = resultOf(b)
-	report.Message = fmt.Sprintf("Context compacted · %.1fs (%d -> %d messages, %s).%s",
-		elapsed.Seconds(), b.OriginalMessageCount, b.CompactedMessageCount, b.Mode, cacheNote)
-	prog.End(report.Message)
 	return report, nil
+}
+
+// outcomeMessage is the human-readable outcome of a compaction attempt: the
+// report's message and the progress end message, for every outcome.
+func outcomeMessage(report *CompactResult, err error) string {
+	var fe *FailedError
+	switch {
+	case err == nil && report != nil:
+		return fmt.Sprintf("Context compacted · %.1fs (%d -> %d messages, %s).%s",
+			float64(report.ElapsedMs)/1000, report.OriginalMessageCount, report.CompactedMessageCount, report.Mode, cacheNote)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return msgCancelled
+	case errors.Is(err, compaction.ErrAlreadyCompact):
+		return msgAlreadyCompact
+	case errors.As(err, &fe):
+		return "Compaction failed: " + fe.RootCause
+	case err != nil:
+		return "Compaction failed: " + bound(err.Error(), maxRootCause)
+	}
+	return ""
+}
+
+// storageFailure is the *FailedError of a compaction outcome the store
+// could not take.
+func storageFailure(err error) *FailedError {
+	return &FailedError{Kind: KindStorage, RootCause: bound("could not store the compaction: "+err.Error(), maxRootCause), err: err}
 }
 
 // passOneWait bounds how long a compaction waits for a background pass 1
@@ -253,30 +284,31 @@ func awaitPassOne(ctx context.Context, tp *compaction.TwoPass, limit time.Durati
 }
 
 // commit makes a compaction outcome durable and current, in the order of
-// §8.8: the artifact of the full pre-compaction history first, then the
-// pending events, then the boundary event carrying the new live history,
-// then the swap (by applying that event) and the notification. A cancelled
-// ctx before the boundary is recorded aborts it. It fills b.ArtifactID.
-func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Boundary, pending []pendingEvent) error {
+// §8.8: the artifact of the full pre-compaction history first, then one
+// boundary event carrying the new live history, the artifact's ref and what
+// is committed with it, then the swap (by applying that event) and the
+// notification. The append is the commit point: when it fails, or ctx is
+// cancelled before it, the artifact is removed and nothing changed. It
+// fills b.ArtifactID.
+func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Boundary, with commitWith) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	b.ArtifactID = newID(s.m.now())
-	meta := store.ArtifactMeta{Trigger: b.Trigger, Mode: b.Mode, CreatedAt: s.m.now()}
-	if err := s.log.WriteArtifact(b.ArtifactID, pre, meta); err != nil {
-		return fmt.Errorf("write artifact: %w", err)
+	ref, err := s.log.WriteArtifact(b.ArtifactID, pre)
+	if err != nil {
+		return err // "write artifact <id>: ..."
 	}
 	if err := ctx.Err(); err != nil {
+		s.dropArtifact(ref.ID)
 		return err
 	}
-	for _, ev := range pending {
-		if err := s.record(ev.typ, ev.data); err != nil {
-			return err
-		}
-	}
-	if err := s.record(evBoundary, boundaryData{Boundary: *b, Messages: next}); err != nil {
+	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response}
+	if err := s.record(evBoundary, d); err != nil {
+		s.dropArtifact(ref.ID)
 		return err
 	}
+	s.retainArtifacts()
 	if n := s.m.o.Notifier; n != nil {
 		n.CompactBoundary(BoundaryEvent{SessionID: s.id, Workspace: s.ws.root, Boundary: *b})
 	}
@@ -369,7 +401,7 @@ func (s *Session) switchModel(ctx context.Context, p SwitchParams, prog Progress
 		return &SwitchResult{Message: "Already on " + name + "."}, nil
 	}
 	res := &SwitchResult{Message: "Model switched to " + name + "."}
-	pending := []pendingEvent{{evModelSwitch, next}}
+	switched := false // recorded with a compaction boundary
 
 	e := s.env(next, s.reserved, s.prefix)
 	if e.pol.AutoCompaction.CompactOnModelSwitch && e.th.Threshold > 0 {
@@ -377,12 +409,12 @@ func (s *Session) switchModel(ctx context.Context, p SwitchParams, prog Progress
 		if proj.tokens+e.prefix >= e.th.Threshold {
 			// No envelope and no two-pass note: both belong to the old route.
 			report, err := s.compactHistory(ctx, s.live, compactJob{
-				trigger: compaction.TriggerModelSwitch, strategy: "auto", e: e, prog: prog, pending: pending,
+				trigger: compaction.TriggerModelSwitch, strategy: "auto", e: e, prog: prog, with: commitWith{route: &next},
 			})
 			var fe *FailedError
 			switch {
 			case err == nil:
-				pending = nil
+				switched = true
 				s.autoFailed = false
 			case ctx.Err() != nil:
 				return nil, ctx.Err()
@@ -396,62 +428,11 @@ func (s *Session) switchModel(ctx context.Context, p SwitchParams, prog Progress
 			res.Compaction = report
 		}
 	}
-	for _, ev := range pending {
-		if err := s.record(ev.typ, ev.data); err != nil {
+	if !switched {
+		if err := s.record(evModelSwitch, next); err != nil {
 			return nil, err
 		}
 	}
 	s.notifyPressure(s.refreshStats())
 	return res, nil
-}
-
-// restore is vtcode/restore.
-func (s *Session) restore(ctx context.Context, p RestoreParams) (*RestoreResult, error) {
-	msgs, err := s.log.ReadArtifact(p.ArtifactID)
-	if err != nil {
-		if errors.Is(err, store.ErrInvalidID) || errors.Is(err, fs.ErrNotExist) {
-			return nil, paramErr("artifactId", "no artifact %q in session %s", p.ArtifactID, s.id)
-		}
-		return nil, fmt.Errorf("restore %s: %w", p.ArtifactID, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.syncEstimator()
-	d := restoreData{ArtifactID: p.ArtifactID, Messages: len(msgs)}
-	if len(s.live) > 0 {
-		d.BackupArtifactID = newID(s.m.now())
-		meta := store.ArtifactMeta{Trigger: "restore", CreatedAt: s.m.now()}
-		if err := s.log.WriteArtifact(d.BackupArtifactID, s.live, meta); err != nil {
-			return nil, fmt.Errorf("restore %s: back up the live history: %w", p.ArtifactID, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	if msgs == nil {
-		msgs = []history.Message{}
-	}
-	d.loaded = msgs
-	if err := s.record(evRestore, d); err != nil {
-		return nil, err
-	}
-	s.notifyPressure(s.refreshStats())
-	return &RestoreResult{Messages: len(s.live), BackupArtifactID: d.BackupArtifactID}, nil
-}
-
-// listArtifacts is vtcode/listArtifacts: the artifacts the session's events
-// reference, oldest first.
-func (s *Session) listArtifacts() ([]ArtifactInfo, error) {
-	all, err := s.log.ListArtifacts()
-	if err != nil {
-		return nil, err
-	}
-	out := []ArtifactInfo{}
-	for _, a := range all {
-		if s.artifacts[a.ID] {
-			out = append(out, a)
-		}
-	}
-	return out, nil
 }

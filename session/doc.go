@@ -31,17 +31,23 @@
 // replays the log when a session is resumed, so a resumed session has exactly
 // the live history it had. Events: "messages" (appendMessages and the
 // messages of prepareRequest), "response" (recordResponse, with usage),
-// "compact_boundary" (the §8.8 fields plus the new live history),
-// "restore", "policy" (a session override patch) and "model_switch".
+// "compact_boundary" (the §8.8 fields, the new live history, the ref of the
+// artifact, and the route or response committed with it), "restore" (with
+// the restored history), "policy" (a session override patch) and
+// "model_switch". Boundaries and restores are checkpoints: a resume decodes
+// only the messages after the last one.
 //
-// Requests that can compact (prepareRequest, compact, switchModel) are
-// atomic: they compute first and commit at the end, artifact first, then
-// their events, then the swap. A context cancelled at any point before the
-// commit leaves history, events and stats exactly as before; in particular
-// the messages of a cancelled prepareRequest are not appended and a
-// cancelled switchModel does not switch. A compaction artifact written just
-// before a cancellation may stay on disk; no event references it and
-// [Manager.ListArtifacts] does not list it.
+// Each request commits in one append, so an error means nothing changed and
+// a retry stores nothing twice. Requests that can compact (prepareRequest,
+// compact, switchModel, recordResponse with a compaction block) compute
+// first and commit at the end: the artifact, then one boundary event holding
+// everything the request commits, then the swap. A context cancelled at any
+// point before the commit, or a store that cannot take it, leaves history,
+// events and stats as before and removes the artifact; in particular the
+// messages of a cancelled prepareRequest are not appended and a cancelled
+// switchModel does not switch. A compaction that cannot be stored is a
+// *FailedError of kind [KindStorage]; prepareRequest, switchModel and
+// recordResponse then commit without it, as after a provider failure.
 //
 // # Decisions where the protocol is silent
 //

@@ -94,6 +94,8 @@ type Manager struct {
 	closed     bool
 
 	bg sync.WaitGroup // background refreshes
+
+	storeFaults func(store.Op, string) error // fault injection into the stores (tests)
 }
 
 // NewManager returns a Manager with no workspaces.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/compaction"
@@ -119,11 +120,11 @@ func (m *Manager) RecordResponse(ctx context.Context, p RecordParams) (*RecordRe
 		s.snapMu.Lock()
 		estimate := s.snap.ProjectedTokens + s.snap.PrefixTokens
 		s.snapMu.Unlock()
-		if err := s.record(evResponse, responseData{Message: p.Message, Usage: p.Usage, StopReason: p.StopReason, RequestEstimate: estimate}); err != nil {
-			return nil, err
-		}
-		if err := s.providerCompaction(ctx); err != nil {
-			return nil, err
+		resp := responseData{Message: p.Message, Usage: p.Usage, StopReason: p.StopReason, RequestEstimate: estimate}
+		if !s.providerCompaction(ctx, resp) {
+			if err := s.record(evResponse, resp); err != nil {
+				return nil, err
+			}
 		}
 		st := s.refreshStats()
 		s.notifyPressure(st)
@@ -131,33 +132,43 @@ func (m *Manager) RecordResponse(ctx context.Context, p RecordParams) (*RecordRe
 	})
 }
 
-// providerCompaction handles a compaction block in the last live message
-// (just recorded).
-func (s *Session) providerCompaction(ctx context.Context) error {
-	last := s.live[len(s.live)-1]
-	found, ok := compactionBlock(last.ReasoningDetails)
+// providerCompaction commits a response that carries a usable compaction
+// block as a boundary: the history before it, with it, goes to an artifact
+// and the live history restarts at the response, in one event that also
+// records the response. It reports whether it did; when it did not (no
+// block, a failed block, or a store that could not take the artifact or
+// the boundary), the caller records the response alone and nothing of the
+// attempt is left.
+func (s *Session) providerCompaction(ctx context.Context, resp responseData) bool {
+	found, ok := compactionBlock(resp.Message.ReasoningDetails)
 	switch {
 	case !found:
-		return nil
+		return false
 	case !ok:
 		s.m.logger.Warn("session: provider compaction block with null content: the native compaction failed", "session", s.id)
 		s.m.notifyLog(LevelWarning, "vtcode-ls: the provider's compaction failed (empty compaction block); the full history is kept")
-		return nil
-	case len(s.live) == 1:
-		return nil // the history already starts at the block
+		return false
+	case len(s.live) == 0:
+		return false // the history already starts at the block
 	}
-	pre := s.live
+	last := resp.Message
+	s.est.Message(&last)
+	pre := append(slices.Clip(s.live), last)
 	next := []history.Message{last}
 	b := Boundary{
 		Trigger: string(compaction.TriggerAuto), Mode: compaction.ModeProvider, Strategy: string(compaction.NativeInline),
 		OriginalMessageCount: len(pre), CompactedMessageCount: 1,
 		OriginalTokens: s.est.Messages(pre), CompactedTokens: s.est.Message(&next[0]),
 	}
-	if err := s.commit(context.WithoutCancel(ctx), pre, next, &b, nil); err != nil {
-		return fmt.Errorf("record provider compaction: %w", err)
+	resp.Message = last
+	if err := s.commit(context.WithoutCancel(ctx), pre, next, &b, commitWith{response: &resp}); err != nil {
+		s.m.logger.Warn("session: provider compaction not stored; keeping the full history", "session", s.id, "err", err)
+		s.m.notifyLog(LevelWarning, "vtcode-ls: the provider compacted the conversation, but the compaction could not be stored ("+
+			bound(err.Error(), maxRootCause)+"); the full history is kept")
+		return false
 	}
 	s.autoFailed = false
-	return nil
+	return true
 }
 
 // compactionBlock reports whether details hold an Anthropic compaction block
@@ -244,6 +255,9 @@ func (m *Manager) CompactPrompt(ctx context.Context, p PromptParams) (*PromptRes
 	case "set":
 		if strings.TrimSpace(p.Prompt) == "" {
 			return nil, paramErr("prompt", "required for action set")
+		}
+		if len(p.Prompt) > store.MaxPromptBytes {
+			return nil, paramErr("prompt", "must be at most %d bytes", store.MaxPromptBytes)
 		}
 		if err := w.setCompactPrompt(p.Prompt); err != nil {
 			return nil, err

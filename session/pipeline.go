@@ -211,10 +211,12 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 
 	// 2–3. Normalize and clear.
 	proj := s.project(pre, e, skip)
-	var pending []pendingEvent
+	// The new messages (estimated copies) are committed once: with a
+	// compaction boundary when one succeeds, else in their own event. An
+	// error reply means neither was written.
+	var fresh []history.Message
 	if len(p.Messages) > 0 {
-		// The estimated copies, so the estimates are not computed twice.
-		pending = append(pending, pendingEvent{evMessages, messagesData{Messages: pre[len(s.live):]}})
+		fresh = pre[len(s.live):]
 	}
 
 	// 4. Readiness.
@@ -224,11 +226,11 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	case auto && proj.tokens+prefix >= e.th.Threshold:
 		res, err := s.compactHistory(ctx, pre, compactJob{
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
-			envelope: envelope, twoPass: s.twoPass, pending: pending,
+			envelope: envelope, twoPass: s.twoPass,
 		})
 		switch {
 		case err == nil:
-			pending = nil // committed with the boundary
+			fresh = nil // committed with the boundary
 			s.autoFailed = false
 			proj = s.project(s.live, e, skip)
 		case ctx.Err() != nil:
@@ -247,13 +249,13 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	case auto && proj.tokens+prefix >= e.th.Soft:
 		s.prefire(pre, e, envelope)
 	}
-	// From here on the request is committed: remember its envelope.
-	s.envelope, s.prefix, s.reserved, s.skipClearing = envelope, prefix, reserved, skip
-	for _, ev := range pending {
-		if err := s.record(ev.typ, ev.data); err != nil {
+	if len(fresh) > 0 {
+		if err := s.record(evMessages, messagesData{Messages: fresh}); err != nil {
 			return nil, err
 		}
 	}
+	// From here on the request is committed: remember its envelope.
+	s.envelope, s.prefix, s.reserved, s.skipClearing = envelope, prefix, reserved, skip
 
 	// 5. Last rung.
 	s.trim(&proj, e)

@@ -49,7 +49,7 @@ type Session struct {
 	twoPass        *compaction.TwoPass
 	compactions    int
 	lastCompaction *Boundary
-	artifacts      map[string]bool // artifact ids referenced by events
+	artifacts      artifactSet // artifacts referenced by events
 	usage          usageState
 	pol            polCache
 
@@ -97,18 +97,28 @@ type (
 		RequestEstimate int `json:"requestEstimate,omitempty"`
 	}
 	// boundaryData carries the new live history, so replay needs no
-	// recomputation.
+	// recomputation and no artifact (it is a checkpoint), and the ref of the
+	// artifact holding the history before it. What a compaction commits
+	// together with it is in the same event, so that the commit is one
+	// append: the route of a model switch, the response of a
+	// recordResponse whose compaction block the provider made.
 	boundaryData struct {
 		Boundary
-		Messages []history.Message `json:"messages"`
+		Messages []history.Message  `json:"messages"`
+		Artifact *store.ArtifactRef `json:"artifact,omitempty"`
+		Route    *route             `json:"route,omitempty"`
+		Response *responseData      `json:"response,omitempty"`
 	}
-	// restoreData names the artifact; replay reads it back.
+	// restoreData names the artifact restored and carries its messages
+	// (History, a checkpoint), so the log never depends on the artifact.
+	// Logs of older versions have no History: replay then reads the
+	// artifact, checking its message count.
 	restoreData struct {
-		ArtifactID       string `json:"artifactId"`
-		Messages         int    `json:"messages"`
-		BackupArtifactID string `json:"backupArtifactId,omitempty"`
-
-		loaded []history.Message // the artifact's messages, when already read
+		ArtifactID       string             `json:"artifactId"`
+		Messages         int                `json:"messages"`
+		BackupArtifactID string             `json:"backupArtifactId,omitempty"`
+		Backup           *store.ArtifactRef `json:"backup,omitempty"`
+		History          []history.Message  `json:"history"`
 	}
 	policyData struct {
 		Policy json.RawMessage `json:"policy"`
@@ -133,18 +143,13 @@ func openSession(ctx context.Context, m *Manager, w *workspace, id string, p Ope
 		}
 		return nil, false, fmt.Errorf("open session %s: %w", id, err)
 	}
-	s := &Session{id: id, ws: w, m: m, log: log, artifacts: map[string]bool{}}
+	s := &Session{id: id, ws: w, m: m, log: log, artifacts: artifactSet{}}
 	s.life, s.stop = context.WithCancel(context.Background())
 	s.twoPass = compaction.NewTwoPass(m.logger.With("session", id))
 	s.est = history.NewEstimator(tokenizerOf(s.policy()))
 
-	evs, err := log.Events()
-	if err == nil {
-		err = ctx.Err()
-	}
-	for i := 0; err == nil && i < len(evs); i++ {
-		err = s.apply(evs[i], nil)
-	}
+	resumed := log.Len() > 0
+	err = s.replay(ctx)
 	if err == nil {
 		err = s.adoptRoute(p.Provider, p.Model, p.ContextWindow)
 	}
@@ -153,7 +158,9 @@ func openSession(ctx context.Context, m *Manager, w *workspace, id string, p Ope
 		log.Close()
 		return nil, false, fmt.Errorf("open session %s: %w", id, err)
 	}
-	return s, len(evs) > 0, nil
+	s.reportRepair()
+	s.tidyArtifacts(log.Repaired() == nil)
+	return s, resumed, nil
 }
 
 // do runs fn holding the queue, with ctx also cancelled when the session
@@ -184,11 +191,13 @@ func (s *Session) record(typ string, data any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
-	ev := store.Event{Type: typ, Time: s.m.now(), Data: raw, Messages: s.countAfter(data)}
+	ev := store.Event{Type: typ, Time: s.m.now(), Data: raw, Messages: s.countAfter(data),
+		Checkpoint: typ == evBoundary || typ == evRestore}
 	if err := s.log.Append(ev); err != nil {
 		return fmt.Errorf("record %s: %w", typ, err)
 	}
-	return s.apply(ev, data)
+	ev.Seq = s.log.LastSeq() // the session is the log's only writer
+	return s.apply(ev, data, false)
 }
 
 // countAfter predicts the live length after an event, for [store.Event.Messages].
@@ -221,54 +230,85 @@ func payload[T any](ev store.Event, data any) (T, error) {
 
 // apply applies one event to the in-memory state. It is the only code that
 // changes the live history, both live (data is the typed payload) and on
-// replay (data is nil), so a resumed session is exactly what it was.
-func (s *Session) apply(ev store.Event, data any) error {
+// replay (data is nil), so a resumed session is exactly what it was. With
+// past set (replay of an event before the last checkpoint, whose live
+// history the checkpoint replaces) the messages are not decoded: only the
+// small state (usage, compactions, artifacts, policy, route) is applied.
+func (s *Session) apply(ev store.Event, data any, past bool) error {
 	switch ev.Type {
 	case evMessages:
+		if past {
+			return nil
+		}
 		d, err := payload[messagesData](ev, data)
 		if err != nil {
 			return err
 		}
 		s.appendLive(d.Messages...)
 	case evResponse:
+		if past {
+			d, err := payload[responseUsage](ev, nil)
+			if err != nil {
+				return err
+			}
+			s.applyResponse(nil, d.Usage, d.RequestEstimate)
+			return nil
+		}
 		d, err := payload[responseData](ev, data)
 		if err != nil {
 			return err
 		}
-		s.appendLive(d.Message)
-		if d.Usage != nil {
-			s.usage.record(*d.Usage, s.route.Provider, d.RequestEstimate)
-		}
+		s.applyResponse(&d.Message, d.Usage, d.RequestEstimate)
 	case evBoundary:
+		if past {
+			d, err := payload[boundaryMeta](ev, nil)
+			if err != nil {
+				return err
+			}
+			if d.Route != nil {
+				s.applyRoute(*d.Route)
+			}
+			if r := d.Response; r != nil {
+				s.applyResponse(nil, r.Usage, r.RequestEstimate)
+			}
+			s.applyBoundary(ev, d.Boundary, d.Artifact)
+			return nil
+		}
 		d, err := payload[boundaryData](ev, data)
 		if err != nil {
 			return err
 		}
+		if d.Route != nil {
+			s.applyRoute(*d.Route)
+		}
+		if r := d.Response; r != nil {
+			s.applyResponse(nil, r.Usage, r.RequestEstimate)
+		}
 		s.live = nil
 		s.appendLive(d.Messages...)
-		s.compactions++
-		b := d.Boundary
-		s.lastCompaction = &b
-		s.artifacts[b.ArtifactID] = true
-		s.usage.compacted()
+		s.applyBoundary(ev, d.Boundary, d.Artifact)
 	case evRestore:
+		if past {
+			d, err := payload[restoreMeta](ev, nil)
+			if err != nil {
+				return err
+			}
+			s.applyRestore(ev, d.BackupArtifactID, d.Backup)
+			return nil
+		}
 		d, err := payload[restoreData](ev, data)
 		if err != nil {
 			return err
 		}
-		msgs := d.loaded
-		if msgs == nil {
-			if msgs, err = s.log.ReadArtifact(d.ArtifactID); err != nil {
+		msgs := d.History
+		if msgs == nil { // an older log: the artifact holds the history
+			if msgs, err = s.log.ReadArtifact(store.ArtifactRef{ID: d.ArtifactID, Messages: d.Messages}); err != nil {
 				return fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
 			}
 		}
 		s.live = nil
 		s.appendLive(msgs...)
-		if d.BackupArtifactID != "" {
-			s.artifacts[d.BackupArtifactID] = true
-		}
-		s.envelope = nil
-		s.twoPass.Invalidate()
+		s.applyRestore(ev, d.BackupArtifactID, d.Backup)
 	case evPolicy:
 		d, err := payload[policyData](ev, data)
 		if err != nil {
@@ -282,9 +322,7 @@ func (s *Session) apply(ev store.Event, data any) error {
 		if err != nil {
 			return err
 		}
-		s.route = d
-		s.envelope = nil
-		s.twoPass.Invalidate()
+		s.applyRoute(d)
 	default:
 		s.m.logger.Warn("session: unknown event type ignored", "session", s.id, "seq", ev.Seq, "type", ev.Type)
 	}

@@ -19,17 +19,15 @@ type workspace struct {
 	m    *Manager
 	root string // absolute, clean
 
-	mu       sync.Mutex // guards the fields below
-	cfg      config.Config
-	init     json.RawMessage   // initializationOptions
-	patches  []json.RawMessage // workspace-default setPolicy patches, oldest first
-	policy   config.Policy     // effective: cfg.Policy + init + patches
-	catalog  *providers.Catalog
-	gen      uint64 // bumped at every change of cfg or policy
-	st       *store.Store
-	storeErr error
-	prompt   *string // cached custom prompt; nil: not read yet
-	unwatch  func()
+	mu      sync.Mutex // guards the fields below
+	cfg     config.Config
+	init    json.RawMessage   // initializationOptions
+	patches []json.RawMessage // workspace-default setPolicy patches, oldest first
+	policy  config.Policy     // effective: cfg.Policy + init + patches
+	catalog *providers.Catalog
+	gen     uint64 // bumped at every change of cfg or policy
+	st      *store.Store
+	unwatch func()
 }
 
 // newWorkspace loads the configuration of root, applies the
@@ -118,21 +116,41 @@ func (w *workspace) setPolicy(patch json.RawMessage) (config.Policy, error) {
 	return pol, nil
 }
 
-// store opens the workspace store on first use: storage.dir, relative to
-// the workspace, or <workspace>/.vtcode/sessions.
+// store opens the workspace store on first use: storage.dir, or
+// <workspace>/.vtcode/sessions. A folder inside the workspace is opened
+// through the workspace (store.OpenIn): none of its folders may be a
+// symlink, so a link committed in a repository cannot move the store. A
+// storage.dir set by the workspace's own configuration file must be inside
+// the workspace; only the user's configuration may put it elsewhere.
 func (w *workspace) store() (*store.Store, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.st != nil {
 		return w.st, nil
 	}
+	w.m.mu.Lock()
+	so := store.Options{Logger: w.m.logger, Faults: w.m.storeFaults}
+	w.m.mu.Unlock()
 	dir := w.cfg.Storage.Dir
 	if dir == "" {
 		dir = filepath.Join(w.root, ".vtcode", "sessions")
 	} else if !filepath.IsAbs(dir) {
 		dir = filepath.Join(w.root, dir)
 	}
-	st, err := store.Open(dir, w.m.logger)
+	var (
+		st  *store.Store
+		err error
+	)
+	rel, rerr := filepath.Rel(w.root, filepath.Clean(dir))
+	switch {
+	case rerr == nil && filepath.IsLocal(rel):
+		st, err = store.OpenIn(w.root, rel, so)
+	case w.cfg.Storage.DirFromWorkspace:
+		return nil, fmt.Errorf("workspace %s: storage.dir %s, set by the workspace's configuration file, is outside the workspace: "+
+			"a workspace file may only name a folder inside it (set it in the user configuration instead)", w.root, dir)
+	default:
+		st, err = store.Open(dir, so)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", w.root, err)
 	}
@@ -141,28 +159,21 @@ func (w *workspace) store() (*store.Store, error) {
 }
 
 // compactPrompt returns the workspace's compaction prompt and whether it is
-// the default.
+// the default. It reads the store at each call, so a prompt another daemon
+// on the same workspace set applies at once.
 func (w *workspace) compactPrompt() (string, bool, error) {
 	st, err := w.store()
 	if err != nil {
 		return "", false, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.prompt == nil {
-		p, ok, err := st.ReadPrompt()
-		if err != nil {
-			return "", false, err
-		}
-		if !ok {
-			p = ""
-		}
-		w.prompt = &p
+	p, ok, err := st.ReadPrompt()
+	if err != nil {
+		return "", false, err
 	}
-	if *w.prompt == "" {
+	if !ok || p == "" {
 		return compaction.DefaultPrompt, true, nil
 	}
-	return *w.prompt, false, nil
+	return p, false, nil
 }
 
 // setCompactPrompt persists a custom prompt; "" resets to the default.
@@ -171,28 +182,25 @@ func (w *workspace) setCompactPrompt(p string) error {
 	if err != nil {
 		return err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if p == "" {
-		err = st.ResetPrompt()
-	} else {
-		err = st.WritePrompt(p)
+		return st.ResetPrompt()
 	}
-	if err != nil {
-		return err
-	}
-	w.prompt = &p
-	return nil
+	return st.WritePrompt(p)
 }
 
-// close stops watching the configuration.
+// close stops watching the configuration and releases the store's folder.
 func (w *workspace) close() {
 	w.mu.Lock()
 	stop := w.unwatch
 	w.unwatch = nil
+	st := w.st
+	w.st = nil
 	w.mu.Unlock()
 	if stop != nil {
 		stop()
+	}
+	if st != nil {
+		st.Close()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,7 +36,10 @@ func TestMain(m *testing.M) {
 // ("hold") or appends events forever, printing each acknowledged seq on its
 // own line ("append").
 func runHelper(mode, root string) int {
-	st, err := Open(root, nil)
+	if mode == "foreign" {
+		return foreignLock(root)
+	}
+	st, err := Open(root, Options{})
 	if err != nil {
 		fmt.Printf("error: %v\n", err)
 		return 2
@@ -150,6 +154,64 @@ func TestBusyAcrossProcesses(t *testing.T) {
 	openLog(t, st, "s1")
 }
 
+// foreignLock is a process that is not a vtcode-ls store: it takes the lock
+// of session s1 itself, writes no pid, and holds it until stdin closes.
+func foreignLock(root string) int {
+	f, err := os.OpenFile(root+"/s1/lock", os.O_RDWR, 0)
+	if err != nil {
+		fmt.Printf("error: %v\n", err)
+		return 2
+	}
+	defer f.Close()
+	if err := tryLock(f); err != nil {
+		fmt.Printf("error: %v\n", err)
+		return 2
+	}
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// TestBusyNamesTheRealOwner reproduces the second point of item 15 of
+// issue 11: the lock file still records the pid of a dead owner while a
+// foreign process holds the lock. The BusyError names the real owner (on
+// Linux, from /proc/locks) or no pid at all, never the dead one; once the
+// holder is gone the stale lock is taken over and records our pid.
+func TestBusyNamesTheRealOwner(t *testing.T) {
+	st := openStore(t)
+	openLog(t, st, "s1").Close()
+	dead := exec.Command(os.Args[0], "-test.run=^$")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPID := dead.Process.Pid
+	lockPath := st.Root() + "/s1/lock"
+	os.WriteFile(lockPath, []byte(strconv.Itoa(deadPID)+"\n"), 0o600)
+	h := startHelper(t, "foreign", st.Root())
+	if got := h.line(t); got != "ready" {
+		t.Fatalf("helper said %q", got)
+	}
+	_, err := st.OpenSession("s1")
+	var be *BusyError
+	if !errors.As(err, &be) {
+		t.Fatalf("OpenSession = %v, want a BusyError", err)
+	}
+	want := 0
+	if runtime.GOOS == "linux" {
+		want = h.cmd.Process.Pid
+	}
+	if be.PID != want || strings.Contains(err.Error(), strconv.Itoa(deadPID)) {
+		t.Errorf("BusyError = %q (pid %d), want pid %d and never the dead owner %d", err, be.PID, want, deadPID)
+	}
+	h.stdin.Close()
+	h.cmd.Wait()
+	l := openLog(t, st, "s1")
+	if b, _ := os.ReadFile(lockPath); strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("lock file after the takeover holds %q, want our pid", b)
+	}
+	l.Close()
+}
+
 // TestCrashLosesNoAcknowledgedEvent SIGKILLs a helper appending events at
 // random points, then checks after each kill that every event the helper
 // acknowledged is present, in order, and the log is clean.
@@ -179,7 +241,7 @@ func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 		}
 		h.cmd.Wait()
 
-		st2, err := Open(st.Root(), logger)
+		st2, err := Open(st.Root(), Options{Logger: logger})
 		if err != nil {
 			t.Fatal(err)
 		}

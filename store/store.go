@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -26,7 +26,7 @@ const (
 	lockFile     = "lock"
 	artifactsDir = "artifacts"
 	promptFile   = "@compact-prompt.md"
-	tmpPattern   = "@tmp-*" // '@' is outside the id alphabet: never collides with an id
+	tmpPrefix    = "@tmp-" // '@' is outside the id alphabet: never collides with an id
 )
 
 // ErrInvalidID is wrapped by the error [ValidID] returns.
@@ -51,19 +51,32 @@ func ValidID(id string) error {
 	return nil
 }
 
-// Store is a directory of sessions. It holds no open files itself; it is safe
-// for concurrent use.
-type Store struct {
-	root   string // absolute, symlinks resolved
-	logger *slog.Logger
+// Options configure a [Store]. The zero value works.
+type Options struct {
+	// Logger receives warnings (repaired logs, stale files); nil discards.
+	Logger *slog.Logger
+	// Faults, when set, is called before each create, write, fsync and
+	// rename the store makes, with the operation and the file's path; a
+	// non-nil error fails that operation as if the system had returned it
+	// (fault-injection tests: ENOSPC at the Nth write).
+	Faults func(op Op, name string) error
 }
 
-// Open opens the store rooted at root, creating the folder (and missing
-// parents) with mode 0700 if needed. A nil logger discards logs.
-func Open(root string, logger *slog.Logger) (*Store, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+// Store is a directory of sessions, opened as an [os.Root]: no path the
+// store resolves, and no symlink swapped in later, reaches outside it. It is
+// safe for concurrent use.
+type Store struct {
+	root   *os.Root
+	path   string // absolute path of the root when opened
+	logger *slog.Logger
+	fs     fsys
+}
+
+// Open opens the store rooted at the folder root, creating it (and missing
+// parents) with mode 0700 if needed. The path itself is trusted (it comes
+// from the user's own configuration); everything under it is resolved inside
+// it.
+func Open(root string, o Options) (*Store, error) {
 	if root == "" {
 		return nil, errors.New("open store: empty root")
 	}
@@ -71,45 +84,65 @@ func Open(root string, logger *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if err := mkdirAll(abs); err != nil {
+	x := fsys{faults: o.Faults}
+	if err := mkdirAll(x, abs); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	r, err := os.OpenRoot(abs)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if fi, err := os.Stat(real); err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("open store: %s is not a directory", abs)
-	}
-	s := &Store{root: real, logger: logger}
-	// Another process may be writing the prompt right now: only remove old leftovers.
-	s.removeTemps(real, 10*time.Minute)
-	return s, nil
+	return newStore(r, abs, o), nil
 }
+
+// OpenIn opens the store in folder rel of base, creating the missing folders
+// of rel with mode 0700. base is trusted; rel is not: it must be a local
+// path (no "..", not absolute), and each of its folders must be a real
+// folder, not a symbolic link, so a link committed in a repository (a
+// ".vtcode" pointing elsewhere) cannot move the store.
+func OpenIn(base, rel string, o Options) (*Store, error) {
+	rel = filepath.Clean(rel)
+	if !filepath.IsLocal(rel) || rel == "." {
+		return nil, fmt.Errorf("open store: %q is not a folder inside %s", rel, base)
+	}
+	b, err := os.OpenRoot(base)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	defer b.Close()
+	x := fsys{faults: o.Faults}
+	cur := b
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i, p := range parts {
+		sub, err := x.openDir(cur, p)
+		if cur != b {
+			cur.Close()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", filepath.Join(base, filepath.Join(parts[:i+1]...)), err)
+		}
+		cur = sub
+	}
+	return newStore(cur, filepath.Join(base, rel), o), nil
+}
+
+func newStore(r *os.Root, abs string, o Options) *Store {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{root: r, path: abs, logger: logger, fs: fsys{faults: o.Faults}}
+	// Another process may be writing the prompt right now: only remove old leftovers.
+	s.removeTemps(r, ".", 10*time.Minute)
+	return s
+}
+
+// Close releases the store's handle on its folder. Open sessions keep their
+// own.
+func (s *Store) Close() error { return s.root.Close() }
 
 // Root returns the absolute path of the store's root folder.
-func (s *Store) Root() string { return s.root }
-
-// sessionDir returns the folder of session id, checking that it stays inside
-// the root.
-func (s *Store) sessionDir(id string) (string, error) {
-	if err := ValidID(id); err != nil {
-		return "", err
-	}
-	return within(s.root, id)
-}
-
-// within joins dir and name and checks that the result is a direct child of dir.
-func within(dir, name string) (string, error) {
-	p := filepath.Join(dir, name)
-	rel, err := filepath.Rel(dir, p)
-	if err != nil || rel != name || strings.ContainsRune(rel, filepath.Separator) {
-		return "", fmt.Errorf("%w %q: escapes %s", ErrInvalidID, name, dir)
-	}
-	return p, nil
-}
+func (s *Store) Root() string { return s.path }
 
 // SessionInfo describes a stored session.
 type SessionInfo struct {
@@ -125,9 +158,14 @@ type SessionInfo struct {
 // List returns the stored sessions, most recently updated first (ties by id).
 // It reads only the tail of each log, takes no locks, and so also lists
 // sessions owned by other processes. Folders without an event log, or whose
-// name is not a valid id, are skipped.
+// name is not a valid id, and links are skipped.
 func (s *Store) List() ([]SessionInfo, error) {
-	entries, err := os.ReadDir(s.root)
+	d, err := s.root.Open(".")
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
@@ -154,9 +192,11 @@ func (s *Store) List() ([]SessionInfo, error) {
 }
 
 func (s *Store) sessionInfo(id string) (SessionInfo, bool, error) {
-	path := filepath.Join(s.root, id, eventsFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := lstatNoLink(s.root, id); err != nil {
+		return SessionInfo{}, false, nil
+	}
+	f, err := s.fs.openFile(s.root, path.Join(id, eventsFile), os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) {
 		return SessionInfo{}, false, nil
 	}
 	if err != nil {
@@ -167,13 +207,10 @@ func (s *Store) sessionInfo(id string) (SessionInfo, bool, error) {
 	if err != nil {
 		return SessionInfo{}, false, err
 	}
-	if !fi.Mode().IsRegular() {
-		return SessionInfo{}, false, nil
-	}
 	info := SessionInfo{ID: id, UpdatedAt: fi.ModTime()}
 	h, ok, err := lastHeader(f, fi.Size())
 	if err != nil {
-		return SessionInfo{}, false, fmt.Errorf("%s: %w", path, err)
+		return SessionInfo{}, false, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	if ok {
 		info.Messages = h.Messages
@@ -185,9 +222,10 @@ func (s *Store) sessionInfo(id string) (SessionInfo, bool, error) {
 }
 
 // ReadPrompt returns the workspace's custom compaction prompt; ok is false
-// when none is set.
+// when none is set. It reads the file at each call, so a prompt another
+// process set is seen at once.
 func (s *Store) ReadPrompt() (prompt string, ok bool, err error) {
-	f, err := os.OpenFile(filepath.Join(s.root, promptFile), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := s.fs.openFile(s.root, promptFile, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
@@ -195,21 +233,28 @@ func (s *Store) ReadPrompt() (prompt string, ok bool, err error) {
 		return "", false, fmt.Errorf("read prompt: %w", err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(f)
+	b, err := io.ReadAll(io.LimitReader(f, MaxPromptBytes+1))
 	if err != nil {
 		return "", false, fmt.Errorf("read prompt: %w", err)
+	}
+	if len(b) > MaxPromptBytes {
+		return "", false, fmt.Errorf("read prompt: %s is over %d bytes", promptFile, MaxPromptBytes)
 	}
 	return string(b), true, nil
 }
 
+// MaxPromptBytes bounds the compaction prompt file the store reads (the
+// store lives in the workspace, whose files are untrusted).
+const MaxPromptBytes = 256 << 10
+
 // WritePrompt atomically replaces the workspace's custom compaction prompt.
 func (s *Store) WritePrompt(prompt string) error {
-	err := writeAtomic(s.root, promptFile, func(w io.Writer) error {
+	err := s.fs.writeAtomic(s.root, promptFile, func(w io.Writer) error {
 		_, err := io.WriteString(w, prompt)
 		return err
 	})
 	if err == nil {
-		err = syncDir(s.root)
+		err = s.fs.syncDir(s.root, ".")
 	}
 	if err != nil {
 		return fmt.Errorf("write prompt: %w", err)
@@ -220,12 +265,12 @@ func (s *Store) WritePrompt(prompt string) error {
 // ResetPrompt removes the custom compaction prompt, so the default applies.
 // Resetting when none is set is not an error.
 func (s *Store) ResetPrompt() error {
-	err := os.Remove(filepath.Join(s.root, promptFile))
+	err := s.root.Remove(promptFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err == nil {
-		err = syncDir(s.root)
+		err = s.fs.syncDir(s.root, ".")
 	}
 	if err != nil {
 		return fmt.Errorf("reset prompt: %w", err)
@@ -233,24 +278,33 @@ func (s *Store) ResetPrompt() error {
 	return nil
 }
 
-// removeTemps deletes temporary files older than minAge left in dir by an
-// interrupted atomic write. Failures are logged, not returned: a stale
-// temporary file is harmless.
-func (s *Store) removeTemps(dir string, minAge time.Duration) {
-	matches, _ := filepath.Glob(filepath.Join(dir, tmpPattern))
-	for _, m := range matches {
-		if fi, err := os.Lstat(m); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) >= minAge {
-			if err := os.Remove(m); err != nil {
-				s.logger.Warn("store: cannot remove stale temporary file", "file", m, "err", err)
+// removeTemps deletes temporary files older than minAge left in folder dir
+// of r by an interrupted atomic write. Failures are logged, not returned: a
+// stale temporary file is harmless.
+func (s *Store) removeTemps(r *os.Root, dir string, minAge time.Duration) {
+	d, err := r.Open(dir)
+	if err != nil {
+		return
+	}
+	entries, _ := d.ReadDir(-1)
+	d.Close()
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tmpPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		name := path.Join(dir, e.Name())
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) >= minAge {
+			if err := r.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				s.logger.Warn("store: cannot remove stale temporary file", "file", name, "err", err)
 			}
 		}
 	}
 }
 
-// mkdirAll creates dir and its missing parents with mode 0700, set explicitly
-// so the umask cannot loosen or tighten it, and fsyncs each parent that got a
-// new entry.
-func mkdirAll(dir string) error {
+// mkdirAll creates the trusted folder dir and its missing parents with mode
+// 0700, set explicitly so the umask cannot loosen or tighten it, and fsyncs
+// each parent that got a new entry.
+func mkdirAll(x fsys, dir string) error {
 	fi, err := os.Stat(dir)
 	if err == nil {
 		if !fi.IsDir() {
@@ -263,71 +317,14 @@ func mkdirAll(dir string) error {
 	}
 	parent := filepath.Dir(dir)
 	if parent != dir {
-		if err := mkdirAll(parent); err != nil {
+		if err := mkdirAll(x, parent); err != nil {
 			return err
 		}
 	}
-	return mkdir(dir)
-}
-
-// mkdir creates one folder 0700 (an existing folder is fine) and fsyncs its
-// parent so the new entry is durable.
-func mkdir(dir string) error {
-	if err := os.Mkdir(dir, dirMode); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			fi, lerr := os.Lstat(dir)
-			if lerr == nil && fi.IsDir() {
-				return nil
-			}
-			return fmt.Errorf("%s exists and is not a directory", dir)
-		}
-		return err
-	}
-	if err := os.Chmod(dir, dirMode); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(dir))
-}
-
-// syncDir fsyncs a folder, making renames and new entries in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	r, err := os.OpenRoot(parent)
 	if err != nil {
 		return err
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// writeAtomic writes name in dir through a temporary file in the same folder:
-// write, fsync, chmod 0600, close, rename. The caller fsyncs dir afterwards
-// (once, when it renames several files).
-func writeAtomic(dir, name string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(dir, tmpPattern)
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(fileMode); err != nil {
-		return err
-	}
-	if err = write(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, name))
+	defer r.Close()
+	return x.mkdir(r, filepath.Base(dir))
 }

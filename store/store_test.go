@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 
 func openStore(t *testing.T) *Store {
 	t.Helper()
-	st, err := Open(filepath.Join(t.TempDir(), "ws", ".vtcode", "sessions"), nil)
+	st, err := Open(filepath.Join(t.TempDir(), "ws", ".vtcode", "sessions"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +94,10 @@ func TestInvalidIDsTouchNothing(t *testing.T) {
 		if _, err := st.OpenSession(id); !errors.Is(err, ErrInvalidID) {
 			t.Errorf("OpenSession(%q) = %v, want ErrInvalidID", id, err)
 		}
-		if err := l.WriteArtifact(id, nil, ArtifactMeta{}); !errors.Is(err, ErrInvalidID) {
+		if _, err := l.WriteArtifact(id, nil); !errors.Is(err, ErrInvalidID) {
 			t.Errorf("WriteArtifact(%q) = %v, want ErrInvalidID", id, err)
 		}
-		if _, err := l.ReadArtifact(id); !errors.Is(err, ErrInvalidID) {
+		if _, err := l.ReadArtifact(ArtifactRef{ID: id}); !errors.Is(err, ErrInvalidID) {
 			t.Errorf("ReadArtifact(%q) = %v, want ErrInvalidID", id, err)
 		}
 	}
@@ -128,44 +129,6 @@ func TestSymlinkedSessionRefused(t *testing.T) {
 	}
 	if infos, err := st.List(); err != nil || len(infos) != 0 {
 		t.Errorf("List = %v, %v; want nothing", infos, err)
-	}
-}
-
-func TestPermissions(t *testing.T) {
-	for _, mask := range []int{0o277, 0} {
-		t.Run(fmt.Sprintf("umask%03o", mask), func(t *testing.T) {
-			old := syscall.Umask(mask)
-			defer syscall.Umask(old)
-			st := openStore(t)
-			l := openLog(t, st, "s1")
-			appendN(t, l, 1, 2)
-			if err := l.WriteArtifact("a1", []history.Message{history.NewText(history.User, "hi")}, ArtifactMeta{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.WritePrompt("p"); err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]fs.FileMode{
-				filepath.Dir(st.Root()):                          0o700, // created parent
-				st.Root():                                        0o700,
-				l.Dir():                                          0o700,
-				filepath.Join(l.Dir(), "artifacts"):              0o700,
-				filepath.Join(l.Dir(), "events.jsonl"):           0o600,
-				filepath.Join(l.Dir(), "lock"):                   0o600,
-				filepath.Join(l.Dir(), "artifacts/a1.jsonl"):     0o600,
-				filepath.Join(l.Dir(), "artifacts/a1.meta.json"): 0o600,
-				filepath.Join(st.Root(), "@compact-prompt.md"):   0o600,
-			}
-			for p, m := range want {
-				fi, err := os.Lstat(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := fi.Mode().Perm(); got != m {
-					t.Errorf("%s: mode %04o, want %04o", p, got, m)
-				}
-			}
-		})
 	}
 }
 
@@ -274,7 +237,7 @@ func TestTornLastLineRecovery(t *testing.T) {
 		}
 		var warns int
 		var msg string
-		st2, _ := Open(st.Root(), slog.New(countingHandler{slog.DiscardHandler, &warns, &msg}))
+		st2, _ := Open(st.Root(), Options{Logger: slog.New(countingHandler{slog.DiscardHandler, &warns, &msg})})
 		l2, err := st2.OpenSession("s1")
 		if err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
@@ -301,51 +264,119 @@ func TestTornLastLineRecovery(t *testing.T) {
 	}
 }
 
-func TestInvalidFinalLineIsTorn(t *testing.T) {
-	st := openStore(t)
-	l := openLog(t, st, "s1")
-	appendN(t, l, 1, 3)
-	l.Close()
+// damage rewrites line i (0-based) of the closed log of session s1 with
+// edit and returns the original and the damaged bytes.
+func damage(t *testing.T, l *Log, edit func(lines [][]byte)) (orig, bad []byte) {
+	t.Helper()
 	path := filepath.Join(l.Dir(), "events.jsonl")
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString("{\"seq\":4,\"type\":\"mess\n") // complete line, invalid JSON
-	f.Close()
-	l2 := openLog(t, st, "s1")
-	evs, err := l2.Events()
+	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSeqs(t, evs, 3)
+	lines := bytes.SplitAfter(orig, []byte{'\n'})
+	lines = lines[:len(lines)-1] // the empty tail after the last newline
+	edit(lines)
+	bad = bytes.Join(lines, nil)
+	if err := os.WriteFile(path, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return orig, bad
 }
 
-func TestCorruptMiddleLine(t *testing.T) {
+// TestDamagedLogRepairedToValidPrefix covers every damage a crash cannot
+// produce: the session opens with the valid events before the first bad
+// line, the whole damaged file is saved next to the log first, the repair
+// is reported, and appends continue the sequence.
+func TestDamagedLogRepairedToValidPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		edit   func(lines [][]byte)
+		kept   int // valid events before the damage
+		line   int
+		reason string
+	}{
+		{"invalid complete last line", func(l [][]byte) { l[3] = []byte("{\"seq\":4,\"type\":\"mess\n") }, 3, 4, "unexpected end"},
+		{"garbage middle line", func(l [][]byte) { l[1] = []byte("garbage\n") }, 1, 2, "invalid character"},
+		{"duplicated event", func(l [][]byte) { l[2] = l[1] }, 2, 3, "seq 2 after seq 2"},
+		{"reordered events", func(l [][]byte) { l[1], l[2] = l[2], l[1] }, 1, 2, "seq 3 after seq 1"},
+		{"flipped byte inside a string", func(l [][]byte) {
+			l[2] = bytes.Replace(l[2], []byte("break 3"), []byte("break 8"), 1)
+		}, 2, 3, "checksum mismatch"},
+		{"checksum removed", func(l [][]byte) {
+			i := bytes.LastIndex(l[1], []byte(`,"sum":"`))
+			l[1] = append(append([]byte{}, l[1][:i]...), "}\n"...)
+		}, 1, 2, "no checksum"},
+		{"event without a type", func(l [][]byte) { l[1] = []byte("{\"seq\":2}\n") }, 1, 2, "no type"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := openStore(t)
+			l := openLog(t, st, "s1")
+			appendN(t, l, 1, 4)
+			l.Close()
+			_, bad := damage(t, l, tc.edit)
+			var warns int
+			var msg string
+			st2, _ := Open(st.Root(), Options{Logger: slog.New(countingHandler{slog.DiscardHandler, &warns, &msg})})
+			l2, err := st2.OpenSession("s1")
+			if err != nil {
+				t.Fatalf("OpenSession of a damaged log: %v", err)
+			}
+			defer l2.Close()
+			r := l2.Repaired()
+			if r == nil || r.Line != tc.line || r.KeptEvents != tc.kept || r.DroppedLines != 4-tc.kept || !strings.Contains(r.Reason, tc.reason) {
+				t.Fatalf("Repaired = %+v, want line %d, %d kept, %d dropped, reason with %q", r, tc.line, tc.kept, 4-tc.kept, tc.reason)
+			}
+			if warns != 1 || !strings.Contains(msg, "repaired") {
+				t.Errorf("%d warnings (%q), want one about the repair", warns, msg)
+			}
+			if saved, err := os.ReadFile(r.SavedAs); err != nil || !bytes.Equal(saved, bad) {
+				t.Errorf("saved copy %s: %v; equal to the damaged log: %v", r.SavedAs, err, bytes.Equal(saved, bad))
+			}
+			if filepath.Dir(r.SavedAs) != l.Dir() {
+				t.Errorf("saved as %s, outside the session folder", r.SavedAs)
+			}
+			evs, err := l2.Events()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSeqs(t, evs, tc.kept)
+			appendN(t, l2, tc.kept+1, tc.kept+1)
+			l2.Close()
+			// The repaired log is sound: a reopen repairs nothing.
+			l3 := openLog(t, st, "s1")
+			if l3.Repaired() != nil {
+				t.Errorf("second open repaired again: %+v", l3.Repaired())
+			}
+			evs, _ = l3.Events()
+			checkSeqs(t, evs, tc.kept+1)
+		})
+	}
+}
+
+// TestLegacyLinesWithoutChecksum: a log written before checksums existed
+// opens as is, and new events are checksummed after it.
+func TestLegacyLinesWithoutChecksum(t *testing.T) {
 	st := openStore(t)
-	l := openLog(t, st, "s1")
-	appendN(t, l, 1, 4)
+	dir := filepath.Join(st.Root(), "old")
+	os.Mkdir(dir, 0o700)
+	legacy := `{"seq":1,"type":"messages","time":"2026-01-01T00:00:00Z","messages":1,"data":{"n":1,"text":"line\nbreak 1"}}` + "\n" +
+		`{"seq":2,"type":"messages","time":"2026-01-01T00:00:01Z","messages":2,"data":{"n":2,"text":"line\nbreak 2"}}` + "\n"
+	os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(legacy), 0o600)
+	l := openLog(t, st, "old")
+	if l.Repaired() != nil {
+		t.Fatalf("legacy log repaired: %+v", l.Repaired())
+	}
+	appendN(t, l, 3, 3)
 	l.Close()
-	path := filepath.Join(l.Dir(), "events.jsonl")
-	raw, _ := os.ReadFile(path)
-	lines := bytes.SplitAfter(raw, []byte{'\n'})
-	lines[1] = []byte("garbage\n")
-	bad := bytes.Join(lines, nil)
-	os.WriteFile(path, bad, 0o600)
-	_, err := st.OpenSession("s1")
-	var ce *CorruptError
-	if !errors.As(err, &ce) || ce.Line != 2 || !strings.Contains(err.Error(), "events.jsonl:2:") {
-		t.Fatalf("OpenSession = %v, want a CorruptError naming line 2", err)
-	}
-	if now, _ := os.ReadFile(path); !bytes.Equal(now, bad) {
-		t.Error("a corrupt log was modified")
-	}
-	// The failed open released the lock.
-	os.WriteFile(path, raw, 0o600)
-	openLog(t, st, "s1")
+	l2 := openLog(t, st, "old")
+	evs, _ := l2.Events()
+	checkSeqs(t, evs, 3)
 }
 
 func TestBusySameProcess(t *testing.T) {
 	st := openStore(t)
 	l := openLog(t, st, "s1")
-	st2, _ := Open(st.Root(), nil)
+	st2, _ := Open(st.Root(), Options{})
 	_, err := st2.OpenSession("s1")
 	var be *BusyError
 	if !errors.As(err, &be) || be.PID != os.Getpid() || !errors.Is(err, ErrBusy) {
@@ -360,12 +391,8 @@ func TestBusySameProcess(t *testing.T) {
 	openLog(t, st2, "s1")
 }
 
-func TestArtifacts(t *testing.T) {
-	st := openStore(t)
-	l := openLog(t, st, "s1")
-	if infos, err := l.ListArtifacts(); err != nil || len(infos) != 0 {
-		t.Fatalf("ListArtifacts on new session = %v, %v", infos, err)
-	}
+func testMessages(t *testing.T) []history.Message {
+	t.Helper()
 	var msgs []history.Message
 	for _, line := range []string{
 		`{"role":"system","content":"be brief"}`,
@@ -379,17 +406,32 @@ func TestArtifacts(t *testing.T) {
 		}
 		msgs = append(msgs, m)
 	}
-	t1 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	if err := l.WriteArtifact("b", msgs, ArtifactMeta{Trigger: "auto", Mode: "local", CreatedAt: t1.Add(time.Hour)}); err != nil {
+	return msgs
+}
+
+func TestArtifacts(t *testing.T) {
+	st := openStore(t)
+	l := openLog(t, st, "s1")
+	if ids, err := l.ArtifactIDs(); err != nil || len(ids) != 0 {
+		t.Fatalf("ArtifactIDs on new session = %v, %v", ids, err)
+	}
+	msgs := testMessages(t)
+	ref, err := l.WriteArtifact("b", msgs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.WriteArtifact("a", msgs[:2], ArtifactMeta{Trigger: "manual", Mode: "provider", CreatedAt: t1}); err != nil {
-		t.Fatal(err)
+	raw, _ := os.ReadFile(filepath.Join(l.Dir(), "artifacts", "b.jsonl"))
+	sum := sha256.Sum256(raw)
+	if ref.ID != "b" || ref.Messages != 4 || ref.Bytes != int64(len(raw)) || ref.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("ref = %+v; file has %d bytes, sha256 %x", ref, len(raw), sum)
 	}
-	if err := l.WriteArtifact("a", msgs, ArtifactMeta{}); !errors.Is(err, fs.ErrExist) {
+	if n := bytes.Count(raw, []byte{'\n'}); n != len(msgs) {
+		t.Errorf("artifact has %d lines, want one per message", n)
+	}
+	if _, err := l.WriteArtifact("b", msgs); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("overwriting an artifact = %v, want ErrExist", err)
 	}
-	got, err := l.ReadArtifact("b")
+	got, err := l.ReadArtifact(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,47 +443,83 @@ func TestArtifacts(t *testing.T) {
 			t.Errorf("message %d did not round-trip", i)
 		}
 	}
-	raw, _ := os.ReadFile(filepath.Join(l.Dir(), "artifacts", "b.jsonl"))
-	if n := bytes.Count(raw, []byte{'\n'}); n != len(msgs) {
-		t.Errorf("artifact has %d lines, want one per message", n)
+	if n, err := l.CheckArtifact(ref); err != nil || n != 4 {
+		t.Errorf("CheckArtifact = %d, %v", n, err)
 	}
-	infos, err := l.ListArtifacts()
-	if err != nil {
-		t.Fatal(err)
+	// No sidecar files: the ref lives in the event that references it.
+	if ents, _ := os.ReadDir(filepath.Join(l.Dir(), "artifacts")); len(ents) != 1 {
+		t.Errorf("artifacts folder holds %v, want only b.jsonl", ents)
 	}
-	want := []ArtifactInfo{
-		{ID: "a", CreatedAt: t1, Messages: 2, Trigger: "manual", Mode: "provider"},
-		{ID: "b", CreatedAt: t1.Add(time.Hour), Messages: 4, Trigger: "auto", Mode: "local"},
-	}
-	if diff := cmp.Diff(want, infos); diff != "" {
-		t.Errorf("ListArtifacts (-want +got):\n%s", diff)
-	}
-	j, _ := json.Marshal(infos[0])
-	if string(j) != `{"artifactId":"a","createdAt":"2026-03-01T00:00:00Z","messages":2,"trigger":"manual","mode":"provider"}` {
-		t.Errorf("ArtifactInfo JSON = %s", j)
-	}
-	// Without its sidecar an artifact is still listed, counted from the file.
-	os.Remove(filepath.Join(l.Dir(), "artifacts", "b.meta.json"))
-	// Leftovers of an interrupted write are ignored.
-	os.WriteFile(filepath.Join(l.Dir(), "artifacts", "@tmp-123"), []byte("x"), 0o600)
-	os.WriteFile(filepath.Join(l.Dir(), "artifacts", "c.meta.json"), []byte(`{"artifactId":"c"}`), 0o600)
-	infos, err = l.ListArtifacts()
-	if err != nil || len(infos) != 2 || infos[1].ID != "b" || infos[1].Messages != 4 || infos[1].Trigger != "" {
-		t.Errorf("ListArtifacts without sidecar = %+v, %v", infos, err)
-	}
-	if _, err := l.ReadArtifact("missing"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := l.ReadArtifact(ArtifactRef{ID: "missing"}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadArtifact(missing) = %v", err)
 	}
-	os.WriteFile(filepath.Join(l.Dir(), "artifacts", "bad.jsonl"), []byte("{\"role\":\"user\"}\n{\"role\":\"nobody\"}\n"), 0o600)
-	var ce *CorruptError
-	if _, err := l.ReadArtifact("bad"); !errors.As(err, &ce) || ce.Line != 2 {
-		t.Errorf("ReadArtifact(bad) = %v, want CorruptError at line 2", err)
+	// Leftovers of an interrupted write are removed at the next open.
+	os.WriteFile(filepath.Join(l.Dir(), "artifacts", "@tmp-123"), []byte("x"), 0o600)
+	if err := l.RemoveArtifact("b"); err != nil {
+		t.Fatal(err)
 	}
-	// Reopening the session removes temporary leftovers.
+	if _, err := l.CheckArtifact(ref); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("CheckArtifact after RemoveArtifact = %v", err)
+	}
+	if err := l.RemoveArtifact("b"); err != nil {
+		t.Errorf("removing a missing artifact = %v", err)
+	}
 	l.Close()
 	openLog(t, st, "s1")
 	if _, err := os.Stat(filepath.Join(l.Dir(), "artifacts", "@tmp-123")); !errors.Is(err, fs.ErrNotExist) {
 		t.Error("stale temporary file survived a reopen")
+	}
+}
+
+// TestArtifactDamageDetected: an artifact that shrank (truncated at a line
+// boundary), changed, or was replaced by a different valid one is refused
+// against its ref; a legacy ref (count only) still catches a truncation.
+func TestArtifactDamageDetected(t *testing.T) {
+	st := openStore(t)
+	l := openLog(t, st, "s1")
+	msgs := testMessages(t)
+	path := filepath.Join(l.Dir(), "artifacts", "a.jsonl")
+	for _, tc := range []struct {
+		name  string
+		edit  func(b []byte) []byte
+		cheap bool // CheckArtifact sees it too (the size changed)
+	}{
+		{"truncated at a line boundary", func(b []byte) []byte { return b[:bytes.IndexByte(b, '\n')+1] }, true},
+		{"line removed in the middle", func(b []byte) []byte {
+			lines := bytes.SplitAfter(b, []byte{'\n'})
+			return bytes.Join(append(lines[:1:1], lines[2:]...), nil)
+		}, true},
+		{"same size, one byte changed", func(b []byte) []byte {
+			c := bytes.Clone(b)
+			i := bytes.Index(c, []byte("brief"))
+			c[i] = 'B'
+			return c
+		}, false},
+		{"emptied", func(b []byte) []byte { return nil }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(path)
+			ref, err := l.WriteArtifact("a", msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := os.ReadFile(path)
+			os.WriteFile(path, tc.edit(raw), 0o600)
+			if _, err := l.ReadArtifact(ref); !errors.Is(err, ErrDamaged) {
+				t.Errorf("ReadArtifact = %v, want ErrDamaged", err)
+			}
+			_, err = l.CheckArtifact(ref)
+			if tc.cheap != errors.Is(err, ErrDamaged) {
+				t.Errorf("CheckArtifact = %v; want damaged: %v", err, tc.cheap)
+			}
+		})
+	}
+	os.WriteFile(path, []byte("{\"role\":\"user\"}\n"), 0o600)
+	if _, err := l.ReadArtifact(ArtifactRef{ID: "a", Messages: 4}); !errors.Is(err, ErrDamaged) {
+		t.Errorf("legacy ref with 4 messages, file with 1: %v", err)
+	}
+	if n, err := l.CheckArtifact(ArtifactRef{ID: "a"}); err != nil || n != 1 {
+		t.Errorf("legacy ref without a count: %d, %v (counts the file)", n, err)
 	}
 }
 
@@ -517,7 +595,7 @@ func TestPrompt(t *testing.T) {
 			t.Errorf("ReadPrompt = %q, %v, %v; want %q", p, ok, err, want)
 		}
 	}
-	st2, _ := Open(st.Root(), nil)
+	st2, _ := Open(st.Root(), Options{})
 	if p, ok, _ := st2.ReadPrompt(); !ok || p != "Second version, longer: ünïcode" {
 		t.Errorf("prompt not persisted: %q %v", p, ok)
 	}
@@ -535,10 +613,55 @@ func TestPrompt(t *testing.T) {
 func TestOpenRootIsFile(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(f, nil, 0o600)
-	if _, err := Open(f, nil); err == nil {
+	if _, err := Open(f, Options{}); err == nil {
 		t.Error("Open on a file succeeded")
 	}
-	if _, err := Open("", nil); err == nil {
+	if _, err := Open("", Options{}); err == nil {
 		t.Error("Open with an empty root succeeded")
+	}
+}
+
+// TestReplaySkipsUnneededData: events the caller does not need come with
+// their header only; the others whole.
+func TestReplaySkipsUnneededData(t *testing.T) {
+	st := openStore(t)
+	l := openLog(t, st, "s1")
+	appendN(t, l, 1, 4)
+	if err := l.Append(Event{Type: "compact_boundary", Messages: 1, Checkpoint: true, Data: json.RawMessage(`{"n":5}`)}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l = openLog(t, st, "s1")
+	if l.LastCheckpoint() != 5 {
+		t.Errorf("LastCheckpoint = %d, want 5", l.LastCheckpoint())
+	}
+	var got []string
+	err := l.Replay(func(seq int64, typ string) bool { return seq%2 == 1 }, func(ev Event) error {
+		got = append(got, fmt.Sprintf("%d:%s:%d:%v:%s", ev.Seq, ev.Type, ev.Messages, ev.Checkpoint, ev.Data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`1:messages:1:false:{"n":1,"text":"line\nbreak 1"}`, "2:messages:2:false:", `3:messages:3:false:{"n":3,"text":"line\nbreak 3"}`,
+		"4:messages:4:false:", `5:compact_boundary:1:true:{"n":5}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Replay (-want +got):\n%s", diff)
+	}
+}
+
+// TestPromptFileBounded: a prompt file over MaxPromptBytes (one committed in
+// a repository, say) is refused, not read whole.
+func TestPromptFileBounded(t *testing.T) {
+	st := openStore(t)
+	os.WriteFile(filepath.Join(st.Root(), "@compact-prompt.md"), bytes.Repeat([]byte("x"), MaxPromptBytes+1), 0o600)
+	if _, _, err := st.ReadPrompt(); err == nil || !strings.Contains(err.Error(), "over") {
+		t.Errorf("ReadPrompt of an oversized file = %v", err)
+	}
+	os.WriteFile(filepath.Join(st.Root(), "@compact-prompt.md"), bytes.Repeat([]byte("x"), MaxPromptBytes), 0o600)
+	if p, ok, err := st.ReadPrompt(); err != nil || !ok || len(p) != MaxPromptBytes {
+		t.Errorf("ReadPrompt at the bound = %d bytes, %v, %v", len(p), ok, err)
 	}
 }

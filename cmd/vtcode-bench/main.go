@@ -54,6 +54,7 @@ type Report struct {
 	Estimation *EstimationResult `json:"estimation"`
 	Compaction []CompactionRow   `json:"compaction"`
 	Memory     *MemoryResult     `json:"memory"`
+	Resume     *ResumeResult     `json:"resume"`
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -82,6 +83,9 @@ type plan struct {
 	daemonTokens, warmup, turns int
 	daemonWindow                int
 	compactCapacities           []int
+	// resumeChunks appended chunks of resumeChunkTokens each make the
+	// resumed logs (about 1 MB of log per 250k tokens).
+	resumeChunks, resumeChunkTokens, resumeReps int
 }
 
 func fullPlan() plan {
@@ -93,6 +97,7 @@ func fullPlan() plan {
 		estPasses: 3, compactReps: 5,
 		daemonTokens: 100_000, warmup: 20, turns: 200, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
+		resumeChunks:      50, resumeChunkTokens: 250_000, resumeReps: 3,
 	}
 }
 
@@ -108,6 +113,7 @@ func quickPlan() plan {
 		estPasses: 1, compactReps: 1,
 		daemonTokens: 100_000, warmup: 3, turns: 20, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
+		resumeChunks:      5, resumeChunkTokens: 100_000, resumeReps: 3,
 	}
 }
 
@@ -222,6 +228,11 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	hist := historytest.Synthetic(historyConfig(p.daemonTokens, 3))
 	if rep.Daemon, err = benchDaemon(ctx, hist, p.daemonWindow, p.warmup, p.turns); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
+	}
+
+	logf("resume: %d chunks of %d tokens, checkpointed vs full replay", p.resumeChunks, p.resumeChunkTokens)
+	if rep.Resume, err = benchResume(ctx, p.resumeChunks, p.resumeChunkTokens, p.resumeReps); err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
 	}
 
 	rep.Targets = targets(rep, p)

@@ -209,6 +209,13 @@ func writeTable(w io.Writer, rep *Report) error {
 		p("\n")
 	}
 
+	if r := rep.Resume; r != nil {
+		t = newTable(w)
+		writeResume(p, t, r)
+		flush(t)
+		p("\n")
+	}
+
 	// Targets.
 	if len(rep.Targets) > 0 {
 		p("Issue 2 targets (measured on the %s history)\n", rep.Targets[0].Measured)
