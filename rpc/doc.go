@@ -332,8 +332,9 @@
 // Each workspace stores its sessions in <workspace>/.vtcode/sessions, or in
 // storage.dir. A storage.dir set by the workspace's own vtcode.toml must name
 // a folder inside the workspace (only the user's configuration may put it
-// elsewhere), and no folder of the store's path inside the workspace may be a
-// symbolic link: otherwise openSession fails with -32603 naming the problem.
+// elsewhere; one that leaves it is ignored with a warning, see Trust), and no
+// folder of the store's path inside the workspace may be a symbolic link:
+// otherwise openSession fails with -32603 naming the problem.
 // Every file is resolved inside the store; a link swapped in later is
 // refused, never followed out of it.
 //
