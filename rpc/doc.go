@@ -229,6 +229,74 @@
 //	params: {workspace?, action: "get"|"set"|"reset", prompt?}
 //	result: {prompt, isDefault}
 //
+// vtcode/compact previews and commits (servers that list
+// vtcode/contextMap support them; older ones ignore the fields and compact
+// at once). With preview: true the compaction runs as a manual one would,
+// with progress ("Previewing compaction..."), and commits nothing: no
+// artifact, no event, the history unchanged.
+//
+//	params: {sessionId, preview: true, instructions?, strategy?, workDoneToken?}
+//	result: {previewId, summary, editable, messages, mode, strategy,
+//	         originalMessageCount, compactedMessageCount, originalTokens,
+//	         compactedTokens, elapsedMs, message}
+//
+// messages is the history the commit would swap in (the summary message,
+// the retained user messages, the verbatim tail); summary is the summary
+// message's text without its "Previous conversation summary:" heading, and
+// editable is false when there is none (an opaque provider-native
+// compaction). An already compact history gives previewId "" and mode
+// "none". A session keeps its newest preview in memory until it is
+// committed, a newer preview replaces it, or the session closes. Committing
+// it:
+//
+//	params: {sessionId, previewId, summary?}
+//	result: the vtcode/compact result (trigger "manual", with its artifactId)
+//
+// commits exactly the previewed history, with summary (when given) in place
+// of the summary text, followed by vtcode/compactBoundary as for any
+// compaction. When the history changed since the preview (messages
+// appended, a response recorded, a compaction or a restore) it fails with
+// -32801 (content modified: "preview …: the history changed since the
+// preview (40 messages then, 41 now); preview again") and changes nothing.
+// An unknown or replaced previewId, previewId with preview: true, summary
+// without previewId, an empty summary, or one that makes the history no
+// smaller than before (or larger than the window) are -32602.
+//
+// vtcode/contextMap returns what the next request of a session would hold,
+// by category, and how the session got there (testdata/context_map.txtar).
+//
+//	params: {sessionId}
+//	result: {sessionId, capacity, reservedOutput, compactionThreshold,
+//	         usedTokens, pressure, state, messages, projectedMessages,
+//	         categories: [{category, tokens, messages}],
+//	         turns: [{turn, tokens, capacity, pressure, state, messages,
+//	                  trimmed?, clearedResults?, clearedTokens?,
+//	                  largeClear?, compaction?}],
+//	         compactions: [{turn, trigger, mode, originalTokens,
+//	                        compactedTokens, artifactId}],
+//	         cleared: [{tool, callId, originalTokens, stubTokens, turn,
+//	                    pending?}],
+//	         artifacts: [as vtcode/listArtifacts]}
+//
+// categories are always these nine, in window order: prefix (the last
+// request's system prompt and tool schemas, and system messages of the
+// history), user, assistant (text and reasoning), toolCalls (the calls of
+// assistant messages), toolResults (sent in full), clearedStubs, summary
+// (the compaction summary message), free and reservedOutput. With a known
+// capacity they add up to it; free is 0 when the request overflows; without
+// a capacity free and reservedOutput are 0. usedTokens is prefix + the
+// projection, as in the stats. turns has one entry per prepared request
+// (turn counts them from 1) with its estimate and state, how many results
+// it was the first to send cleared and the tokens that freed (largeClear:
+// at least a tenth of capacity − reservedOutput, or 4,096 tokens without a
+// capacity), and the trigger of a compaction that took effect for it.
+// compactions[].turn is that request: the one whose preparation compacted,
+// or the next one after a manual or model-switch compaction. cleared lists
+// the results the next request carries as stubs, in history order, with
+// the first turn that sent each stub; pending marks one no request has sent
+// cleared yet (turn is then the next request's). The turns survive a
+// restart of the daemon (they are recorded in the session's event log).
+//
 // # Notifications from the server
 //
 // vtcode/tokenPressure follows every append, prepare, response, compaction,
@@ -304,6 +372,8 @@
 //	        (open it with vtcode/openSession)
 //	-32004  session busy: another vtcode-ls process owns it; the message
 //	        names that process's pid
+//	-32801  content modified: a compaction preview committed after the
+//	        history changed (preview again)
 //	-32603  internal error
 //
 // # A worked exchange

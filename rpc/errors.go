@@ -42,6 +42,7 @@ func errorf(code int64, format string, args ...any) error {
 //	-32803 request failed       *session.FailedError, with data
 //	-32001 unknown session      session.ErrUnknownSession
 //	-32004 session busy         store.ErrBusy (the message names the owner's pid)
+//	-32801 content modified     session.ErrPreviewStale
 //	-32603 internal error       anything else
 //
 // Every message is bounded by MaxErrorText.
@@ -68,6 +69,8 @@ func toWire(err error) *jsonrpc2.Error {
 		e.Code = CodeUnknownSession
 	case errors.Is(err, store.ErrBusy):
 		e.Code = CodeSessionBusy
+	case errors.Is(err, session.ErrPreviewStale):
+		e.Code = CodeContentModified
 	case errors.As(err, &fail):
 		e.Code, e.Message = CodeRequestFailed, fail.Error()
 		data := *fail

@@ -59,6 +59,7 @@ func (s *server) methodTable() map[string]method {
 		"vtcode/restore":         {paramsRequired: true, prepare: handler((*server).restore)},
 		"vtcode/switchModel":     {paramsRequired: true, prepare: handler((*server).switchModel)},
 		"vtcode/compactPrompt":   {paramsRequired: true, prepare: handler((*server).compactPrompt)},
+		"vtcode/contextMap":      {paramsRequired: true, prepare: handler((*server).contextMap)},
 	}
 }
 
@@ -214,10 +215,6 @@ func (s *server) prepareRequest(ctx context.Context, p *session.PrepareParams, p
 
 func (s *server) recordResponse(ctx context.Context, p *session.RecordParams, _ session.Progress) (*session.RecordResult, error) {
 	return s.mgr.RecordResponse(ctx, *p)
-}
-
-func (s *server) compact(ctx context.Context, p *session.CompactParams, pr session.Progress) (*session.CompactResult, error) {
-	return s.mgr.Compact(ctx, *p, pr)
 }
 
 func (s *server) projectionStats(ctx context.Context, p *sessionParams, _ session.Progress) (*session.Stats, error) {

@@ -101,7 +101,7 @@ func TestResumeRebuildsExactHistory(t *testing.T) {
 	for _, ev := range evs {
 		types = append(types, ev.Type)
 	}
-	want := []string{"model_switch", "policy", "messages", "messages", "compact_boundary", "response", "restore", "messages"}
+	want := []string{"model_switch", "policy", "messages", "messages", "compact_boundary", "request_pressure", "response", "restore", "messages"}
 	if jsonOf(t, types) != jsonOf(t, want) {
 		t.Errorf("events = %q, want %q", types, want)
 	}

@@ -266,6 +266,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		res.ContextManagement = contextEdits(e)
 	}
 	res.Stats = s.stats(e, proj)
+	s.recordRequest(e, proj, res.Stats)
 	s.setSnapshot(res.Stats)
 	s.notifyPressure(res.Stats)
 	return res, nil

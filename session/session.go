@@ -52,6 +52,7 @@ type Session struct {
 	artifacts      map[string]bool // artifact ids referenced by events
 	usage          usageState
 	pol            polCache
+	cm             contextState // context map timeline and compaction preview
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats
@@ -251,6 +252,7 @@ func (s *Session) apply(ev store.Event, data any) error {
 		s.lastCompaction = &b
 		s.artifacts[b.ArtifactID] = true
 		s.usage.compacted()
+		s.cm.applyBoundary(b)
 	case evRestore:
 		d, err := payload[restoreData](ev, data)
 		if err != nil {
@@ -285,6 +287,8 @@ func (s *Session) apply(ev store.Event, data any) error {
 		s.route = d
 		s.envelope = nil
 		s.twoPass.Invalidate()
+	case evRequest:
+		return s.applyContextEvent(ev, data)
 	default:
 		s.m.logger.Warn("session: unknown event type ignored", "session", s.id, "seq", ev.Seq, "type", ev.Type)
 	}

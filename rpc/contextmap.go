@@ -1,0 +1,39 @@
+package rpc
+
+import (
+	"context"
+
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+// CodeContentModified (LSP's ContentModified) answers a vtcode/compact
+// that commits a preview after the session's history changed: nothing was
+// changed, and the client may preview again.
+const CodeContentModified = -32801
+
+// compactParams are the params of vtcode/compact: a compaction, a preview
+// (preview: true) or the commit of a preview (previewId, summary?).
+type compactParams struct {
+	session.CompactParams
+	session.PreviewParams
+}
+
+// compact answers vtcode/compact.
+func (s *server) compact(ctx context.Context, p *compactParams, pr session.Progress) (any, error) {
+	switch {
+	case p.Preview && p.PreviewID != "":
+		return nil, &session.ParamError{Path: "previewId", Msg: "must not be combined with preview: true"}
+	case p.Preview:
+		return s.mgr.PreviewCompact(ctx, p.CompactParams, pr)
+	case p.PreviewID != "":
+		return s.mgr.CommitPreview(ctx, session.CommitParams{SessionID: p.SessionID, PreviewID: p.PreviewID, Summary: p.Summary})
+	case p.Summary != nil:
+		return nil, &session.ParamError{Path: "summary", Msg: "is only accepted with previewId"}
+	}
+	return s.mgr.Compact(ctx, p.CompactParams, pr)
+}
+
+// contextMap answers vtcode/contextMap.
+func (s *server) contextMap(ctx context.Context, p *sessionParams, _ session.Progress) (*session.ContextMap, error) {
+	return s.mgr.ContextMap(ctx, p.SessionID)
+}
