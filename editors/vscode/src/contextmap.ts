@@ -108,7 +108,7 @@ export const categoryStyle: Record<string, { label: string; color: string }> = {
   toolCalls: { label: 'Tool calls', color: 'var(--vscode-charts-yellow)' },
   toolResults: { label: 'Tool results', color: 'var(--vscode-charts-orange)' },
   clearedStubs: { label: 'Cleared stubs', color: 'var(--vscode-charts-red)' },
-  summary: { label: 'Compaction summary', color: 'var(--vscode-textLink-foreground)' },
+  summary: { label: 'Compaction summary', color: 'var(--vscode-terminal-ansiCyan)' },
   free: { label: 'Free', color: 'var(--vscode-editorWidget-background)' },
   reservedOutput: { label: 'Reserved output', color: 'var(--vscode-descriptionForeground)' },
 };
@@ -159,11 +159,19 @@ export interface ChartPoint {
   largeClear: boolean;
 }
 
+/** A compaction on the chart: at its turn's x, or at the right edge before the next request. */
+export interface ChartMark {
+  turn: number;
+  x: number;
+  label: string;
+}
+
 /**
  * chartPoints places every turn's pressure in a unit box: x by turn, y by pressure against
- * yMax (at least 100%, more when a request went over). Returns the points and yMax.
+ * yMax (at least 100%, more when a request went over), and the compactions as marks. A
+ * compaction that took effect for a request not prepared yet sits at the right edge.
  */
-export function chartPoints(turns: readonly TurnPressure[]): { points: ChartPoint[]; yMax: number } {
+export function chartPoints(turns: readonly TurnPressure[], compactions: readonly CompactionMark[] = []): { points: ChartPoint[]; marks: ChartMark[]; yMax: number } {
   const yMax = Math.max(1, ...turns.map((t) => (Number.isFinite(t.pressure) ? t.pressure : 0)));
   const n = turns.length;
   const points = turns.map((t, i) => ({
@@ -176,7 +184,16 @@ export function chartPoints(turns: readonly TurnPressure[]): { points: ChartPoin
     compaction: t.compaction,
     largeClear: !!t.largeClear,
   }));
-  return { points, yMax };
+  const marks = compactions.map((c) => {
+    const p = points.find((q) => q.turn === c.turn);
+    return {
+      turn: c.turn,
+      x: p ? p.x : 1,
+      label: `${c.trigger} compaction (${c.mode}) for turn ${c.turn}: ${formatTokens(c.originalTokens)} → ${formatTokens(c.compactedTokens)} tokens` +
+        (p ? '' : ' (the next request)'),
+    };
+  });
+  return { points, marks, yMax };
 }
 
 /** contentSecurityPolicy is the webview's policy: nothing but the nonce'd style and script. */
@@ -289,12 +306,6 @@ function pageMain(): void {
     if (pts.length) {
       chart.appendChild(svg('polyline', { class: 'line', points: pts.map((p: { x: number; y: number }) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(' ') }));
       for (const p of pts) {
-        if (p.compaction) {
-          const ln = svg('line', { class: 'compaction', x1: px(p.x), x2: px(p.x), y1: T, y2: py(0), 'data-turn': p.turn });
-          const tt = svg('title'); tt.textContent = `${p.compaction} compaction before turn ${p.turn}`; ln.appendChild(tt);
-          chart.appendChild(ln);
-          const lbl = svg('text', { x: px(p.x) + 3, y: T + 9 }); lbl.textContent = 'compacted'; chart.appendChild(lbl);
-        }
         const dot = svg('circle', { class: 'dot', cx: px(p.x), cy: py(p.y), r: 3 });
         const title = svg('title'); title.textContent = p.label; dot.appendChild(title);
         chart.appendChild(dot);
@@ -304,6 +315,14 @@ function pageMain(): void {
           chart.appendChild(tri);
         }
       }
+    }
+    for (const k of m.chart.marks) {
+      const ln = svg('line', { class: 'compaction', x1: px(k.x), x2: px(k.x), y1: T, y2: py(0), 'data-turn': k.turn });
+      const tt = svg('title'); tt.textContent = k.label; ln.appendChild(tt);
+      chart.appendChild(ln);
+      const lbl = svg('text', { x: Math.min(px(k.x) + 3, W - R - 56), y: T + 9 }); lbl.textContent = 'compacted'; chart.appendChild(lbl);
+    }
+    if (pts.length) {
       const first = svg('text', { x: L, y: H - 6 }); first.textContent = `turn ${pts[0].turn}`; chart.appendChild(first);
       const last = svg('text', { x: W - R - 40, y: H - 6 }); last.textContent = `turn ${pts[pts.length - 1].turn}`; chart.appendChild(last);
     }
@@ -395,7 +414,7 @@ export function pageMessage(map: ContextMap): unknown {
     map,
     rows: categoryRows(map),
     headline: headline(map),
-    chart: chartPoints(map.turns),
+    chart: chartPoints(map.turns, map.compactions),
     threshold: window > 0 && map.compactionThreshold > 0 ? map.compactionThreshold / window : 0,
   };
 }

@@ -88,7 +88,11 @@ class Extension implements vscode.Disposable {
       log: this.log,
     });
     this.previews = new PreviewDocuments({
-      request: async (method, params, token) => (await this.ensureStarted()).sendRequest(method, params, token),
+      // vscode-jsonrpc reads a trailing undefined as one more positional param: pass a token only when there is one.
+      request: async (method, params, token) => {
+        const client = await this.ensureStarted();
+        return token ? client.sendRequest(method, params, token) : client.sendRequest(method, params);
+      },
       requireSession: () => this.requireSession(),
       compacted: () => {
         this.scheduleStats(0);

@@ -38,10 +38,8 @@ export class PreviewDocuments implements vscode.FileSystemProvider, vscode.Dispo
     if (sessionId === undefined) return undefined;
     let p: CompactPreview;
     try {
-      p = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'VT Code: Previewing compaction…', cancellable: true },
-        (_progress, token) => this.host.request<CompactPreview>(Methods.compact, { sessionId, preview: true }, token),
-      );
+      // The server reports progress ("Previewing compaction...", cancellable) on a token it creates.
+      p = await this.host.request<CompactPreview>(Methods.compact, { sessionId, preview: true });
     } catch (err) {
       if (isCancelled(err)) void vscode.window.showInformationMessage('VT Code: compaction preview cancelled; nothing changed.');
       else void vscode.window.showErrorMessage(errorText('VT Code: Compaction preview failed', err));
@@ -92,7 +90,9 @@ export class PreviewDocuments implements vscode.FileSystemProvider, vscode.Dispo
           .showWarningMessage('VT Code: the history changed since the preview; nothing was compacted.', 'Preview Again')
           .then((a) => a && void this.preview());
       } else {
-        void vscode.window.showErrorMessage(errorText('VT Code: Applying the compaction failed', err));
+        const msg = errorText('VT Code: Applying the compaction failed', err);
+        this.host.log.error(msg);
+        void vscode.window.showErrorMessage(msg);
       }
       return undefined;
     }
@@ -155,7 +155,7 @@ export class PreviewDocuments implements vscode.FileSystemProvider, vscode.Dispo
     return f.data;
   }
   writeFile(uri: vscode.Uri, content: Uint8Array): void {
-    if (!this.files.has(uri.toString())) throw vscode.FileSystemError.NoPermissions('the compaction preview is gone');
+    // A save after the preview was applied or discarded is kept harmlessly until the window closes.
     this.files.set(uri.toString(), { data: content, mtime: Date.now() });
     this.emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
     void vscode.window.setStatusBarMessage('VT Code: summary saved; run "VT Code: Apply Compaction Preview" to commit it', 6000);
