@@ -235,6 +235,12 @@ func (m *Manager) SwitchModel(ctx context.Context, p SwitchParams, prog Progress
 // CompactPrompt gets, sets or resets the compaction prompt of a workspace
 // (persisted in its store).
 func (m *Manager) CompactPrompt(ctx context.Context, p PromptParams) (*PromptResult, error) {
+	return inTurn(ctx, m, "", func(context.Context) (*PromptResult, error) {
+		return m.compactPrompt(p)
+	})
+}
+
+func (m *Manager) compactPrompt(p PromptParams) (*PromptResult, error) {
 	w, err := m.workspaceFor(p.Workspace, "workspace")
 	if err != nil {
 		return nil, err

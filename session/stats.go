@@ -96,22 +96,28 @@ func (s *Session) notifyPressure(st Stats) {
 // output). While a compaction of the session runs it does not wait: it
 // returns the last computed stats with state "compacting".
 func (m *Manager) ProjectionStats(ctx context.Context, id string) (*Stats, error) {
-	s, err := m.session(id)
-	if err != nil {
+	if err := checkSessionID(id); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(s.life, cancel)()
-	switch err := s.q.acquire(ctx, true); err.(type) {
+	_, done, err := m.turn(ctx, id, true)
+	switch err.(type) {
 	case nil:
+		defer done()
 	case yieldError:
+		// A compaction of the open session runs.
+		s, err := m.session(id)
+		if err != nil {
+			return nil, err
+		}
 		st := s.compactingSnapshot()
 		return &st, nil
 	default:
 		return nil, err
 	}
-	defer s.q.release()
+	s, err := m.session(id)
+	if err != nil {
+		return nil, err
+	}
 	if s.closed {
 		return nil, fmt.Errorf("%w %q", ErrUnknownSession, s.id)
 	}
