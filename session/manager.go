@@ -296,8 +296,8 @@ func (m *Manager) openSession(ctx context.Context, p OpenParams) (*OpenResult, e
 			return nil, err
 		}
 	}
-	if p.ContextWindow < 0 {
-		return nil, paramErr("contextWindow", "must be >= 0")
+	if err := checkTokens("contextWindow", p.ContextWindow); err != nil {
+		return nil, err
 	}
 	id := p.SessionID
 	if id == "" {
@@ -448,7 +448,7 @@ func (m *Manager) closeSession(ctx context.Context, s *Session) error {
 	}
 	m.mu.Unlock()
 	if err := s.log.Close(); err != nil {
-		return fmt.Errorf("close session %s: %w", s.id, err)
+		return err // the store's error names the session
 	}
 	return nil
 }

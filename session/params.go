@@ -267,8 +267,8 @@ type Stats struct {
 	CompactionThreshold int     `json:"compactionThreshold"`
 	Pressure            float64 `json:"pressure"`
 	// State is ok (under the soft threshold), warn, compacting, or critical
-	// (at or over the threshold with compaction failed or disabled, or
-	// trimmed).
+	// (pressure over 1, at or over the threshold with compaction failed or
+	// disabled, or trimmed).
 	State                   string `json:"state"`
 	LastReportedInputTokens *int   `json:"lastReportedInputTokens,omitempty"`
 	// LastRequestEstimate is the local estimate (projection + prefix) of

@@ -129,7 +129,7 @@ func openSession(ctx context.Context, m *Manager, w *workspace, id string, p Ope
 		case errors.As(err, &busy):
 			return nil, false, busy // names the session and the owner's pid
 		}
-		return nil, false, fmt.Errorf("open session %s: %w", id, err)
+		return nil, false, err // the store's error names the session already
 	}
 	s := &Session{id: id, ws: w, m: m, log: log, artifacts: map[string]bool{}}
 	s.life, s.stop = context.WithCancel(context.Background())

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/vtcode/vtcode-ls/compaction"
 )
@@ -28,12 +29,13 @@ func (s *Session) stats(e *env, p projection) Stats {
 		Strategy:            string(compaction.StrategyFor(e.route)),
 		Compactions:         s.compactions,
 	}
+	used := satAdd(p.tokens, e.prefix)
 	if e.th.Effective > 0 {
-		st.Pressure = float64(p.tokens+e.prefix) / float64(e.th.Effective)
+		st.Pressure = float64(used) / float64(e.th.Effective)
 	}
-	used := p.tokens + e.prefix
 	switch {
-	case p.trimmed:
+	case p.trimmed, st.Pressure > 1:
+		// Over the window: no request fits, whatever compaction does.
 		st.State = StateCritical
 	case e.th.Threshold > 0 && used >= e.th.Threshold:
 		if !e.pol.AutoCompaction.Enabled || s.autoFailed {
@@ -52,6 +54,14 @@ func (s *Session) stats(e *env, p projection) Stats {
 	}
 	s.usage.stats(&st)
 	return st
+}
+
+// satAdd adds two non-negative token counts, saturating at math.MaxInt.
+func satAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // refreshStats recomputes the stats of the live history with the envelope
