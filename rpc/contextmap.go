@@ -11,26 +11,28 @@ import (
 // changed, and the client may preview again.
 const CodeContentModified = -32801
 
-// compactParams are the params of vtcode/compact: a compaction, a preview
+// compactRequest are the params of vtcode/compact: a compaction, a preview
 // (preview: true) or the commit of a preview (previewId, summary?).
-type compactParams struct {
-	session.CompactParams
-	session.PreviewParams
+type compactRequest struct {
+	CompactParams
+	Preview   bool    `json:"preview,omitempty"`
+	PreviewID string  `json:"previewId,omitempty"`
+	Summary   *string `json:"summary,omitempty"`
 }
 
 // compact answers vtcode/compact.
-func (s *server) compact(ctx context.Context, p *compactParams, pr session.Progress) (any, error) {
+func (s *server) compact(ctx context.Context, p *compactRequest, pr session.Progress) (any, error) {
 	switch {
 	case p.Preview && p.PreviewID != "":
 		return nil, &session.ParamError{Path: "previewId", Msg: "must not be combined with preview: true"}
 	case p.Preview:
-		return s.mgr.PreviewCompact(ctx, p.CompactParams, pr)
+		return s.mgr.PreviewCompact(ctx, p.CompactParams.CompactParams, pr)
 	case p.PreviewID != "":
 		return s.mgr.CommitPreview(ctx, session.CommitParams{SessionID: p.SessionID, PreviewID: p.PreviewID, Summary: p.Summary})
 	case p.Summary != nil:
 		return nil, &session.ParamError{Path: "summary", Msg: "is only accepted with previewId"}
 	}
-	return s.mgr.Compact(ctx, p.CompactParams, pr)
+	return s.mgr.Compact(ctx, p.CompactParams.CompactParams, pr)
 }
 
 // contextMap answers vtcode/contextMap.

@@ -22,15 +22,6 @@ const (
 	msgPreviewNone = "Nothing to preview: " + msgAlreadyCompact
 )
 
-// PreviewParams are the preview fields of vtcode/compact's params: preview
-// asks for a preview; previewId commits one, with summary replacing its
-// summary text when given.
-type PreviewParams struct {
-	Preview   bool    `json:"preview,omitempty"`
-	PreviewID string  `json:"previewId,omitempty"`
-	Summary   *string `json:"summary,omitempty"`
-}
-
 // CommitParams commit a compaction preview.
 type CommitParams struct {
 	SessionID string
@@ -106,8 +97,8 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 	if opts.Progress == nil {
 		opts.Progress = prog.Report
 	}
-	s.q.setCompacting(true)
-	defer s.q.setCompacting(false)
+	s.m.order.setCompacting(s.id, true)
+	defer s.m.order.setCompacting(s.id, false)
 	s.notifyPressure(s.compactingSnapshot())
 	defer func() { s.notifyPressure(s.refreshStats()) }()
 
