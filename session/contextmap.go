@@ -196,48 +196,84 @@ func (s *Session) applyContextEvent(ev store.Event, data any) error {
 	if err != nil {
 		return err
 	}
-	s.cm.applyRequest(d)
-	s.prefix, s.reserved = d.Prefix, d.Reserved
+	s.applyRequest(&d)
 	return nil
 }
 
-// recordRequest records the pressure of a prepared request whose projection
-// is p and stats st, with the results it is the first to send cleared. A
-// failure to record is logged: the request itself has been committed.
-func (s *Session) recordRequest(e *env, p projection, st Stats) {
+// applyRequest applies the record of a prepared request, from its own event
+// or from the messages event it rode on; nil is none.
+func (s *Session) applyRequest(d *requestData) {
+	if d == nil {
+		return
+	}
+	s.cm.applyRequest(*d)
+	s.prefix, s.reserved = d.Prefix, d.Reserved
+}
+
+// requestRecord is the record of a prepared request whose projection is p,
+// made from msgs (the history it projected), with the results it is the
+// first to send cleared.
+func (s *Session) requestRecord(e *env, p projection, msgs []history.Message) requestData {
+	st := s.stats(e, p)
 	d := requestData{
 		Turn: len(s.cm.turns) + 1, Tokens: st.ProjectedTokens + st.PrefixTokens, Capacity: st.Capacity,
 		Pressure: st.Pressure, State: st.State, Messages: len(p.msgs), Trimmed: p.trimmed,
 		Window: max(0, e.capacity-e.reserved), Prefix: s.prefix, Reserved: s.reserved,
 	}
-	if p.clear.ClearedResults > 0 {
-		originals := s.resultTokens()
-		for i := range p.msgs {
-			m := &p.msgs[i]
-			if !clearing.IsStub(m) {
-				continue
-			}
-			if _, seen := s.cm.clearedAt[m.ToolCallID]; seen {
-				continue
-			}
-			if orig, ok := originals[m.ToolCallID]; ok {
-				d.Cleared = append(d.Cleared, clearedRecord{CallID: m.ToolCallID, Original: orig, Stub: s.est.Message(m)})
+	if p.clear.ClearedResults == 0 {
+		return d
+	}
+	var fresh []*history.Message
+	for i := range p.msgs {
+		m := &p.msgs[i]
+		if clearing.IsStub(m) {
+			if _, seen := s.cm.clearedAt[m.ToolCallID]; !seen {
+				fresh = append(fresh, m)
 			}
 		}
 	}
+	if len(fresh) == 0 {
+		return d
+	}
+	originals := resultTokens(s.est, msgs)
+	for _, m := range fresh {
+		if orig, ok := originals[m.ToolCallID]; ok {
+			d.Cleared = append(d.Cleared, clearedRecord{CallID: m.ToolCallID, Original: orig, Stub: s.est.Message(m)})
+		}
+	}
+	return d
+}
+
+// attachRequest attaches d to the messages event among pending, and reports
+// whether there was one: the request is then recorded in the same write.
+func attachRequest(pending []pendingEvent, d requestData) bool {
+	for i := range pending {
+		if md, ok := pending[i].data.(messagesData); ok {
+			md.Request = &d
+			pending[i].data = md
+			return true
+		}
+	}
+	return false
+}
+
+// recordRequest records d in an event of its own (a request without new
+// messages, or whose messages a compaction committed). A failure is
+// logged: the request itself has been committed.
+func (s *Session) recordRequest(d requestData) {
 	if err := s.record(evRequest, d); err != nil {
 		s.m.logger.Warn("session: request pressure not recorded", "session", s.id, "err", err)
 	}
 }
 
-// resultTokens maps the call id of every tool result of the live history
-// that is not a stub to its estimate.
-func (s *Session) resultTokens() map[string]int {
+// resultTokens maps the call id of every tool result of msgs that is not a
+// stub to its estimate.
+func resultTokens(est *history.Estimator, msgs []history.Message) map[string]int {
 	out := map[string]int{}
-	for i := range s.live {
-		m := &s.live[i]
+	for i := range msgs {
+		m := &msgs[i]
 		if m.Role == history.Tool && m.ToolCallID != "" && !clearing.IsStub(m) {
-			out[m.ToolCallID] = s.est.Message(m)
+			out[m.ToolCallID] = est.Message(m)
 		}
 	}
 	return out
@@ -263,7 +299,7 @@ func (s *Session) contextMap() (*ContextMap, error) {
 
 	originals := map[string]int{}
 	if p.clear.ClearedResults > 0 || hasStub(p.msgs) {
-		originals = s.resultTokens()
+		originals = resultTokens(s.est, s.live)
 	}
 	next := len(s.cm.turns) + 1
 	for i := range p.msgs {

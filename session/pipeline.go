@@ -250,14 +250,20 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	}
 	// From here on the request is committed: remember its envelope.
 	s.envelope, s.prefix, s.reserved, s.skipClearing = envelope, prefix, reserved, skip
+	// 5. Last rung.
+	s.trim(&proj, e)
+
+	// The request's pressure rides on its messages event when it has one.
+	turn := s.requestRecord(e, proj, pre)
+	attached := attachRequest(pending, turn)
 	for _, ev := range pending {
 		if err := s.record(ev.typ, ev.data); err != nil {
 			return nil, err
 		}
 	}
-
-	// 5. Last rung.
-	s.trim(&proj, e)
+	if !attached {
+		s.recordRequest(turn)
+	}
 
 	// 6. Result.
 	// A copy: the projection may share its array with the live history.
@@ -266,7 +272,6 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		res.ContextManagement = contextEdits(e)
 	}
 	res.Stats = s.stats(e, proj)
-	s.recordRequest(e, proj, res.Stats)
 	s.setSnapshot(res.Stats)
 	s.notifyPressure(res.Stats)
 	return res, nil

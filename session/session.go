@@ -86,6 +86,7 @@ const (
 type (
 	messagesData struct {
 		Messages []history.Message `json:"messages"`
+		Request  *requestData      `json:"request,omitempty"` // the prepared request's pressure (contextmap.go)
 	}
 	responseData struct {
 		Message    history.Message `json:"message"`
@@ -230,6 +231,7 @@ func (s *Session) apply(ev store.Event, data any) error {
 			return err
 		}
 		s.appendLive(d.Messages...)
+		s.applyRequest(d.Request)
 	case evResponse:
 		d, err := payload[responseData](ev, data)
 		if err != nil {
