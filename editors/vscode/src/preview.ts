@@ -49,7 +49,12 @@ export class PreviewDocuments implements vscode.FileSystemProvider, vscode.Dispo
       void vscode.window.showInformationMessage(`VT Code: ${p.message}`);
       return p;
     }
-    if (this.pending) this.drop(this.pending.uri);
+    if (this.pending) {
+      // the server keeps the newest preview only: close the older one's editor
+      const old = this.pending;
+      this.pending = undefined;
+      await this.close(old.uri);
+    }
     const uri = vscode.Uri.from({ scheme: PreviewScheme, path: `/${sessionId}/compaction-summary.md`, query: p.previewId });
     this.files.set(uri.toString(), { data: new TextEncoder().encode(p.summary), mtime: Date.now() });
     this.pending = { sessionId, preview: p, uri };

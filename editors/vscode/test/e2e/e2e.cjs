@@ -187,7 +187,12 @@ const toast = (page, text, timeout = 30000) =>
       await t.waitFor({ timeout: 30000 });
       requests = +(await t.innerText()).match(/prepared (\d+) requests/)[1];
       const status = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
-      await runCommand(page, 'VT Code: Show Context');
+      // opened from the status-bar tooltip's link
+      await page.mouse.move(10, 10);
+      await statusItem(page).hover();
+      const link = page.locator('.monaco-hover, .workbench-hover').getByRole('link', { name: /Show Context/ }).first();
+      await link.waitFor({ timeout: 15000 });
+      await link.click();
       const v = view();
       await v.locator('#title', { hasText: /^Session / }).waitFor({ timeout: 30000 });
       const headline = (await v.locator('#headline').innerText()).trim();
