@@ -6,7 +6,7 @@ export VTCODE_CACHE := $(CACHE)
 GO    ?= go
 FUZZTIME ?= 8s
 
-.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet bench golden clean
+.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet bench golden clean vsix test-vsix
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vtcode-ls
@@ -50,6 +50,11 @@ test-e2e: build
 
 test-neovim: build
 	VTCODE_LS_BIN=$(CURDIR)/$(BIN) bash editors/neovim/test/run.sh
+
+# Platform-specific VS Code packages with the daemon inside (editors/vscode/dist/vtcode-ls-<target>-*.vsix),
+# each checked: manifest target, binary format and CPU, executable bit; the host's daemon is run.
+vsix test-vsix:
+	bash editors/vscode/scripts/package-targets.sh $(VSIX_TARGETS)
 
 bench:
 	$(GO) run ./cmd/vtcode-bench

@@ -6,7 +6,7 @@
 // connection to agent extensions: `activate` returns `{ client, activeSession() }`.
 
 import { randomUUID } from 'node:crypto';
-import * as path from 'node:path';
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
   CancellationTokenSource,
@@ -31,6 +31,7 @@ import {
 import { ContextPanel } from './contextPanel';
 import { isNoOp } from './contextmap';
 import { PreviewDocuments, PreviewScheme } from './preview';
+import { resolveServer } from './server';
 import { NotificationProgress, ProgressCreateFeature } from './progress';
 import {
   type ArtifactInfo,
@@ -75,7 +76,7 @@ class Extension implements vscode.Disposable {
   private readonly contextPanel: ContextPanel;
   private readonly previews: PreviewDocuments;
 
-  constructor() {
+  constructor(private readonly extensionPath: string) {
     this.log = vscode.window.createOutputChannel('VT Code', { log: true });
     this.status = vscode.window.createStatusBarItem('vtcode.pressure', vscode.StatusBarAlignment.Right, 100);
     this.status.name = 'VT Code Context';
@@ -160,21 +161,37 @@ class Extension implements vscode.Disposable {
 
   // ---- client lifecycle ---------------------------------------------------------------------
 
-  private serverCommand(): { command: string; args: string[] } {
+  private serverCommand(): { command: string; args: string[]; source: string } {
     const cfg = vscode.workspace.getConfiguration('vtcode');
-    let command = (cfg.get<string>('serverPath') || 'vtcode-ls').trim();
-    if (command.startsWith('~/')) command = path.join(process.env.HOME ?? '', command.slice(2));
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!path.isAbsolute(command) && command.includes('/') && folder) {
-      command = path.join(folder.uri.fsPath, command);
+    // An explicit setting (any scope) wins over the daemon bundled in a platform-specific package.
+    const i = cfg.inspect<string>('serverPath');
+    const configured = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+    const { command, source } = resolveServer({
+      configured,
+      extensionPath: this.extensionPath,
+      home: process.env.HOME,
+      folder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+      exists: (p) => fs.existsSync(p),
+    });
+    if (source === 'bundled' && process.platform !== 'win32') {
+      // a .vsix unpacked without the executable bit
+      try {
+        fs.accessSync(command, fs.constants.X_OK);
+      } catch {
+        try {
+          fs.chmodSync(command, 0o755);
+        } catch (e) {
+          this.log.warn(`making ${command} executable: ${String(e)}`);
+        }
+      }
     }
     const extra = cfg.get<string[]>('serverArgs') ?? [];
-    return { command, args: ['serve', ...extra] };
+    return { command, args: ['serve', ...extra], source };
   }
 
   private createClient(): LanguageClient {
-    const { command, args } = this.serverCommand();
-    this.log.info(`starting ${command} ${args.join(' ')}`);
+    const { command, args, source } = this.serverCommand();
+    this.log.info(`starting ${command} ${args.join(' ')}${source === 'bundled' ? ' (bundled with the extension)' : ''}`);
     const serverOptions: ServerOptions = {
       command,
       args,
@@ -623,7 +640,7 @@ let instance: Extension | undefined;
 
 /** activate starts the client and returns the API for agent extensions. */
 export async function activate(context: vscode.ExtensionContext): Promise<VtcodeApi> {
-  instance = new Extension();
+  instance = new Extension(context.extensionPath);
   instance.register();
   context.subscriptions.push({ dispose: () => void instance?.dispose() });
   void instance.start();

@@ -259,6 +259,27 @@ const toast = (page, text, timeout = 30000) =>
     fs.writeFileSync(path.join(out, 'page-text.txt'), await page.locator('body').innerText());
     if (failed) await shot(page, 'final.png');
   });
+  // (c) the platform-specific package alone, without vtcode.serverPath: the daemon it ships runs
+  if (args['bundled-base']) await withBrowser(async (page) => {
+    await page.addInitScript(recordNotifications);
+    await check('the platform-specific .vsix runs the daemon it ships (no vtcode.serverPath)', async () => {
+      await page.goto(`${args['bundled-base']}/?folder=${encodeURIComponent(args['bundled-folder'])}`);
+      await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 120000 });
+      await statusTextMatching(page, /^VT Code$/, 60000);
+      await runCommand(page, 'VT Code Test Agent: Send Turns');
+      await toast(page, /Test agent: sent 40 messages to session/);
+      const status = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
+      // the extension's log names the binary it started
+      const logs = [];
+      const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else if (e.name === 'VT Code.log') logs.push(p); } };
+      walk(args['bundled-logs']);
+      const started = logs.map((f) => fs.readFileSync(f, 'utf8')).join('\n').match(/starting (\S+) serve \(bundled with the extension\)/);
+      if (!started) throw new Error('no "starting … (bundled with the extension)" line in ' + JSON.stringify(logs));
+      if (!started[1].startsWith(args['bundled-ext'] + path.sep) || !/[\\/]server[\\/]vtcode-ls$/.test(started[1])) throw new Error(`started ${started[1]}, not the packaged daemon`);
+      log(`bundled daemon: ${started[1]}; status ${status}`);
+      await shot(page, '15-bundled-daemon.png');
+    });
+  });
   const line = `${passed} passed, ${failed} failed`;
   fs.writeFileSync(path.join(out, 'summary.txt'), line + '\n');
   console.log(line);
