@@ -20,6 +20,7 @@ export class ContextPanel implements vscode.Disposable {
   private ready = false;
   private timer: NodeJS.Timeout | undefined;
   private last: ContextMap | undefined;
+  private stale = false; // a change arrived while the panel was hidden
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly host: ContextHost) {}
@@ -42,6 +43,9 @@ export class ContextPanel implements vscode.Disposable {
         if (this.timer) clearTimeout(this.timer);
       }, undefined, this.disposables);
       this.panel.webview.onDidReceiveMessage((m: { type?: string; artifactId?: string }) => this.onMessage(m), undefined, this.disposables);
+      this.panel.onDidChangeViewState((e) => {
+        if (e.webviewPanel.visible && this.stale) this.changed(0);
+      }, undefined, this.disposables);
     } else {
       this.panel.reveal();
     }
@@ -56,6 +60,11 @@ export class ContextPanel implements vscode.Disposable {
   /** changed schedules a refresh when the panel is open (pressure, boundary, active session). */
   changed(delayMs = 300): void {
     if (!this.panel) return;
+    if (!this.panel.visible) {
+      this.stale = true; // refreshed when it is shown again
+      return;
+    }
+    this.stale = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
