@@ -301,7 +301,9 @@
 // the results the next request carries as stubs, in history order, with
 // the first turn that sent each stub; pending marks one no request has sent
 // cleared yet (turn is then the next request's). The turns survive a
-// restart of the daemon (they are recorded in the session's event log).
+// restart of the daemon: they are recorded in the session's event log,
+// with the request's prefix tokens and reserved output, which a resumed
+// session's stats and map then use until the next prepareRequest.
 //
 // # Notifications from the server
 //
