@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/clearing"
@@ -208,6 +210,19 @@ func (s *Session) applyRequest(d *requestData) {
 	}
 	s.cm.applyRequest(*d)
 	s.prefix, s.reserved = d.Prefix, d.Reserved
+}
+
+// requestOfMessages decodes only the request record a messages event
+// carries (nil when it has none), for a replay that skips the event's
+// messages (history before a checkpoint): the timeline still needs it.
+func requestOfMessages(ev store.Event) (*requestData, error) {
+	var d struct {
+		Request *requestData `json:"request"`
+	}
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return nil, fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
+	}
+	return d.Request, nil
 }
 
 // requestRecord is the record of a prepared request whose projection is p,
