@@ -225,15 +225,16 @@ func requestOfMessages(ev store.Event) (*requestData, error) {
 	return d.Request, nil
 }
 
-// requestRecord is the record of a prepared request whose projection is p,
-// made from msgs (the history it projected), with the results it is the
-// first to send cleared.
-func (s *Session) requestRecord(e *env, p projection, msgs []history.Message) requestData {
+// requestRecord is the record of a prepared request whose projection is p
+// under e, made from msgs (the history it projected), with the results it
+// is the first to send cleared. reserved is the request's
+// reservedOutputTokens (nil: the policy's).
+func (s *Session) requestRecord(e *env, p projection, msgs []history.Message, reserved *int) requestData {
 	st := s.stats(e, p)
 	d := requestData{
 		Turn: len(s.cm.turns) + 1, Tokens: st.ProjectedTokens + st.PrefixTokens, Capacity: st.Capacity,
 		Pressure: st.Pressure, State: st.State, Messages: len(p.msgs), Trimmed: p.trimmed,
-		Window: max(0, e.capacity-e.reserved), Prefix: s.prefix, Reserved: s.reserved,
+		Window: max(0, e.capacity-e.reserved), Prefix: e.prefix, Reserved: reserved,
 	}
 	if p.clear.ClearedResults == 0 {
 		return d

@@ -254,7 +254,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	s.trim(&proj, e)
 
 	// The request's pressure rides on its messages event when it has one.
-	turn := s.requestRecord(e, proj, pre)
+	turn := s.requestRecord(e, proj, pre, reserved)
 	attached := attachRequest(pending, turn)
 	for _, ev := range pending {
 		if err := s.record(ev.typ, ev.data); err != nil {
