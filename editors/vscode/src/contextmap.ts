@@ -164,6 +164,8 @@ export interface ChartMark {
   turn: number;
   x: number;
   label: string;
+  /** next: for a request not prepared yet (drawn just right of the last point). */
+  next: boolean;
 }
 
 /**
@@ -189,6 +191,7 @@ export function chartPoints(turns: readonly TurnPressure[], compactions: readonl
     return {
       turn: c.turn,
       x: p ? p.x : 1,
+      next: !p,
       label: `${c.trigger} compaction (${c.mode}) for turn ${c.turn}: ${formatTokens(c.originalTokens)} → ${formatTokens(c.compactedTokens)} tokens` +
         (p ? '' : ' (the next request)'),
     };
@@ -289,7 +292,7 @@ function pageMain(): void {
     // the pressure chart
     const chart = $('chart') as unknown as SVGSVGElement;
     while (chart.firstChild) chart.removeChild(chart.firstChild);
-    const W = 900, H = 220, L = 44, R = 12, T = 12, B = 28;
+    const W = 900, H = 220, L = 44, R = 16, T = 12, B = 28;
     const px = (x: number) => L + x * (W - L - R);
     const py = (y: number) => T + (1 - y) * (H - T - B);
     chart.appendChild(svg('line', { class: 'axis', x1: L, y1: py(0), x2: W - R, y2: py(0) }));
@@ -317,10 +320,11 @@ function pageMain(): void {
       }
     }
     for (const k of m.chart.marks) {
-      const ln = svg('line', { class: 'compaction', x1: px(k.x), x2: px(k.x), y1: T, y2: py(0), 'data-turn': k.turn });
+      const kx = px(k.x) + (k.next ? 8 : 0);
+      const ln = svg('line', { class: 'compaction', x1: kx, x2: kx, y1: T, y2: py(0), 'data-turn': k.turn });
       const tt = svg('title'); tt.textContent = k.label; ln.appendChild(tt);
       chart.appendChild(ln);
-      const lbl = svg('text', { x: Math.min(px(k.x) + 3, W - R - 56), y: T + 9 }); lbl.textContent = 'compacted'; chart.appendChild(lbl);
+      const lbl = svg('text', { x: Math.min(kx + 3, W - 56), y: T + 9 }); lbl.textContent = 'compacted'; chart.appendChild(lbl);
     }
     if (pts.length) {
       const first = svg('text', { x: L, y: H - 6 }); first.textContent = `turn ${pts[0].turn}`; chart.appendChild(first);

@@ -50,7 +50,7 @@ test('chartPoints: one point per turn, compactions and large clears marked', () 
   assert.equal(points[1].largeClear, true);
   assert.match(points[1].label, /turn 2: 22% · 6k tokens · ok · 3 cleared \(4k freed\)/);
   const marked = c.chartPoints(map().turns, [...map().compactions, { turn: 4, trigger: 'auto', mode: 'local', originalTokens: 9000, compactedTokens: 3000, artifactId: 'a2' }]);
-  assert.deepEqual(marked.marks.map((k) => [k.turn, k.x]), [[3, 1], [4, 1]]);
+  assert.deepEqual(marked.marks.map((k) => [k.turn, k.x, k.next]), [[3, 1, false], [4, 1, true]]);
   assert.match(marked.marks[1].label, /^auto compaction \(local\) for turn 4: 9k → 3k tokens \(the next request\)$/);
   const over = c.chartPoints([{ turn: 1, tokens: 1, capacity: 1, pressure: 1.5, state: 'critical', messages: 1 }]);
   assert.equal(over.yMax, 1.5);
