@@ -404,6 +404,14 @@ test(":VtContext shows the window, the pressure per request and the cleared resu
   wait(10000, function()
     return find_line(context_lines(), "^  compaction for turn " .. (#map.turns + 1) .. ": manual") ~= nil
   end, "the compaction in the open float:\n" .. table.concat(context_lines(), "\n"))
+  -- R on an artifact line restores it
+  local ai = find_line(context_lines(), "^  %d%d%d%d%-%d%d%-%d%d .* manual %(local%) +" .. map.messages .. " messages")
+  assert(ai, "the artifact of the compaction:\n" .. table.concat(context_lines(), "\n"))
+  vim.api.nvim_win_set_cursor(ctx._view.win, { ai, 0 })
+  local mark = #notes + 1
+  vim.api.nvim_feedkeys("R", "x", false)
+  wait_note("history restored %(" .. map.messages .. " messages%)", "R restores", mark)
+  eq(rpc("vtcode/history", { sessionId = sid, limit = 1 }).total, map.messages, "the history before the compaction")
   vim.api.nvim_feedkeys("q", "x", false)
   wait(5000, function()
     return not (ctx._view.win and vim.api.nvim_win_is_valid(ctx._view.win))

@@ -161,11 +161,12 @@ local function plural(n, word)
   return string.format("%d %s%s", n, word, n == 1 and "" or "s")
 end
 
---- lines renders a context map as the floating window's lines; returns the lines and the
---- highlights { line (0-based), hl, from, to }.
+--- lines renders a context map as the floating window's lines; returns the lines, the
+--- highlights { line (0-based), hl, from, to } and the artifact id of each artifact line (by
+--- 1-based line number).
 function M.lines(map, width)
   width = width or 60
-  local lines, hls = {}, {}
+  local lines, hls, artifact_at = {}, {}, {}
   local function add(s, hl)
     table.insert(lines, s)
     if hl then
@@ -235,21 +236,22 @@ function M.lines(map, width)
   table.sort(arts, function(a, b)
     return tostring(a.createdAt) > tostring(b.createdAt)
   end)
-  add(string.format("Artifacts (%d) — :VtRestore brings one back", #arts))
+  add(string.format("Artifacts (%d) — R on one restores it", #arts))
   for _, a in ipairs(arts) do
     local when = tostring(a.createdAt):gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", "")
     add(string.format("  %s  %-16s %4d messages  %s", when, (a.mode ~= nil and a.mode ~= "") and (a.trigger .. " (" .. a.mode .. ")") or tostring(a.trigger),
       a.messages or 0, tostring(a.artifactId)))
+    artifact_at[#lines] = a.artifactId
   end
   add("")
-  add("q closes · r refreshes", "Comment")
-  return lines, hls
+  add("q closes · r refreshes · R restores the artifact under the cursor", "Comment")
+  return lines, hls, artifact_at
 end
 
 -- ---- :VtContext ----------------------------------------------------------------------------
 
 local ns = vim.api.nvim_create_namespace("vtcode_context")
-local view = { buf = nil, win = nil, session = nil }
+local view = { buf = nil, win = nil, session = nil, artifact_at = {} }
 M._view = view
 
 local function valid_win(w)
@@ -258,7 +260,8 @@ end
 
 local function fill(buf, map)
   local width = math.max(30, math.min(72, vim.o.columns - 16))
-  local lines, hls = M.lines(map, width)
+  local lines, hls, artifact_at = M.lines(map, width)
+  view.artifact_at = artifact_at
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
@@ -321,6 +324,15 @@ function M.show(cb)
       end, o)
       vim.keymap.set("n", "r", function()
         M.show()
+      end, o)
+      vim.keymap.set("n", "R", function()
+        local aid = view.artifact_at[vim.api.nvim_win_get_cursor(0)[1]]
+        if not aid then
+          return notify("vtcode: put the cursor on an artifact line to restore it")
+        end
+        require("vtcode").restore(aid, function()
+          M.refresh()
+        end)
       end, o)
     end
     view.session = id
