@@ -46,6 +46,25 @@
 // answered first), logs one line, and exits with code 1. No byte sequence
 // makes the server panic.
 //
+// # Flow control
+//
+// The server reads requests only as fast as the client reads its answers:
+// while more than 32 MiB or 1,024 frames wait to be written, or 1,024
+// requests are read and not yet answered, it stops handing requests to the
+// sessions (a finished request then waits to queue its answer, so its
+// session waits too) and reads at most 16 MiB of frames ahead. Answers to
+// the server's own requests and cancellations are still handled; a
+// $/cancelRequest for a request still waiting there gets it answered -32800
+// when its turn comes. A client that never reads never grows the server
+// without bound.
+//
+// Nor does it keep the server alive: exit read while the server waits for
+// the client ends the connection at once, and the end of input does after
+// 5 s; then, as after a signal, what the client has not read is given up
+// to 5 s to be written and the rest is dropped, and the process exits
+// (code 1 unless shutdown was handled before). Requests still waiting in
+// the read-ahead then get no answer.
+//
 // # Lifecycle
 //
 // The LSP lifecycle: initialize → initialized → … → shutdown → exit.
