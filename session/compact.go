@@ -274,7 +274,7 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 			return err
 		}
 	}
-	if err := s.record(evBoundary, boundaryData{Boundary: *b, Messages: next}); err != nil {
+	if err := s.record(evBoundary, boundaryData{Boundary: *b, Messages: next, Timeline: s.cm.timeline()}); err != nil {
 		return err
 	}
 	if n := s.m.o.Notifier; n != nil {
@@ -418,7 +418,7 @@ func (s *Session) restore(ctx context.Context, p RestoreParams) (*RestoreResult,
 		return nil, err
 	}
 	s.syncEstimator()
-	d := restoreData{ArtifactID: p.ArtifactID, Messages: len(msgs)}
+	d := restoreData{ArtifactID: p.ArtifactID, Messages: len(msgs), Timeline: s.cm.timeline()}
 	if len(s.live) > 0 {
 		d.BackupArtifactID = newID(s.m.now())
 		meta := store.ArtifactMeta{Trigger: "restore", CreatedAt: s.m.now()}

@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/clearing"
@@ -184,8 +182,49 @@ func (c *contextState) applyRequest(d requestData) {
 	c.turns = append(c.turns, t)
 }
 
-// applyBoundary marks a compaction for the next request.
-func (c *contextState) applyBoundary(b Boundary) {
+// timelineData is the context map's state as of an event that replaces the
+// live history (a compaction boundary, a restore). Those events carry it so
+// that a replay that skips the messages events before them (which carry the
+// request records) still has the whole timeline.
+type timelineData struct {
+	Turns       []TurnPressure   `json:"turns"`
+	Compactions []CompactionMark `json:"compactions"`
+	ClearedAt   map[string]int   `json:"clearedAt,omitempty"`
+}
+
+// timeline returns a copy of the state for an event to carry.
+func (c *contextState) timeline() *timelineData {
+	t := &timelineData{
+		Turns:       append([]TurnPressure{}, c.turns...),
+		Compactions: append([]CompactionMark{}, c.compactions...),
+	}
+	if len(c.clearedAt) > 0 {
+		t.ClearedAt = make(map[string]int, len(c.clearedAt))
+		for k, v := range c.clearedAt {
+			t.ClearedAt[k] = v
+		}
+	}
+	return t
+}
+
+// checkpoint replaces the state with the one an event carried; nil (an
+// event of a version without it) keeps the state replayed so far.
+func (c *contextState) checkpoint(t *timelineData) {
+	if t == nil {
+		return
+	}
+	c.turns = append([]TurnPressure{}, t.Turns...)
+	c.compactions = append([]CompactionMark{}, t.Compactions...)
+	c.clearedAt = make(map[string]int, len(t.ClearedAt))
+	for k, v := range t.ClearedAt {
+		c.clearedAt[k] = v
+	}
+}
+
+// applyBoundary applies the state a boundary carried (see checkpoint) and
+// marks its compaction for the next request.
+func (c *contextState) applyBoundary(b Boundary, t *timelineData) {
+	c.checkpoint(t)
 	c.compactions = append(c.compactions, CompactionMark{
 		Turn: len(c.turns) + 1, Trigger: b.Trigger, Mode: b.Mode,
 		OriginalTokens: b.OriginalTokens, CompactedTokens: b.CompactedTokens, ArtifactID: b.ArtifactID,
@@ -210,19 +249,6 @@ func (s *Session) applyRequest(d *requestData) {
 	}
 	s.cm.applyRequest(*d)
 	s.prefix, s.reserved = d.Prefix, d.Reserved
-}
-
-// requestOfMessages decodes only the request record a messages event
-// carries (nil when it has none), for a replay that skips the event's
-// messages (history before a checkpoint): the timeline still needs it.
-func requestOfMessages(ev store.Event) (*requestData, error) {
-	var d struct {
-		Request *requestData `json:"request"`
-	}
-	if err := json.Unmarshal(ev.Data, &d); err != nil {
-		return nil, fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
-	}
-	return d.Request, nil
 }
 
 // requestRecord is the record of a prepared request whose projection is p

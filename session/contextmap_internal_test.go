@@ -3,34 +3,53 @@ package session
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/store"
 )
 
-// TestRequestOfMessages reads the request record of a messages event
-// without its messages, as a replay that skips them needs it.
-func TestRequestOfMessages(t *testing.T) {
-	reserved := 2048
-	want := requestData{Turn: 3, Tokens: 9000, Capacity: 32000, Pressure: 0.32, State: StateOK, Messages: 40, Window: 27904,
-		Prefix: 12, Reserved: &reserved, Cleared: []clearedRecord{{CallID: "call_1", Original: 1400, Stub: 30}}}
-	raw, err := json.Marshal(messagesData{Messages: []history.Message{history.NewText(history.User, "hi")}, Request: &want})
+// TestTimelineCheckpoint: the state a boundary or restore carries gives a
+// replay that skips the messages events before it (with their request
+// records) the same timeline as a full replay.
+func TestTimelineCheckpoint(t *testing.T) {
+	reqs := []requestData{
+		{Tokens: 3000, Capacity: 32000, Pressure: 0.1, State: StateOK, Messages: 10, Window: 27904},
+		{Tokens: 9000, Capacity: 32000, Pressure: 0.32, State: StateOK, Messages: 20, Window: 27904,
+			Cleared: []clearedRecord{{CallID: "call_1", Original: 4000, Stub: 30}}},
+	}
+	b := Boundary{Trigger: "manual", Mode: "local", OriginalTokens: 9000, CompactedTokens: 3000, ArtifactID: "a1"}
+	after := requestData{Tokens: 3500, Capacity: 32000, Pressure: 0.12, State: StateOK, Messages: 8, Window: 27904}
+
+	var full contextState // every event
+	for _, r := range reqs {
+		full.applyRequest(r)
+	}
+	// the boundary event carries the state as it was when it was recorded
+	raw, err := json.Marshal(full.timeline())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := requestOfMessages(store.Event{Seq: 7, Type: evMessages, Data: raw})
-	if err != nil {
+	full.applyBoundary(b, full.timeline())
+	full.applyRequest(after)
+
+	var carried timelineData
+	if err := json.Unmarshal(raw, &carried); err != nil {
 		t.Fatal(err)
 	}
-	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
-		t.Errorf("got %s, want %s", g, w)
+	var skipped contextState // the request records before the boundary are never seen
+	skipped.applyBoundary(b, &carried)
+	skipped.applyRequest(after)
+
+	g, w := mustJSON(t, skipped.timeline()), mustJSON(t, full.timeline())
+	if g != w {
+		t.Errorf("replay from the checkpoint:\n%s\nfull replay:\n%s", g, w)
 	}
-	raw, _ = json.Marshal(messagesData{Messages: []history.Message{history.NewText(history.User, "hi")}})
-	if got, err := requestOfMessages(store.Event{Seq: 8, Type: evMessages, Data: raw}); err != nil || got != nil {
-		t.Errorf("an appendMessages event: %+v, %v", got, err)
+	if n := len(full.turns); n != 3 || full.turns[2].Compaction != "manual" || !full.turns[1].LargeClear || full.clearedAt["call_1"] != 2 {
+		t.Errorf("timeline = %+v, cleared %v", full.turns, full.clearedAt)
 	}
-	if _, err := requestOfMessages(store.Event{Seq: 9, Type: evMessages, Data: json.RawMessage(`{"request":7}`)}); err == nil {
-		t.Error("a malformed record is an error")
+	// A log of a version without the state keeps what was replayed.
+	var old contextState
+	old.applyRequest(reqs[0])
+	old.checkpoint(nil)
+	if len(old.turns) != 1 {
+		t.Errorf("a nil checkpoint dropped the timeline: %+v", old.turns)
 	}
 }
 

@@ -101,12 +101,14 @@ type (
 	boundaryData struct {
 		Boundary
 		Messages []history.Message `json:"messages"`
+		Timeline *timelineData     `json:"timeline,omitempty"` // the context map's state (contextmap.go)
 	}
 	// restoreData names the artifact; replay reads it back.
 	restoreData struct {
-		ArtifactID       string `json:"artifactId"`
-		Messages         int    `json:"messages"`
-		BackupArtifactID string `json:"backupArtifactId,omitempty"`
+		ArtifactID       string        `json:"artifactId"`
+		Messages         int           `json:"messages"`
+		BackupArtifactID string        `json:"backupArtifactId,omitempty"`
+		Timeline         *timelineData `json:"timeline,omitempty"` // the context map's state (contextmap.go)
 
 		loaded []history.Message // the artifact's messages, when already read
 	}
@@ -253,7 +255,7 @@ func (s *Session) apply(ev store.Event, data any) error {
 		s.lastCompaction = &b
 		s.artifacts[b.ArtifactID] = true
 		s.usage.compacted()
-		s.cm.applyBoundary(b)
+		s.cm.applyBoundary(b, d.Timeline)
 	case evRestore:
 		d, err := payload[restoreData](ev, data)
 		if err != nil {
@@ -272,6 +274,7 @@ func (s *Session) apply(ev store.Event, data any) error {
 		}
 		s.envelope = nil
 		s.twoPass.Invalidate()
+		s.cm.checkpoint(d.Timeline)
 	case evPolicy:
 		d, err := payload[policyData](ev, data)
 		if err != nil {
