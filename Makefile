@@ -6,7 +6,7 @@ export VTCODE_CACHE := $(CACHE)
 GO    ?= go
 FUZZTIME ?= 8s
 
-.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet cross bench golden clean
+.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet cross bench golden clean vsix test-vsix
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vtcode-ls
@@ -51,7 +51,7 @@ test-fuzz:
 	      $(GO) test -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) ./$$pkg || exit 1; \
 	    done
 
-test-editors: build test-vscode test-neovim test-e2e
+test-editors: build test-vscode test-neovim test-e2e test-vsix
 
 test-vscode: build
 	VTCODE_LS_BIN=$(CURDIR)/$(BIN) bash editors/vscode/scripts/test.sh
@@ -61,6 +61,11 @@ test-e2e: build
 
 test-neovim: build
 	VTCODE_LS_BIN=$(CURDIR)/$(BIN) bash editors/neovim/test/run.sh
+
+# Platform-specific VS Code packages with the daemon inside (editors/vscode/dist/vtcode-ls-<target>-*.vsix),
+# each checked: manifest target, binary format and CPU, executable bit; the host's daemon is run.
+vsix test-vsix:
+	bash editors/vscode/scripts/package-targets.sh $(VSIX_TARGETS)
 
 bench:
 	$(GO) run ./cmd/vtcode-bench

@@ -46,6 +46,25 @@
 // answered first), logs one line, and exits with code 1. No byte sequence
 // makes the server panic.
 //
+// # Flow control
+//
+// The server reads requests only as fast as the client reads its answers:
+// while more than 32 MiB or 1,024 frames wait to be written, or 1,024
+// requests are read and not yet answered, it stops handing requests to the
+// sessions (a finished request then waits to queue its answer, so its
+// session waits too) and reads at most 16 MiB of frames ahead. Answers to
+// the server's own requests and cancellations are still handled; a
+// $/cancelRequest for a request still waiting there gets it answered -32800
+// when its turn comes. A client that never reads never grows the server
+// without bound.
+//
+// Nor does it keep the server alive: exit read while the server waits for
+// the client ends the connection at once, and the end of input does after
+// 5 s; then, as after a signal, what the client has not read is given up
+// to 5 s to be written and the rest is dropped, and the process exits
+// (code 1 unless shutdown was handled before). Requests still waiting in
+// the read-ahead then get no answer.
+//
 // # Lifecycle
 //
 // The LSP lifecycle: initialize → initialized → … → shutdown → exit.
@@ -104,7 +123,9 @@
 // # Methods
 //
 // Params and results are JSON objects with camelCase fields; "?" marks an
-// optional field. Messages have the shape of SPEC §2 (role, content,
+// optional field. Token counts a client passes (prefixTokens,
+// reservedOutputTokens, contextWindow, the usage counts) are integers from 0
+// to 10^9; a larger one gets -32602 naming it. Messages have the shape of SPEC §2 (role, content,
 // toolCalls, toolCallId, toolName, reasoning, reasoningDetails, and any
 // other field, kept verbatim). Unknown fields in params are ignored, so
 // that newer clients work with older servers; unknown fields in a policy are
@@ -135,7 +156,9 @@
 //	params: {sessionId, messages}
 //	result: {messages, historyTokens}     // history length and estimate
 //
-// vtcode/history reads the live history (default: all of it).
+// vtcode/history reads the live history (default: all of it): limit
+// messages from offset; a limit of 0 or one reaching past the end reads to
+// the end.
 //
 //	params: {sessionId, offset?, limit?}
 //	result: {messages, total}
@@ -186,7 +209,9 @@
 //	         lastCompaction?, cache?}
 //
 // state is "ok", "warn", "compacting" or "critical"; pressure is
-// (projectedTokens + prefixTokens) / (capacity − reservedOutput). After a
+// (projectedTokens + prefixTokens) / (capacity − reservedOutput), and a
+// pressure over 1 (the request cannot fit, as when the prefix alone is
+// larger than the window) is always "critical". After a
 // vtcode/recordResponse with usage, lastReportedInputTokens is the
 // provider's input count, lastRequestEstimate the local estimate of the
 // request it answered (projectedTokens + prefixTokens of the last
@@ -244,6 +269,76 @@
 //
 //	params: {workspace?, action: "get"|"set"|"reset", prompt?}
 //	result: {prompt, isDefault}
+//
+// vtcode/compact previews and commits (servers that list
+// vtcode/contextMap support them; older ones ignore the fields and compact
+// at once). With preview: true the compaction runs as a manual one would,
+// with progress ("Previewing compaction..."), and commits nothing: no
+// artifact, no event, the history unchanged.
+//
+//	params: {sessionId, preview: true, instructions?, strategy?, workDoneToken?}
+//	result: {previewId, summary, editable, messages, mode, strategy,
+//	         originalMessageCount, compactedMessageCount, originalTokens,
+//	         compactedTokens, elapsedMs, message}
+//
+// messages is the history the commit would swap in (the summary message,
+// the retained user messages, the verbatim tail); summary is the summary
+// message's text without its "Previous conversation summary:" heading, and
+// editable is false when there is none (an opaque provider-native
+// compaction). An already compact history gives previewId "" and mode
+// "none". A session keeps its newest preview in memory until it is
+// committed, a newer preview replaces it, or the session closes. Committing
+// it:
+//
+//	params: {sessionId, previewId, summary?}
+//	result: the vtcode/compact result (trigger "manual", with its artifactId)
+//
+// commits exactly the previewed history, with summary (when given) in place
+// of the summary text, followed by vtcode/compactBoundary as for any
+// compaction. When the history changed since the preview (messages
+// appended, a response recorded, a compaction or a restore) it fails with
+// -32801 (content modified: "preview …: the history changed since the
+// preview (40 messages then, 41 now); preview again") and changes nothing.
+// An unknown or replaced previewId, previewId with preview: true, summary
+// without previewId, an empty summary, or one that makes the history no
+// smaller than before (or larger than the window) are -32602.
+//
+// vtcode/contextMap returns what the next request of a session would hold,
+// by category, and how the session got there (testdata/context_map.txtar).
+//
+//	params: {sessionId}
+//	result: {sessionId, capacity, reservedOutput, compactionThreshold,
+//	         usedTokens, pressure, state, messages, projectedMessages,
+//	         categories: [{category, tokens, messages}],
+//	         turns: [{turn, tokens, capacity, pressure, state, messages,
+//	                  trimmed?, clearedResults?, clearedTokens?,
+//	                  largeClear?, compaction?}],
+//	         compactions: [{turn, trigger, mode, originalTokens,
+//	                        compactedTokens, artifactId}],
+//	         cleared: [{tool, callId, originalTokens, stubTokens, turn,
+//	                    pending?}],
+//	         artifacts: [as vtcode/listArtifacts]}
+//
+// categories are always these nine, in window order: prefix (the last
+// request's system prompt and tool schemas, and system messages of the
+// history), user, assistant (text and reasoning), toolCalls (the calls of
+// assistant messages), toolResults (sent in full), clearedStubs, summary
+// (the compaction summary message), free and reservedOutput. With a known
+// capacity they add up to it; free is 0 when the request overflows; without
+// a capacity free and reservedOutput are 0. usedTokens is prefix + the
+// projection, as in the stats. turns has one entry per prepared request
+// (turn counts them from 1) with its estimate and state, how many results
+// it was the first to send cleared and the tokens that freed (largeClear:
+// at least a tenth of capacity − reservedOutput, or 4,096 tokens without a
+// capacity), and the trigger of a compaction that took effect for it.
+// compactions[].turn is that request: the one whose preparation compacted,
+// or the next one after a manual or model-switch compaction. cleared lists
+// the results the next request carries as stubs, in history order, with
+// the first turn that sent each stub; pending marks one no request has sent
+// cleared yet (turn is then the next request's). The turns survive a
+// restart of the daemon: they are recorded in the session's event log,
+// with the request's prefix tokens and reserved output, which a resumed
+// session's stats and map then use until the next prepareRequest.
 //
 // # Notifications from the server
 //
@@ -416,6 +511,8 @@
 //	        (open it with vtcode/openSession)
 //	-32004  session busy: another process owns it; the message names
 //	        that process's pid when it is known (see Persistence)
+//	-32801  content modified: a compaction preview committed after the
+//	        history changed (preview again)
 //	-32603  internal error
 //
 // # A worked exchange

@@ -154,7 +154,7 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 				// take the client's gauge out of "compacting" again.
 				s.notifyPressure(s.refreshStats())
 			}
-			s.q.setCompacting(false)
+			s.m.order.setCompacting(s.id, false)
 		}
 	}()
 	opts, err := s.compactOptions(j)
@@ -166,7 +166,7 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		return report, err
 	}
 
-	s.q.setCompacting(true)
+	s.m.order.setCompacting(s.id, true)
 	started = true
 	s.notifyPressure(s.compactingSnapshot())
 	if j.twoPass != nil {
@@ -303,7 +303,7 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 		s.dropArtifact(ref.ID)
 		return err
 	}
-	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response}
+	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response, Timeline: s.cm.timeline()}
 	if err := s.record(evBoundary, d); err != nil {
 		s.dropArtifact(ref.ID)
 		return err

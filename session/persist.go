@@ -35,10 +35,12 @@ type (
 		Artifact *store.ArtifactRef `json:"artifact,omitempty"`
 		Route    *route             `json:"route,omitempty"`
 		Response *responseUsage     `json:"response,omitempty"`
+		Timeline *timelineData      `json:"timeline,omitempty"`
 	}
 	restoreMeta struct {
 		BackupArtifactID string             `json:"backupArtifactId,omitempty"`
 		Backup           *store.ArtifactRef `json:"backup,omitempty"`
+		Timeline         *timelineData      `json:"timeline,omitempty"`
 	}
 )
 
@@ -240,7 +242,7 @@ func (s *Session) restore(ctx context.Context, p RestoreParams) (*RestoreResult,
 	if msgs == nil {
 		msgs = []history.Message{}
 	}
-	d := restoreData{ArtifactID: p.ArtifactID, Messages: len(msgs), History: msgs}
+	d := restoreData{ArtifactID: p.ArtifactID, Messages: len(msgs), History: msgs, Timeline: s.cm.timeline()}
 	if len(s.live) > 0 {
 		d.BackupArtifactID = newID(s.m.now())
 		ref, err := s.log.WriteArtifact(d.BackupArtifactID, slices.Clip(s.live))

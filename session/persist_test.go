@@ -103,7 +103,7 @@ func TestResumeRebuildsExactHistory(t *testing.T) {
 	}
 	// The messages of the prepareRequest that compacted are committed in
 	// its boundary event (one append: all or nothing).
-	want := []string{"model_switch", "policy", "messages", "compact_boundary", "response", "restore", "messages"}
+	want := []string{"model_switch", "policy", "messages", "compact_boundary", "request_pressure", "response", "restore", "messages"}
 	if jsonOf(t, types) != jsonOf(t, want) {
 		t.Errorf("events = %q, want %q", types, want)
 	}

@@ -249,16 +249,21 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	case auto && proj.tokens+prefix >= e.th.Soft:
 		s.prefire(pre, e, envelope)
 	}
+	// 5. Last rung.
+	s.trim(&proj, e)
+
+	// The request's pressure rides on its messages event when it has one.
+	turn := s.requestRecord(e, proj, pre, reserved)
 	if len(fresh) > 0 {
-		if err := s.record(evMessages, messagesData{Messages: fresh}); err != nil {
+		if err := s.record(evMessages, messagesData{Messages: fresh, Request: &turn}); err != nil {
 			return nil, err
 		}
 	}
 	// From here on the request is committed: remember its envelope.
 	s.envelope, s.prefix, s.reserved, s.skipClearing = envelope, prefix, reserved, skip
-
-	// 5. Last rung.
-	s.trim(&proj, e)
+	if len(fresh) == 0 {
+		s.recordRequest(turn)
+	}
 
 	// 6. Result.
 	// A copy: the projection may share its array with the live history.

@@ -21,9 +21,9 @@ import (
 
 // Session is one agent conversation of a workspace.
 //
-// Every field below q is owned by the call holding q (see [queue]); snapMu
-// guards only the last computed stats, which readers may take without the
-// queue while a compaction runs.
+// Every field below life is owned by the call holding the session's turn
+// (see [Manager.Reserve]); snapMu guards only the last computed stats, which
+// readers may take without a turn while a compaction runs.
 type Session struct {
 	id  string
 	ws  *workspace
@@ -33,9 +33,7 @@ type Session struct {
 	life context.Context    // cancelled when the session closes
 	stop context.CancelFunc // cancels life
 
-	q queue
-
-	// Owned by the holder of q.
+	// Owned by the holder of the session's turn.
 	closed         bool
 	live           []history.Message // the live history; every element estimated with est
 	est            *history.Estimator
@@ -52,6 +50,7 @@ type Session struct {
 	artifacts      artifactSet // artifacts referenced by events
 	usage          usageState
 	pol            polCache
+	cm             contextState // context map timeline and compaction preview
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats
@@ -87,6 +86,7 @@ const (
 type (
 	messagesData struct {
 		Messages []history.Message `json:"messages"`
+		Request  *requestData      `json:"request,omitempty"` // the prepared request's pressure (contextmap.go)
 	}
 	responseData struct {
 		Message    history.Message `json:"message"`
@@ -108,6 +108,7 @@ type (
 		Artifact *store.ArtifactRef `json:"artifact,omitempty"`
 		Route    *route             `json:"route,omitempty"`
 		Response *responseData      `json:"response,omitempty"`
+		Timeline *timelineData      `json:"timeline,omitempty"` // the context map's state (contextmap.go)
 	}
 	// restoreData names the artifact restored and carries its messages
 	// (History, a checkpoint), so the log never depends on the artifact.
@@ -119,6 +120,7 @@ type (
 		BackupArtifactID string             `json:"backupArtifactId,omitempty"`
 		Backup           *store.ArtifactRef `json:"backup,omitempty"`
 		History          []history.Message  `json:"history"`
+		Timeline         *timelineData      `json:"timeline,omitempty"` // the context map's state (contextmap.go)
 	}
 	policyData struct {
 		Policy json.RawMessage `json:"policy"`
@@ -163,17 +165,18 @@ func openSession(ctx context.Context, m *Manager, w *workspace, id string, p Ope
 	return s, resumed, nil
 }
 
-// do runs fn holding the queue, with ctx also cancelled when the session
-// closes.
+// do runs fn in the caller's turn of the session's queue, with ctx also
+// cancelled when the session closes.
 func (s *Session) do(ctx context.Context, fn func(ctx context.Context, s *Session) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
 	defer stop()
-	if err := s.q.acquire(ctx, false); err != nil {
+	ctx, done, err := s.m.turn(ctx, s.id, false)
+	if err != nil {
 		return err
 	}
-	defer s.q.release()
+	defer done()
 	if s.closed {
 		return fmt.Errorf("%w %q", ErrUnknownSession, s.id)
 	}
@@ -245,6 +248,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 			return err
 		}
 		s.appendLive(d.Messages...)
+		s.applyRequest(d.Request)
 	case evResponse:
 		if past {
 			d, err := payload[responseUsage](ev, nil)
@@ -272,6 +276,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 				s.applyResponse(nil, r.Usage, r.RequestEstimate)
 			}
 			s.applyBoundary(ev, d.Boundary, d.Artifact)
+			s.cm.applyBoundary(d.Boundary, d.Timeline)
 			return nil
 		}
 		d, err := payload[boundaryData](ev, data)
@@ -287,6 +292,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 		s.live = nil
 		s.appendLive(d.Messages...)
 		s.applyBoundary(ev, d.Boundary, d.Artifact)
+		s.cm.applyBoundary(d.Boundary, d.Timeline)
 	case evRestore:
 		if past {
 			d, err := payload[restoreMeta](ev, nil)
@@ -294,6 +300,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 				return err
 			}
 			s.applyRestore(ev, d.BackupArtifactID, d.Backup)
+			s.cm.checkpoint(d.Timeline)
 			return nil
 		}
 		d, err := payload[restoreData](ev, data)
@@ -309,6 +316,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 		s.live = nil
 		s.appendLive(msgs...)
 		s.applyRestore(ev, d.BackupArtifactID, d.Backup)
+		s.cm.checkpoint(d.Timeline)
 	case evPolicy:
 		d, err := payload[policyData](ev, data)
 		if err != nil {
@@ -323,6 +331,8 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 			return err
 		}
 		s.applyRoute(d)
+	case evRequest:
+		return s.applyContextEvent(ev, data)
 	default:
 		s.m.logger.Warn("session: unknown event type ignored", "session", s.id, "seq", ev.Seq, "type", ev.Type)
 	}

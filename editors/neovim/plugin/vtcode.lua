@@ -9,8 +9,16 @@ local function cmd(name, fn, opts)
 end
 
 cmd("VtCompact", function(o)
-  require("vtcode").compact(o.args)
-end, { nargs = "*", desc = "vtcode: compact the active session's context [instructions]" })
+  if o.bang then
+    require("vtcode.context").preview(o.args)
+  else
+    require("vtcode").compact(o.args)
+  end
+end, { nargs = "*", bang = true, desc = "vtcode: compact the active session's context [instructions]; ! previews (:w applies, :q discards)" })
+
+cmd("VtContext", function()
+  require("vtcode.context").show()
+end, { nargs = 0, desc = "vtcode: the context map of the active session in a floating window" })
 
 cmd("VtStats", function()
   require("vtcode").stats()

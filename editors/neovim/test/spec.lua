@@ -158,6 +158,52 @@ test("format.parse_policy builds the nested setPolicy object", function()
   eq(select(1, fmt.parse_policy({ "a=1", "a.b=2" })), nil, "conflict")
 end)
 
+local ctx = require("vtcode.context")
+local function cat(t)
+  local out = {}
+  for _, k in ipairs({ "prefix", "user", "assistant", "toolCalls", "toolResults", "clearedStubs", "summary", "free", "reservedOutput" }) do
+    table.insert(out, { category = k, tokens = t[k] or 0, messages = 1 })
+  end
+  return out
+end
+
+test("context.bar: one block character per cell, by category, filling the width", function()
+  local cats = cat({ prefix = 1000, user = 400, assistant = 1600, toolCalls = 500, toolResults = 8000, clearedStubs = 100,
+    summary = 0, free = 16304, reservedOutput = 4096 })
+  local bar, spans = ctx.bar(cats, 32000, 64)
+  eq(vim.fn.strchars(bar), 64, "cells")
+  eq(vim.fn.strdisplaywidth(bar), 64, "display width")
+  local count = {}
+  for _, c in ipairs(ctx.cells(cats, 32000, 64)) do
+    count[c.category] = c.cells
+  end
+  eq(count.toolResults, 16, "tool results: 8000/32000 of 64")
+  eq(count.reservedOutput, 8, "reserved output")
+  eq(count.clearedStubs, 1, "a small category still shows")
+  eq(count.summary, 0, "an empty category does not")
+  eq(select(2, bar:gsub("▓", "")), 16, "the tool-result character")
+  eq(spans[1].hl, "VtcodeCtxPrefix", "first span")
+  eq(spans[#spans].to, #bar, "spans cover the bar")
+end)
+
+test("context.sparkline: one character per request, compactions and large clears marked", function()
+  local turns = {
+    { turn = 1, pressure = 0.1 }, { turn = 2, pressure = 0.5, largeClear = true }, { turn = 3, pressure = 1.0 },
+    { turn = 4, pressure = 0.2 },
+  }
+  local spark, marks, first, top = ctx.sparkline(turns, { { turn = 4 }, { turn = 5 } }, 60)
+  eq(spark, "▂▅█▂", "spark")
+  eq(marks, " ! CC", "marks: a large clear at 2, compactions for 4 and the next request")
+  eq({ first, top }, { 1, 1.0 }, "first turn, scale")
+  local many = {}
+  for i = 1, 100 do
+    many[i] = { turn = i, pressure = i / 100 }
+  end
+  local s2, _, f2 = ctx.sparkline(many, {}, 40)
+  eq(vim.fn.strchars(s2), 40, "the last 40 requests")
+  eq(f2, 61, "from turn 61")
+end)
+
 -- ---- against the daemon --------------------------------------------------------------------
 
 local sid, before, after
@@ -293,6 +339,163 @@ test(":VtSession picks the active session; auto follows the most recently update
   wait(10000, function()
     return vt.active_session() == o.sessionId
   end, "following again")
+end)
+
+local function context_lines()
+  local buf = vim.api.nvim_win_get_buf(ctx._view.win)
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+local function find_line(lines, pattern)
+  for i, l in ipairs(lines) do
+    if l:find(pattern) then
+      return i, l
+    end
+  end
+end
+
+test(":VtContext shows the window, the pressure per request and the cleared results in a float", function()
+  vim.cmd("VtSession " .. sid)
+  wait(10000, function()
+    return vt.active_session() == sid
+  end, "the pinned session")
+  rpc("vtcode/setPolicy", { sessionId = sid, policy = { autoCompaction = { enabled = false } } })
+  local msgs = agent_session(18, "ctx")
+  local preps = {}
+  for _, range in ipairs({ { 1, 13 }, { 14, 27 }, { 28, 40 } }) do
+    table.insert(preps, rpc("vtcode/prepareRequest", { sessionId = sid, systemPrompt = "You are a coding agent.",
+      messages = vim.list_slice(msgs, range[1], range[2]) }))
+  end
+  local map = rpc("vtcode/contextMap", { sessionId = sid })
+  local done
+  vim.cmd("VtContext")
+  wait(10000, function()
+    return ctx._view.win and vim.api.nvim_win_is_valid(ctx._view.win)
+  end, "the float")
+  eq(vim.api.nvim_win_get_config(ctx._view.win).relative, "editor", "a floating window")
+  eq(vim.api.nvim_get_current_win(), ctx._view.win, "focused")
+  local lines = context_lines()
+  emit("    " .. table.concat(vim.list_slice(lines, 1, 16), "\n    "))
+  assert(lines[1]:find("session " .. vim.pesc(sid), 1), lines[1])
+  assert(lines[2]:find(string.format("%d requests", #map.turns), 1, true), lines[2])
+  local bi = find_line(lines, "^Context window$")
+  local bar = lines[bi + 1]
+  eq(vim.fn.strchars(bar), vim.fn.strdisplaywidth(bar), "a bar of single-width block characters")
+  assert(vim.fn.strchars(bar) >= 30, bar)
+  for _, c in ipairs(map.categories) do
+    local _, row = find_line(lines, "^[^ ]+ " .. vim.pesc(ctx.categories[({ prefix = 1, user = 2, assistant = 3, toolCalls = 4,
+      toolResults = 5, clearedStubs = 6, summary = 7, free = 8, reservedOutput = 9 })[c.category]].label) .. " ")
+    assert(row and row:find(fmt.int(c.tokens), 1, true), c.category .. ": " .. tostring(row))
+  end
+  local si = find_line(lines, "^Pressure per request")
+  eq(vim.fn.strchars(lines[si + 1]), #map.turns, "one sparkline character per request")
+  for i, p in ipairs(preps) do
+    local t = map.turns[#map.turns - #preps + i]
+    eq(t.tokens, p.stats.projectedTokens + p.stats.prefixTokens, "turn " .. t.turn)
+  end
+  local ci, cl = find_line(lines, "^Cleared tool results")
+  eq(cl, string.format("Cleared tool results (%d)", #map.cleared), "cleared header")
+  assert(#map.cleared > 0, "results are cleared")
+  for j, c in ipairs(map.cleared) do
+    local l = lines[ci + j]
+    assert(l:find(vim.pesc(c.callId)) and l:find("read_file", 1, true) and l:find("turn " .. c.turn .. "$"), l)
+  end
+  -- it follows the session: a compaction shows up without reopening
+  rpc("vtcode/compact", { sessionId = sid })
+  wait(10000, function()
+    return find_line(context_lines(), "^  compaction for turn " .. (#map.turns + 1) .. ": manual") ~= nil
+  end, "the compaction in the open float:\n" .. table.concat(context_lines(), "\n"))
+  -- R on an artifact line restores it
+  local ai = find_line(context_lines(), "^  %d%d%d%d%-%d%d%-%d%d .* manual %(local%) +" .. map.messages .. " messages")
+  assert(ai, "the artifact of the compaction:\n" .. table.concat(context_lines(), "\n"))
+  vim.api.nvim_win_set_cursor(ctx._view.win, { ai, 0 })
+  local mark = #notes + 1
+  vim.api.nvim_feedkeys("R", "x", false)
+  wait_note("history restored %(" .. map.messages .. " messages%)", "R restores", mark)
+  eq(rpc("vtcode/history", { sessionId = sid, limit = 1 }).total, map.messages, "the history before the compaction")
+  vim.api.nvim_feedkeys("q", "x", false)
+  wait(5000, function()
+    return not (ctx._view.win and vim.api.nvim_win_is_valid(ctx._view.win))
+  end, "q closes the float")
+end)
+
+test(":VtCompact! previews in a scratch buffer; :w applies the edited summary", function()
+  rpc("vtcode/appendMessages", { sessionId = sid, messages = agent_session(12, "pv") })
+  local total = rpc("vtcode/history", { sessionId = sid, limit = 1 }).total
+  local arts = #rpc("vtcode/listArtifacts", { sessionId = sid })
+  local mark = #notes + 1
+  vim.cmd("VtCompact!")
+  wait_note("compaction preview · " .. total .. " → %d+ messages", "the preview", mark)
+  local buf = vim.api.nvim_get_current_buf()
+  assert(ctx._pending[buf], "the current buffer holds the preview")
+  eq(vim.bo[buf].buftype, "acwrite", "buftype")
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  assert(table.concat(lines, "\n"):find("\n## Goal\n", 1, true), table.concat(lines, "\n"))
+  eq(rpc("vtcode/history", { sessionId = sid, limit = 1 }).total, total, "the preview changed nothing")
+  eq(#rpc("vtcode/listArtifacts", { sessionId = sid }), arts, "no artifact")
+  vim.api.nvim_buf_set_lines(buf, 0, 0, false, { "## Edited in Neovim" })
+  mark = #notes + 1
+  vim.cmd("write")
+  wait_note("^Context compacted with the edited summary", ":w", mark)
+  local h = rpc("vtcode/history", { sessionId = sid, limit = 1 })
+  eq(h.messages[1].content, ctx.SUMMARY_PREFIX .. table.concat(lines, "\n", 1, #lines):gsub("^", "## Edited in Neovim\n"):gsub("%s+$", ""), "the committed summary")
+  eq(#rpc("vtcode/listArtifacts", { sessionId = sid }), arts + 1, "an artifact")
+  wait(5000, function()
+    return not vim.api.nvim_buf_is_valid(buf)
+  end, "the preview buffer is wiped")
+end)
+
+test(":VtCompact! on a history that moved on refuses :w; :q discards a preview", function()
+  rpc("vtcode/appendMessages", { sessionId = sid, messages = agent_session(12, "pv2") })
+  local mark = #notes + 1
+  vim.cmd("VtCompact!")
+  wait_note("compaction preview · ", "the preview", mark)
+  local buf = vim.api.nvim_get_current_buf()
+  rpc("vtcode/appendMessages", { sessionId = sid, messages = { { role = "user", content = "one more" } } })
+  local total = rpc("vtcode/history", { sessionId = sid, limit = 1 }).total
+  mark = #notes + 1
+  vim.cmd("write")
+  wait_note("history changed since the preview; nothing was compacted", "stale :w", mark)
+  eq(rpc("vtcode/history", { sessionId = sid, limit = 1 }).total, total, "unchanged")
+  wait(5000, function()
+    return not vim.api.nvim_buf_is_valid(buf)
+  end, "the stale preview buffer is wiped")
+  local arts = #rpc("vtcode/listArtifacts", { sessionId = sid })
+  mark = #notes + 1
+  vim.cmd("VtCompact!")
+  wait_note("compaction preview · ", "the preview", mark)
+  buf = vim.api.nvim_get_current_buf()
+  mark = #notes + 1
+  vim.cmd("quit")
+  wait_note("compaction preview discarded; the history is unchanged", ":q", mark)
+  eq(vim.api.nvim_buf_is_valid(buf), false, "wiped")
+  eq(#rpc("vtcode/listArtifacts", { sessionId = sid }), arts, "no artifact")
+  eq(rpc("vtcode/history", { sessionId = sid, limit = 1 }).total, total, "unchanged")
+end)
+
+test(":VtCompact on a compact history reports it (a result, not an error)", function()
+  local o = rpc("vtcode/openSession", { contextWindow = 32000 })
+  rpc("vtcode/appendMessages", { sessionId = o.sessionId, messages = { { role = "user", content = "Fix TestHandler." } } })
+  vim.cmd("VtSession " .. o.sessionId)
+  wait(10000, function()
+    return vt.active_session() == o.sessionId
+  end, "pinned")
+  local last = vt._state.last_compaction
+  local done, res
+  vt.compact(nil, function(err, r)
+    done, res = true, r
+    assert(not err, vim.inspect(err))
+  end)
+  wait(10000, function()
+    return done
+  end, ":VtCompact")
+  eq(res.mode, "none", "mode")
+  eq(res.message, "Conversation is already compact.", "message")
+  wait_note("^Conversation is already compact%.$", "the notification")
+  eq(vt._state.last_compaction, last, "not recorded as a compaction")
+  local mark = #notes + 1
+  vim.cmd("VtCompact!")
+  wait_note("Nothing to preview: Conversation is already compact%.", ":VtCompact!", mark)
+  vim.cmd("VtSession auto")
 end)
 
 test(":checkhealth vtcode passes", function()

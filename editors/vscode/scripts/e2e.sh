@@ -22,9 +22,16 @@ NODE=$NODE24_HOME/bin/node
 CS_ENTRY=$CODE_SERVER_DIR/node_modules/code-server/out/node/entry.js
 VSIX=$(bash scripts/prepare.sh)
 BIN=$(vtcode_ls_bin)
+# the platform-specific package of this machine, with the daemon inside
+case "$(uname -m)" in x86_64) HOST_TARGET=linux-x64 ;; aarch64 | arm64) HOST_TARGET=linux-arm64 ;; *) HOST_TARGET= ;; esac
+PLATFORM_VSIX=
+if [ -n "$HOST_TARGET" ]; then
+  bash scripts/package-targets.sh "$HOST_TARGET" >&2
+  PLATFORM_VSIX=$HERE/dist/vtcode-ls-$HOST_TARGET-$(node -p 'require("./package.json").version').vsix
+fi
 
 RUN=$HERE/test-results/e2e
-rm -rf "$RUN"; mkdir -p "$RUN/out" "$RUN/ext" "$RUN/xdg/config" "$RUN/xdg/data" "$RUN/xdg/cache" "$RUN/ws-ui" "$RUN/ws-tests"
+rm -rf "$RUN"; mkdir -p "$RUN/out" "$RUN/ext" "$RUN/ext-bundled" "$RUN/ws-bundled" "$RUN/xdg/config" "$RUN/xdg/data" "$RUN/xdg/cache" "$RUN/ws-ui" "$RUN/ws-tests"
 printf '# e2e workspace\n' > "$RUN/ws-ui/README.md"; printf '# e2e host-test workspace\n' > "$RUN/ws-tests/README.md"
 export XDG_CONFIG_HOME=$RUN/xdg/config XDG_DATA_HOME=$RUN/xdg/data XDG_CACHE_HOME=$RUN/xdg/cache  # keep ~ clean
 
@@ -43,13 +50,24 @@ settings() { # user-data-dir; machine-scoped settings (vtcode.serverPath) of a r
   "workbench.enableExperiments": false, "vtcode.serverPath": "$BIN", "vtcode.trace.server": "messages" }
 J
   printf '{ "vtcode.serverPath": "%s" }\n' "$BIN" > "$1/Machine/settings.json"
+  if [ "${2:-}" = bundled ]; then  # no vtcode.serverPath: the extension runs the daemon it ships
+    sed -i 's#, "vtcode.serverPath": "[^"]*"##' "$1/User/settings.json"; echo '{}' > "$1/Machine/settings.json"
+  fi
 }
-settings "$RUN/ud"; settings "$RUN/ud-tests"
+settings "$RUN/ud"; settings "$RUN/ud-tests"; settings "$RUN/ud-bundled" bundled
+printf '# e2e bundled-daemon workspace\n' > "$RUN/ws-bundled/README.md"
 for v in "$VSIX" "$RUN/agent.vsix"; do
   "$NODE" "$CS_ENTRY" --user-data-dir "$RUN/ud" --extensions-dir "$RUN/ext" --install-extension "$v" >>"$RUN/install.log" 2>&1 \
     || { cat "$RUN/install.log"; exit 1; }
 done
 log "installed $(ls "$RUN/ext" | grep -v json | tr '\n' ' ')"
+if [ -n "$PLATFORM_VSIX" ]; then
+  for v in "$PLATFORM_VSIX" "$RUN/agent.vsix"; do
+    "$NODE" "$CS_ENTRY" --user-data-dir "$RUN/ud-bundled" --extensions-dir "$RUN/ext-bundled" --install-extension "$v" >>"$RUN/install.log" 2>&1 \
+      || { cat "$RUN/install.log"; exit 1; }
+  done
+  log "installed for the bundled-daemon check: $(ls "$RUN/ext-bundled" | grep -v json | tr '\n' ' ')"
+fi
 
 PIDS=()
 cleanup() {
@@ -62,9 +80,9 @@ cleanup() {
   for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
-start_cs() { # port user-data-dir workspace log extra-args...
+start_cs() { # port user-data-dir workspace log extra-args... ($EXT_DIR: the extensions folder)
   local port=$1 ud=$2 ws=$3 logf=$4; shift 4
-  setsid "$NODE" "$CS_ENTRY" --user-data-dir "$ud" --extensions-dir "$RUN/ext" \
+  setsid "$NODE" "$CS_ENTRY" --user-data-dir "$ud" --extensions-dir "${EXT_DIR:-$RUN/ext}" \
     --bind-addr "127.0.0.1:$port" --auth none --disable-telemetry --disable-update-check \
     --disable-workspace-trust "$@" "$ws" >"$logf" 2>&1 &
   PIDS+=($!)
@@ -76,12 +94,18 @@ wait_cs() {
 start_cs "$PORT" "$RUN/ud" "$RUN/ws-ui" "$RUN/code-server.log"
 start_cs "$((PORT + 1))" "$RUN/ud-tests" "$RUN/ws-tests" "$RUN/code-server-tests.log" --vscode-option enable-smoke-test-driver
 wait_cs "$PORT"; wait_cs "$((PORT + 1))"
+bundled_args=()
+if [ -n "$PLATFORM_VSIX" ]; then
+  EXT_DIR=$RUN/ext-bundled start_cs "$((PORT + 2))" "$RUN/ud-bundled" "$RUN/ws-bundled" "$RUN/code-server-bundled.log"
+  wait_cs "$((PORT + 2))"
+  bundled_args=(--bundled-base "http://127.0.0.1:$((PORT + 2))" --bundled-folder "$RUN/ws-bundled" --bundled-logs "$RUN/ud-bundled/logs" --bundled-ext "$RUN/ext-bundled")
+fi
 
 log "driving chromium (playwright-core $PLAYWRIGHT_VERSION)"
 rc=0
 NODE_PATH=$CODE_SERVER_DIR/node_modules "$NODE" test/e2e/e2e.cjs --base "http://127.0.0.1:$PORT" \
   --tests-base "http://127.0.0.1:$((PORT + 1))" --folder "$RUN/ws-ui" --tests-folder "$RUN/ws-tests" \
-  --dev "$HERE" --tests "$HERE/test/host/index.cjs" --out "$RUN/out" || rc=$?
+  --dev "$HERE" --tests "$HERE/test/host/index.cjs" --out "$RUN/out" "${bundled_args[@]}" || rc=$?
 echo "artifacts: $RUN/out (logs: $RUN/ud/logs, $RUN/code-server.log)"
 tail -1 "$RUN/out/summary.txt" 2>/dev/null | sed 's/^/e2e: /' || echo "e2e: 0 passed, 1 failed"
 exit $rc

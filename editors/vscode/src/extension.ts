@@ -6,7 +6,7 @@
 // connection to agent extensions: `activate` returns `{ client, activeSession() }`.
 
 import { randomUUID } from 'node:crypto';
-import * as path from 'node:path';
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
   CancellationTokenSource,
@@ -28,6 +28,10 @@ import {
   statusText,
   tooltipMarkdown,
 } from './display';
+import { ContextPanel } from './contextPanel';
+import { isNoOp } from './contextmap';
+import { PreviewDocuments, PreviewScheme } from './preview';
+import { resolveServer } from './server';
 import { NotificationProgress, ProgressCreateFeature } from './progress';
 import {
   type ArtifactInfo,
@@ -69,12 +73,34 @@ class Extension implements vscode.Disposable {
   private stats: Stats | undefined;
   private statsTimer: NodeJS.Timeout | undefined;
   private compacting = 0;
+  private readonly contextPanel: ContextPanel;
+  private readonly previews: PreviewDocuments;
 
-  constructor() {
+  constructor(private readonly extensionPath: string) {
     this.log = vscode.window.createOutputChannel('VT Code', { log: true });
     this.status = vscode.window.createStatusBarItem('vtcode.pressure', vscode.StatusBarAlignment.Right, 100);
     this.status.name = 'VT Code Context';
     this.progress = new NotificationProgress(() => this.client, this.log);
+    this.contextPanel = new ContextPanel({
+      request: (method, params) => this.sessionRequest(method, params as { sessionId: string }),
+      activeSession: () => this.tracker.active,
+      restore: (artifactId) => this.restore(artifactId),
+      previewCompaction: () => this.previews.preview(),
+      log: this.log,
+    });
+    this.previews = new PreviewDocuments({
+      // vscode-jsonrpc reads a trailing undefined as one more positional param: pass a token only when there is one.
+      request: async (method, params, token) => {
+        const client = await this.ensureStarted();
+        return token ? client.sendRequest(method, params, token) : client.sendRequest(method, params);
+      },
+      requireSession: () => this.requireSession(),
+      compacted: () => {
+        this.scheduleStats(0);
+        this.contextPanel.changed(0);
+      },
+      log: this.log,
+    });
     this.disposables.push(
       this.log,
       this.status,
@@ -85,7 +111,10 @@ class Extension implements vscode.Disposable {
         this.stats = undefined;
         this.render();
         if (id !== undefined && !this.tracker.view()) this.scheduleStats(0);
+        this.contextPanel.changed(0);
       }),
+      this.contextPanel,
+      this.previews,
     );
     this.render();
     this.status.show();
@@ -113,8 +142,13 @@ class Extension implements vscode.Disposable {
     cmd('vtcode.restore', (artifactId?: string) => this.restore(artifactId));
     cmd('vtcode.selectSession', (sessionId?: string | null) => this.selectSession(sessionId));
     cmd('vtcode.restartServer', () => this.restart());
+    cmd('vtcode.showContext', () => this.contextPanel.show());
+    cmd('vtcode.previewCompaction', () => this.previews.preview());
+    cmd('vtcode.applyPreview', (uri?: vscode.Uri) => this.previews.apply(uri instanceof vscode.Uri ? uri : undefined));
+    cmd('vtcode.discardPreview', (uri?: vscode.Uri) => this.previews.discard(uri instanceof vscode.Uri ? uri : undefined));
     this.disposables.push(
       vscode.workspace.registerFileSystemProvider(PromptScheme, new PromptFileSystem(this), { isCaseSensitive: true }),
+      vscode.workspace.registerFileSystemProvider(PreviewScheme, this.previews, { isCaseSensitive: true }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs')) {
           void vscode.window
@@ -127,21 +161,37 @@ class Extension implements vscode.Disposable {
 
   // ---- client lifecycle ---------------------------------------------------------------------
 
-  private serverCommand(): { command: string; args: string[] } {
+  private serverCommand(): { command: string; args: string[]; source: string } {
     const cfg = vscode.workspace.getConfiguration('vtcode');
-    let command = (cfg.get<string>('serverPath') || 'vtcode-ls').trim();
-    if (command.startsWith('~/')) command = path.join(process.env.HOME ?? '', command.slice(2));
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!path.isAbsolute(command) && command.includes('/') && folder) {
-      command = path.join(folder.uri.fsPath, command);
+    // An explicit setting (any scope) wins over the daemon bundled in a platform-specific package.
+    const i = cfg.inspect<string>('serverPath');
+    const configured = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+    const { command, source } = resolveServer({
+      configured,
+      extensionPath: this.extensionPath,
+      home: process.env.HOME,
+      folder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+      exists: (p) => fs.existsSync(p),
+    });
+    if (source === 'bundled' && process.platform !== 'win32') {
+      // a .vsix unpacked without the executable bit
+      try {
+        fs.accessSync(command, fs.constants.X_OK);
+      } catch {
+        try {
+          fs.chmodSync(command, 0o755);
+        } catch (e) {
+          this.log.warn(`making ${command} executable: ${String(e)}`);
+        }
+      }
     }
     const extra = cfg.get<string[]>('serverArgs') ?? [];
-    return { command, args: ['serve', ...extra] };
+    return { command, args: ['serve', ...extra], source };
   }
 
   private createClient(): LanguageClient {
-    const { command, args } = this.serverCommand();
-    this.log.info(`starting ${command} ${args.join(' ')}`);
+    const { command, args, source } = this.serverCommand();
+    this.log.info(`starting ${command} ${args.join(' ')}${source === 'bundled' ? ' (bundled with the extension)' : ''}`);
     const serverOptions: ServerOptions = {
       command,
       args,
@@ -159,7 +209,10 @@ class Extension implements vscode.Disposable {
     client.onNotification(Methods.tokenPressure, (p: TokenPressure) => this.onPressure(p));
     client.onNotification(Methods.compactBoundary, (b: CompactBoundary) => {
       this.log.info(`compaction: ${JSON.stringify(b)}`);
-      if (b.sessionId === undefined || b.sessionId === this.tracker.active) this.scheduleStats(0);
+      if (b.sessionId === undefined || b.sessionId === this.tracker.active) {
+        this.scheduleStats(0);
+        this.contextPanel.changed(0);
+      }
     });
     client.onDidChangeState((e) => {
       if (e.newState === State.Stopped) {
@@ -248,6 +301,7 @@ class Extension implements vscode.Disposable {
     if (this.tracker.pressure(p)) {
       this.render();
       this.scheduleStats(400);
+      this.contextPanel.changed();
     }
   }
 
@@ -276,6 +330,18 @@ class Extension implements vscode.Disposable {
     }
   }
 
+  /** sessionRequest sends a session request, loading a stored session once if the daemon has not. */
+  private async sessionRequest<R>(method: string, params: { sessionId: string }): Promise<R> {
+    const client = await this.ensureStarted();
+    try {
+      return await client.sendRequest<R>(method, params);
+    } catch (err) {
+      if ((err as { code?: number }).code !== ErrorCodes.UnknownSession) throw err;
+      await client.sendRequest<OpenSessionResult>(Methods.openSession, { sessionId: params.sessionId });
+      return await client.sendRequest<R>(method, params);
+    }
+  }
+
   /** requestStats asks for projection stats, loading a stored session once if the daemon has not. */
   private async requestStats(id: string): Promise<Stats> {
     const client = await this.ensureStarted();
@@ -301,6 +367,10 @@ class Extension implements vscode.Disposable {
     }
     const md = new vscode.MarkdownString(tooltipMarkdown(view, this.stats, this.tracker.pinned));
     md.supportThemeIcons = true;
+    if (active !== undefined) {
+      md.appendMarkdown('\n\n[$(graph) Show Context](command:vtcode.showContext "What fills the window, cleared results, compactions")');
+      md.isTrusted = { enabledCommands: ['vtcode.showContext'] };
+    }
     this.status.tooltip = md;
     this.status.command = active === undefined ? 'vtcode.selectSession' : 'vtcode.compact';
     this.status.accessibilityInformation = { label: `VT Code context: ${this.status.text.replace(/\$\([^)]*\)\s*/g, '')}` };
@@ -337,14 +407,18 @@ class Extension implements vscode.Disposable {
       if (instructions) params.instructions = instructions;
       const result = await client.sendRequest<CompactResult>(Methods.compact, params, cts.token);
       const text = compactResultText(result);
+      if (isNoOp(result)) {
+        // "Conversation is already compact." is a result (mode "none"), not an error.
+        this.log.info(`${sessionId}: ${text}`);
+        void vscode.window.showInformationMessage(`VT Code: ${text}`);
+        return result;
+      }
       this.log.info(`compacted ${sessionId}: ${text}`);
       void vscode.window.showInformationMessage(text);
       return result;
     } catch (err) {
       if (isCancelled(err) || cts.token.isCancellationRequested) {
         void vscode.window.showInformationMessage('VT Code: compaction cancelled; the history is unchanged.');
-      } else if (/already compact/i.test((err as Error)?.message ?? '')) {
-        void vscode.window.showInformationMessage((err as Error).message);
       } else {
         const msg = errorText('VT Code: Compaction failed', err);
         this.log.error(msg);
@@ -426,6 +500,7 @@ class Extension implements vscode.Disposable {
       const result = await client.sendRequest<{ messages: number }>(Methods.restore, { sessionId, artifactId });
       void vscode.window.showInformationMessage(`VT Code: history restored (${result.messages} messages).`);
       this.scheduleStats(0);
+      this.contextPanel.changed(0);
       return result;
     } catch (err) {
       void vscode.window.showErrorMessage(errorText('VT Code: Restore failed', err));
@@ -565,7 +640,7 @@ let instance: Extension | undefined;
 
 /** activate starts the client and returns the API for agent extensions. */
 export async function activate(context: vscode.ExtensionContext): Promise<VtcodeApi> {
-  instance = new Extension();
+  instance = new Extension(context.extensionPath);
   instance.register();
   context.subscriptions.push({ dispose: () => void instance?.dispose() });
   void instance.start();

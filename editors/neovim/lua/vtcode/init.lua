@@ -194,6 +194,9 @@ handlers["vtcode/tokenPressure"] = function(_, p, ctx)
     end
   end
   pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "VtcodePressure", modeline = false })
+  if package.loaded["vtcode.context"] then -- an open :VtContext window follows its session
+    require("vtcode.context").refresh(p.sessionId)
+  end
 end
 
 handlers["vtcode/compactBoundary"] = function(_, b, ctx)
@@ -481,13 +484,14 @@ function M.compact(instructions, cb)
     if err then
       if err.code == -32800 then
         notify("vtcode: compaction cancelled; the history is unchanged")
-      elseif type(err.message) == "string" and err.message:lower():find("already compact") then
-        notify(err.message)
       else
         notify(error_text("vtcode: compaction failed", err), vim.log.levels.ERROR)
       end
     else
-      state.last_compaction = result
+      -- "Conversation is already compact." is a result with mode "none", not an error
+      if result and result.mode ~= "none" then
+        state.last_compaction = result
+      end
       -- with progress shown, the progress end message already said how it went
       if not state.config.progress and result and result.message then
         notify(result.message)

@@ -176,8 +176,109 @@ const toast = (page, text, timeout = 30000) =>
       await page.waitForTimeout(300);
       await shot(page, '09-automatic-compaction.png');
     });
+
+    // The context view (issue 14): a session prepared request by request, shown in the webview,
+    // followed live through a compaction and a restore; then a compaction preview applied as edited.
+    const view = () => page.frameLocator('iframe.webview').first().frameLocator('#active-frame');
+    let requests = 0;
+    await check('VT Code: Show Context shows the window by category, the pressure per request and the cleared results', async () => {
+      await runCommand(page, 'VT Code Test Agent: Send Turns Step by Step');
+      const t = page.locator('.notifications-toasts').getByText(/Test agent: prepared \d+ requests in session/).filter({ visible: true }).first();
+      await t.waitFor({ timeout: 30000 });
+      requests = +(await t.innerText()).match(/prepared (\d+) requests/)[1];
+      const status = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
+      // opened from the status-bar tooltip's link
+      await page.mouse.move(10, 10);
+      await statusItem(page).hover();
+      const link = page.locator('.monaco-hover, .workbench-hover').getByRole('link', { name: /Show Context/ }).first();
+      await link.waitFor({ timeout: 15000 });
+      await link.click();
+      const v = view();
+      await v.locator('#title', { hasText: /^Session / }).waitFor({ timeout: 30000 });
+      const headline = (await v.locator('#headline').innerText()).trim();
+      log('context headline:', headline, '| status bar:', status);
+      if (!headline.startsWith(status.split(' · ')[0] + ' · ')) throw new Error(`headline ${JSON.stringify(headline)} does not start with the status bar's pressure ${status}`);
+      if (!headline.includes(`${requests} requests`)) throw new Error(`headline does not count ${requests} requests: ${headline}`);
+      const legend = (await v.locator('#legend').innerText()).replace(/\s+/g, ' ');
+      for (const label of ['System prompt & tools', 'User messages', 'Assistant text', 'Tool calls', 'Tool results', 'Cleared stubs', 'Compaction summary', 'Free', 'Reserved output 4,096']) {
+        if (!legend.includes(label)) throw new Error(`legend lacks ${label}: ${legend}`);
+      }
+      const segs = await v.locator('#bar .seg').count();
+      if (segs !== 9) throw new Error(`${segs} bar segments`);
+      const dots = await v.locator('#chart circle.dot').count();
+      if (dots !== requests) throw new Error(`${dots} points on the chart for ${requests} requests`);
+      const rows = await v.locator('#cleared tr').count();
+      const firstRow = (await v.locator('#cleared tr').first().innerText()).replace(/\s+/g, ' ');
+      log(`cleared results: ${rows}; first: ${firstRow}`);
+      if (rows === 0 || !/^read_file call_steps_\d+ [\d,]+ [\d,]+ [\d,]+ \d+$/.test(firstRow)) throw new Error(`cleared table: ${rows} rows, first ${JSON.stringify(firstRow)}`);
+      await v.locator('#artifacts-empty', { hasText: 'No compaction artifacts yet.' }).waitFor({ timeout: 5000 });
+      await page.waitForTimeout(300);
+      await shot(page, '10-context.png');
+    });
+    await check('the context view follows the session live: a compaction is marked and its artifact listed', async () => {
+      await runCommand(page, 'VT Code: Compact Context');
+      await toast(page, /Context compacted · [\d.]+s \(40 -> \d+ messages, local\)/);
+      const v = view();
+      await v.locator('#headline', { hasText: '1 compaction' }).waitFor({ timeout: 15000 });
+      await v.locator('#chart line.compaction').first().waitFor({ state: 'attached', timeout: 15000 });
+      await v.locator('#artifacts tr', { hasText: 'manual (local)' }).getByRole('button', { name: 'Restore' }).waitFor({ timeout: 15000 });
+      const summary = (await v.locator('#legend tr[data-category="summary"]').innerText()).replace(/\s+/g, ' ');
+      if (!/^Compaction summary [1-9][\d,]* /.test(summary)) throw new Error(`summary row: ${summary}`);
+      await page.waitForTimeout(300);
+      await shot(page, '11-context-compacted.png');
+    });
+    await check('Restore in the context view brings the history back', async () => {
+      const v = view();
+      await v.locator('#artifacts button', { hasText: 'Restore' }).first().click();
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.getByText(/Restore 40 messages from before the manual compaction/).waitFor({ timeout: 15000 });
+      await shot(page, '12-restore-confirm.png');
+      await dialog.getByRole('button', { name: 'Restore' }).click();
+      await toast(page, 'VT Code: history restored (40 messages).');
+      await v.locator('#headline', { hasText: /of 40 messages sent/ }).waitFor({ timeout: 15000 });
+    });
+    await check('VT Code: Preview Compaction shows the summary in an editor; Apply commits it as edited', async () => {
+      await runCommand(page, 'VT Code: Preview Compaction');
+      await toast(page, /compaction preview · 40 → \d+ messages, [\d.]+k → [\d.]+k tokens\. Edit the summary, then Apply\./);
+      await page.locator('.tab', { hasText: 'compaction-summary.md' }).first().waitFor({ timeout: 15000 });
+      const lines = page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
+      await lines.getByText('## Goal').first().waitFor({ timeout: 15000 });
+      await shot(page, '13-preview.png');
+      await lines.click();
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.type('E2E: keep the failing test name. ');
+      await lines.getByText(/E2E:\skeep\sthe\sfailing\stest\sname/).first().waitFor({ timeout: 10000 });  // Monaco renders spaces as U+00A0
+      await page.locator('.editor-group-container.active .editor-actions [aria-label^="Apply Compaction Preview"]').first().click();
+      await toast(page, /Context compacted with the edited summary \(40 -> \d+ messages, local\)/);
+      await page.locator('.tab', { hasText: 'compaction-summary.md' }).first().waitFor({ state: 'detached', timeout: 15000 });
+      await runCommand(page, 'VT Code: Show Context');
+      await view().locator('#headline', { hasText: '2 compactions' }).waitFor({ timeout: 15000 });
+      await page.waitForTimeout(300);
+      await shot(page, '14-preview-applied.png');
+    });
     fs.writeFileSync(path.join(out, 'page-text.txt'), await page.locator('body').innerText());
     if (failed) await shot(page, 'final.png');
+  });
+  // (c) the platform-specific package alone, without vtcode.serverPath: the daemon it ships runs
+  if (args['bundled-base']) await withBrowser(async (page) => {
+    await page.addInitScript(recordNotifications);
+    await check('the platform-specific .vsix runs the daemon it ships (no vtcode.serverPath)', async () => {
+      await page.goto(`${args['bundled-base']}/?folder=${encodeURIComponent(args['bundled-folder'])}`);
+      await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 120000 });
+      await statusTextMatching(page, /^VT Code$/, 60000);
+      await runCommand(page, 'VT Code Test Agent: Send Turns');
+      await toast(page, /Test agent: sent 40 messages to session/);
+      const status = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
+      // the extension's log names the binary it started
+      const logs = [];
+      const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else if (e.name === 'VT Code.log') logs.push(p); } };
+      walk(args['bundled-logs']);
+      const started = logs.map((f) => fs.readFileSync(f, 'utf8')).join('\n').match(/starting (\S+) serve \(bundled with the extension\)/);
+      if (!started) throw new Error('no "starting … (bundled with the extension)" line in ' + JSON.stringify(logs));
+      if (!started[1].startsWith(args['bundled-ext'] + path.sep) || !/[\\/]server[\\/]vtcode-ls$/.test(started[1])) throw new Error(`started ${started[1]}, not the packaged daemon`);
+      log(`bundled daemon: ${started[1]}; status ${status}`);
+      await shot(page, '15-bundled-daemon.png');
+    });
   });
   const line = `${passed} passed, ${failed} failed`;
   fs.writeFileSync(path.join(out, 'summary.txt'), line + '\n');

@@ -7,7 +7,8 @@ const { agentSession } = require('../fixtures.cjs');
 
 const EXT_ID = 'vtcode.vtcode-ls';
 const COMMANDS = ['vtcode.compact', 'vtcode.compactWithInstructions', 'vtcode.showStats', 'vtcode.editPrompt',
-  'vtcode.restore', 'vtcode.selectSession', 'vtcode.restartServer'];
+  'vtcode.restore', 'vtcode.selectSession', 'vtcode.restartServer', 'vtcode.showContext', 'vtcode.previewCompaction',
+  'vtcode.applyPreview', 'vtcode.discardPreview'];
 
 function until(event, pred, what, ms = 15000) {
   return new Promise((resolve, reject) => {
@@ -83,6 +84,66 @@ async function run() {
     assert.equal(r.messages, 40);
     const s = await vscode.commands.executeCommand('vtcode.showStats');
     assert.equal(s.messages, 40);
+  });
+
+  await t('VT Code: Show Context opens the context map of the active session', async () => {
+    const m = await vscode.commands.executeCommand('vtcode.showContext');
+    assert.ok(m, 'a map');
+    assert.equal(m.sessionId, state.sid);
+    assert.equal(m.messages, 40);
+    assert.equal(m.categories.reduce((a, c) => a + c.tokens, 0), 32000);
+    assert.ok(m.artifacts.some((a) => a.artifactId === state.artifactId), 'the artifact is listed');
+    const find = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+      .find((x) => x.input instanceof vscode.TabInputWebview && /vtcode\.context/.test(x.input.viewType) && /%$/.test(x.label));
+    await until(vscode.window.tabGroups.onDidChangeTabs, () => find() !== undefined, 'the context webview tab');
+    const tab = find();
+    assert.match(tab.label, /^VT Code Context · \d+%$/);
+    await vscode.window.tabGroups.close(tab);
+  });
+
+  await t('VT Code: Preview Compaction shows the summary; Apply commits it as edited', async () => {
+    const p = await vscode.commands.executeCommand('vtcode.previewCompaction');
+    assert.ok(p && p.previewId, 'a preview');
+    const before = await state.client.sendRequest('vtcode/history', { sessionId: state.sid, limit: 1 });
+    assert.equal(before.total, 40, 'the preview changed nothing');
+    const ed = vscode.window.activeTextEditor;
+    assert.equal(ed.document.uri.scheme, 'vtcode-preview');
+    assert.equal(ed.document.getText(), p.summary);
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(ed.document.uri, new vscode.Range(0, 0, ed.document.lineCount, 0), 'Goal: fix TestHandler (edited in the editor).');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    const r = await vscode.commands.executeCommand('vtcode.applyPreview');
+    assert.ok(r && r.trigger === 'manual', 'committed');
+    assert.match(r.message, /edited summary/);
+    const h = await state.client.sendRequest('vtcode/history', { sessionId: state.sid, limit: 1 });
+    assert.equal(h.messages[0].content, 'Previous conversation summary:\nGoal: fix TestHandler (edited in the editor).');
+    assert.equal(h.total, p.compactedMessageCount);
+    assert.ok(!vscode.workspace.textDocuments.some((d) => d.uri.scheme === 'vtcode-preview' && !d.isClosed && vscode.window.visibleTextEditors.some((e) => e.document === d)), 'the preview editor is closed');
+  });
+
+  await t('a preview the history moved past is refused; Discard drops a preview', async () => {
+    await state.client.sendRequest('vtcode/appendMessages', { sessionId: state.sid, messages: agentSession(12, 'host3').slice(1) });
+    const p = await vscode.commands.executeCommand('vtcode.previewCompaction');
+    assert.ok(p && p.previewId);
+    await state.client.sendRequest('vtcode/appendMessages', { sessionId: state.sid, messages: [{ role: 'user', content: 'one more' }] });
+    const total = (await state.client.sendRequest('vtcode/history', { sessionId: state.sid, limit: 1 })).total;
+    assert.equal(await vscode.commands.executeCommand('vtcode.applyPreview'), undefined, 'nothing applied');
+    assert.equal((await state.client.sendRequest('vtcode/history', { sessionId: state.sid, limit: 1 })).total, total, 'history unchanged');
+    const arts = (await state.client.sendRequest('vtcode/listArtifacts', { sessionId: state.sid })).length;
+    assert.ok((await vscode.commands.executeCommand('vtcode.previewCompaction')).previewId);
+    assert.equal(await vscode.commands.executeCommand('vtcode.discardPreview'), true);
+    assert.equal((await state.client.sendRequest('vtcode/listArtifacts', { sessionId: state.sid })).length, arts, 'no artifact');
+    assert.equal((await state.client.sendRequest('vtcode/history', { sessionId: state.sid, limit: 1 })).total, total);
+  });
+
+  await t('VT Code: Compact Context on a compact history reports it (a result, not an error)', async () => {
+    const o = await state.client.sendRequest('vtcode/openSession', { contextWindow: 32000 });
+    await state.client.sendRequest('vtcode/appendMessages', { sessionId: o.sessionId, messages: [{ role: 'user', content: 'Fix TestHandler.' }] });
+    assert.equal(await vscode.commands.executeCommand('vtcode.selectSession', o.sessionId), o.sessionId);
+    const r = await vscode.commands.executeCommand('vtcode.compact');
+    assert.ok(r, 'a result');
+    assert.equal(r.mode, 'none');
+    assert.equal(r.message, 'Conversation is already compact.');
   });
 
   await t('VT Code: Select Session… pins a session and unpins', async () => {

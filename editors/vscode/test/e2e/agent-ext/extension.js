@@ -30,6 +30,27 @@ function activate(context) {
     vscode.window.showInformationMessage(`Test agent: prepared ${r.messages.length} messages; automatic compaction: ${c ? c.trigger + ', ' + c.originalMessageCount + ' -> ' + c.compactedMessageCount : 'none'}`);
     return sessionId;
   }));
+
+  // A session prepared request by request (tool-result clearing on), for the context view.
+  context.subscriptions.push(vscode.commands.registerCommand('vtcodeTestAgent.sendTurnsStepwise', async () => {
+    const ext = vscode.extensions.getExtension('vtcode.vtcode-ls');
+    const api = ext.isActive ? ext.exports : await ext.activate();
+    const client = await api.ready();
+    const { sessionId } = await client.sendRequest('vtcode/openSession', { contextWindow: 32000 });
+    await client.sendRequest('vtcode/setPolicy', { sessionId, policy: { autoCompaction: { enabled: false } } });
+    const msgs = agentSession(18, 'steps');
+    let requests = 0, cur = [];
+    for (let i = 0; i < msgs.length; i++) {
+      cur.push(msgs[i]);
+      if (i === msgs.length - 1 || (cur.length >= 6 && msgs[i + 1].role !== 'tool')) {
+        await client.sendRequest('vtcode/prepareRequest', { sessionId, messages: cur, systemPrompt: 'You are a coding agent.' });
+        requests++;
+        cur = [];
+      }
+    }
+    vscode.window.showInformationMessage(`Test agent: prepared ${requests} requests in session ${sessionId}`);
+    return sessionId;
+  }));
 }
 
 function deactivate() {}

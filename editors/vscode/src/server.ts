@@ -1,0 +1,49 @@
+// Which vtcode-ls the extension runs, free of `vscode` so it is unit-tested with `node --test`:
+// an explicit `vtcode.serverPath` wins; otherwise the daemon bundled in a platform-specific
+// package (server/vtcode-ls[.exe], see scripts/package-targets.sh); otherwise `vtcode-ls` on PATH.
+
+import * as path from 'node:path';
+
+/** The platforms a .vsix is built for, as `vsce package --target` names them, with Go's names. */
+export const VsixTargets: Record<string, { goos: string; goarch: string }> = {
+  'linux-x64': { goos: 'linux', goarch: 'amd64' },
+  'linux-arm64': { goos: 'linux', goarch: 'arm64' },
+  'darwin-x64': { goos: 'darwin', goarch: 'amd64' },
+  'darwin-arm64': { goos: 'darwin', goarch: 'arm64' },
+  'win32-x64': { goos: 'windows', goarch: 'amd64' },
+};
+
+/** bundledServer is where a platform-specific package keeps the daemon. */
+export function bundledServer(extensionPath: string, platform: string = process.platform): string {
+  return path.join(extensionPath, 'server', platform === 'win32' ? 'vtcode-ls.exe' : 'vtcode-ls');
+}
+
+export interface ServerChoice {
+  command: string;
+  /** bundled: the binary shipped inside the extension. */
+  source: 'setting' | 'bundled' | 'path';
+}
+
+/**
+ * resolveServer picks the daemon. configured is the user's explicit `vtcode.serverPath` (undefined
+ * when only the default applies): `~/` is expanded and a relative path with a slash is resolved
+ * against the first workspace folder. exists tells whether a file exists.
+ */
+export function resolveServer(opts: {
+  configured: string | undefined;
+  extensionPath: string;
+  platform?: string;
+  home?: string;
+  folder?: string;
+  exists: (p: string) => boolean;
+}): ServerChoice {
+  let command = (opts.configured ?? '').trim();
+  if (command) {
+    if (command.startsWith('~/')) command = path.join(opts.home ?? '', command.slice(2));
+    if (!path.isAbsolute(command) && command.includes('/') && opts.folder) command = path.join(opts.folder, command);
+    return { command, source: 'setting' };
+  }
+  const bundled = bundledServer(opts.extensionPath, opts.platform);
+  if (opts.exists(bundled)) return { command: bundled, source: 'bundled' };
+  return { command: 'vtcode-ls', source: 'path' };
+}
