@@ -22,6 +22,7 @@ var allow = map[string][]string{
 	"history":                {},
 	"history/historytest":    {"history"},
 	"evidence":               {"history"},
+	"evidence/ledger":        {"evidence", "history", "compaction", "providers", "providers/offline", "transcript"},
 	"clearing":               {"history"},
 	"providers":              {"history"},
 	"providers/offline":      {"providers", "history", "evidence"},
