@@ -1,0 +1,124 @@
+package evidence
+
+import (
+	"regexp"
+	"strings"
+)
+
+var (
+	// panicRE: a Go (or Rust) panic line.
+	panicRE = regexp.MustCompile(`^(panic: .+|thread '.*' panicked at .+|fatal error: .+)$`)
+	// tracebackRE opens a Python traceback; its last unindented line is the error.
+	tracebackRE = regexp.MustCompile(`^Traceback \(most recent call last\):`)
+	pyErrorRE   = regexp.MustCompile(`^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Failure)|KeyError|StopIteration|AssertionError)\b(:.*)?$`)
+	// diagRE: a compiler or linter diagnostic "file:line[:col]: message".
+	diagRE = regexp.MustCompile(`^\S+\.\w+:\d+(:\d+)?:\s*(error|fatal|undefined|cannot|E\d+|[A-Z]{1,4}\d{2,4}|syntax error|\S+ error)\b.*`)
+	// lintCodeRE: a linter code first ("SIM115 Use a context manager…",
+	// "E999 SyntaxError: …", "- E999 SyntaxError: …").
+	lintCodeRE = regexp.MustCompile(`^(?:- )?[A-Z]{1,4}\d{2,4}\s+\S.*`)
+	// prefixErrorRE: a line that starts with an error word
+	// ("error: …", "fatal: …", "E: …", "ERROR: …", "Error: …").
+	prefixErrorRE = regexp.MustCompile(`^(?:\w[\w.-]*: )?(?:error|fatal|E|ERROR|Error|FATAL|FAILED|FAIL|--- FAIL|npm ERR!|Exception|Failure|CRITICAL)(?:\[[^\]]*\])?[:!]\s*\S.*`)
+	// notFoundRE: a shell reporting a missing command or file.
+	notFoundRE = regexp.MustCompile(`(?i)(command not found|no such file or directory|permission denied|not recognized as an internal or external command|unable to locate package|could not find|cannot find)`)
+	// testFailLineRE: a test runner's failing test or summary line.
+	testFailLineRE = regexp.MustCompile(`^(FAILED \S+|--- FAIL: \S+|FAIL\s+\S+|.*\b\d+ failed\b.*|ERROR \S+::\S+.*)$`)
+)
+
+// errorLines returns the error lines of a text, in order: panics, the last
+// line of each Python traceback, diagnostics, lines that start with an error
+// word, missing commands and files, failing tests. Only the head and the tail
+// of a huge text are read.
+func errorLines(text string) []string {
+	var out []string
+	scan := func(s string) {
+		lines := strings.Split(s, "\n")
+		inTrace := false
+		for i := 0; i < len(lines); i++ {
+			raw := strings.TrimRight(lines[i], "\r ")
+			l := strings.TrimSpace(raw)
+			if l == "" {
+				continue
+			}
+			if tracebackRE.MatchString(l) {
+				inTrace = true
+				continue
+			}
+			if inTrace {
+				if raw != "" && raw[0] != ' ' && raw[0] != '\t' && pyErrorRE.MatchString(l) {
+					out = append(out, l)
+					inTrace = false
+				}
+				continue
+			}
+			if isDiffLine(raw) {
+				continue
+			}
+			switch {
+			case panicRE.MatchString(l), pyErrorRE.MatchString(l) && strings.Contains(l, ":"),
+				diagRE.MatchString(l), lintCodeRE.MatchString(l) && hasLintShape(l),
+				prefixErrorRE.MatchString(l), notFoundRE.MatchString(l), testFailLineRE.MatchString(l):
+				out = append(out, l)
+			}
+		}
+	}
+	if len(text) > 2*maxScan {
+		scan(headOf(text, maxScan))
+		scan(tailOf(text, maxScan))
+	} else {
+		scan(text)
+	}
+	return out
+}
+
+// hasLintShape keeps "SIM115 Use a context manager" and drops prose that
+// merely starts with a capitalised code-like word ("ABC123 is the id").
+func hasLintShape(l string) bool {
+	f := strings.Fields(strings.TrimPrefix(l, "- "))
+	if len(f) < 3 {
+		return false
+	}
+	w := f[1]
+	return w != "is" && w != "was" && w != "and" && (w[0] >= 'A' && w[0] <= 'Z')
+}
+
+// isDiffLine reports whether a line is a removed or added line of a diff,
+// not a test runner's "--- FAIL:".
+func isDiffLine(l string) bool {
+	if len(l) == 0 || (l[0] != '-' && l[0] != '+') {
+		return false
+	}
+	return len(l) == 1 || (l[1] != '-' && l[1] != '+')
+}
+
+// errorsIn records the error lines of a text at message i.
+func (x *extractor) errorsIn(i int, text string, fromUser bool) {
+	if text == "" {
+		return
+	}
+	for _, l := range errorLines(text) {
+		x.addError(i, clip(l, errorChars), fromUser)
+	}
+}
+
+func (x *extractor) addError(i int, text string, fromUser bool) {
+	if text == "" {
+		return
+	}
+	k := errorKey(text)
+	if j, ok := x.errIdx[k]; ok {
+		e := &x.r.Errors[j]
+		e.Last, e.Count = i, e.Count+1
+		return
+	}
+	x.errIdx[k] = len(x.r.Errors)
+	x.r.Errors = append(x.r.Errors, Error{Text: text, First: i, Last: i, Count: 1, FromUser: fromUser})
+}
+
+// errorKey identifies an error regardless of case and of the timing a test
+// runner appends ("in 0.23s").
+func errorKey(s string) string {
+	return strings.ToLower(timingRE.ReplaceAllString(s, ""))
+}
+
+var timingRE = regexp.MustCompile(`\b(in )?\d+(\.\d+)?m?s\b`)

@@ -1,0 +1,468 @@
+// Package evidence reads, from a coding-agent history, what the record shows
+// happened: the checks that ran (command, exit code, passed or failed, and
+// whether a later run fixed a failure), the files changed (through editor
+// tools, patches or a shell) and the files only read, the distinct errors,
+// the final state (last check, committed, pushed, released, submitted), and
+// which user-role messages were typed by the user rather than injected by the
+// agent's harness (reminders, environment blocks, command echoes,
+// continuation summaries, tool observations, format nags).
+//
+// Every rule is structural (tag shapes, tool-argument names, the shapes in
+// which harnesses print exit codes, shell syntax), so that sessions of agents
+// the package has never seen are read the same way. [Extract] is
+// deterministic: the same history gives the same [Record].
+package evidence
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// Origin says who wrote a message, as far as the record shows.
+type Origin string
+
+// The origins [Extract] assigns. Assistant, tool and system messages get
+// OriginAgent, OriginTool and OriginSystem; user-role messages get one of the
+// others.
+const (
+	OriginTyped    Origin = "typed"    // typed by the user: the request, a restriction, a follow-up
+	OriginInjected Origin = "injected" // harness context: reminders, environment, command echoes, caveats
+	OriginSummary  Origin = "summary"  // the continuation summary of an earlier compaction
+	// OriginObservation is a user-role message that carries a tool result
+	// (agents that act through text blocks receive their output this way).
+	OriginObservation Origin = "observation"
+	// OriginHarness is a harness complaint about the previous response's
+	// format ("no tool call found", "exactly one action expected").
+	OriginHarness Origin = "harness"
+	// OriginDelegated is a prompt one agent role wrote for another (an
+	// architect's instructions to its editor).
+	OriginDelegated Origin = "delegated"
+	OriginAgent     Origin = "agent"
+	OriginTool      Origin = "tool"
+	OriginSystem    Origin = "system"
+)
+
+// Outcome is the outcome of a check.
+type Outcome string
+
+// Check outcomes.
+const (
+	Passed      Outcome = "passed"      // exit 0, or a harness that flags failures did not flag it
+	Failed      Outcome = "failed"      // a non-zero exit code, or a flagged or failing result
+	Unknown     Outcome = "unknown"     // ran; the record shows no exit code
+	Running     Outcome = "running"     // still running in the background when the record ends
+	Interrupted Outcome = "interrupted" // the call has no result
+)
+
+// Action is one tool call, or one command an agent wrote in a fenced block
+// (agents that act through text), with its result.
+type Action struct {
+	Index  int    // message index of the call
+	Result int    // message index of the result, -1 when there is none
+	CallID string // "" for a text action
+	Tool   string // tool name; "shell" for a text action
+	// Command is the shell command line, "" when the call runs none.
+	Command string
+	Args    map[string]any // decoded JSON arguments, nil when none
+	Input   string         // freeform input (patches)
+	Output  string         // the result's text (the output of a JSON envelope)
+	Exit    int
+	HasExit bool
+	// Flagged is true when the harness marked the result as an error.
+	Flagged bool
+	// Rejected is true when the call was refused or had no effect (a
+	// rejected or failed edit, a denied permission).
+	Rejected bool
+}
+
+// HasResult reports whether the action has a result.
+func (a *Action) HasResult() bool { return a.Result >= 0 }
+
+// Check is one run of a command.
+type Check struct {
+	Command string
+	Outcome Outcome
+	Exit    int
+	HasExit bool
+	Index   int // message index of the call
+	Action  int // index in Record.Actions
+	// FixedBy is the index in Record.Checks of a later passing run that
+	// covers this failed one (the same command, or one that contains all its
+	// words), -1 when none.
+	FixedBy int
+	// Detail is a short line of the output that explains the outcome (a
+	// test summary, the first error), "" when none.
+	Detail string
+}
+
+// Op is what happened to a file.
+type Op string
+
+// File operations.
+const (
+	Modified Op = "modified"
+	Created  Op = "created"
+	Deleted  Op = "deleted"
+	Moved    Op = "moved" // Path is the new name, From the old one
+	Reverted Op = "reverted"
+)
+
+// Change is one change to a file the record shows.
+type Change struct {
+	Path   string
+	Op     Op
+	From   string // old name of a move
+	Index  int    // message index of the call (or the text) that shows it
+	Action int    // index in Record.Actions, -1 for a change reported in text
+	Via    string // tool name, "shell", or "text" (a line such as "Applied edit to f")
+}
+
+// Error is one distinct error the record shows.
+type Error struct {
+	Text  string
+	First int // message index of the first occurrence
+	Last  int // message index of the latest occurrence
+	Count int
+	// FromUser is true when the user pasted it (a CI log, a terminal).
+	FromUser bool
+}
+
+// Commit is a commit the record shows.
+type Commit struct {
+	Ref     string // short hash
+	Message string
+	Index   int
+}
+
+// Final is the state the record ends in.
+type Final struct {
+	// LastCheck is the index in Record.Checks of the last check, -1 when none.
+	LastCheck int
+	Commits   []Commit
+	Pushed    bool
+	Released  bool
+	Submitted bool
+	// Interrupted is true when the last action has no result.
+	Interrupted bool
+}
+
+// Record is everything [Extract] found.
+type Record struct {
+	Origins []Origin // one per message
+	Actions []Action
+	Checks  []Check
+	// Changes lists file changes in order; rejected edits are not changes.
+	Changes []Change
+	// Rejected lists the edits that were refused or had no effect.
+	Rejected []Change
+	// Reads lists, in first-seen order, the files read or searched and
+	// never changed.
+	Reads  []string
+	Errors []Error
+	Final  Final
+}
+
+// ChangedPaths returns the changed paths in first-change order, each once.
+func (r *Record) ChangedPaths() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range r.Changes {
+		if !seen[c.Path] {
+			seen[c.Path] = true
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// Changed reports whether path was changed.
+func (r *Record) Changed(path string) bool {
+	for _, c := range r.Changes {
+		if c.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// UserRequests returns the indexes of the messages the user typed.
+func (r *Record) UserRequests() []int {
+	var out []int
+	for i, o := range r.Origins {
+		if o == OriginTyped {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// LastRun returns the index in r.Checks of the last run of command, -1 when
+// it never ran.
+func (r *Record) LastRun(command string) int {
+	for i := len(r.Checks) - 1; i >= 0; i-- {
+		if r.Checks[i].Command == command {
+			return i
+		}
+	}
+	return -1
+}
+
+// ctxEvery is how many loop steps run between two context checks.
+const ctxEvery = 256
+
+// maxScan bounds how much of one text is scanned, from each end: output in
+// the middle of a huge result is not read.
+const maxScan = 256 << 10
+
+// Extract reads msgs and returns what the record shows. It fails only with
+// ctx's error.
+func Extract(ctx context.Context, msgs []history.Message) (*Record, error) {
+	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}}
+	if err := x.run(); err != nil {
+		return nil, err
+	}
+	return x.r, nil
+}
+
+type extractor struct {
+	ctx     context.Context
+	msgs    []history.Message
+	r       *Record
+	changed map[string]bool
+	read    map[string]bool
+	readOrd []string
+	errIdx  map[string]int
+	steps   int
+	// openFile is the file an editor interface reports as open (for
+	// line-range edit commands that name no file).
+	openFile string
+	flagging bool // the harness flags failed results
+}
+
+func (x *extractor) tick() error {
+	x.steps++
+	if x.steps%ctxEvery == 0 {
+		return x.ctx.Err()
+	}
+	return nil
+}
+
+func (x *extractor) run() error {
+	if err := x.ctx.Err(); err != nil {
+		return err
+	}
+	origins, err := classify(x.ctx, x.msgs)
+	if err != nil {
+		return err
+	}
+	x.r.Origins = origins
+	for i := range x.msgs {
+		if isFlagged(&x.msgs[i]) {
+			x.flagging = true
+			break
+		}
+	}
+	pairing := history.Pair(x.msgs)
+	for i := range x.msgs {
+		if err := x.tick(); err != nil {
+			return err
+		}
+		m := &x.msgs[i]
+		switch origins[i] {
+		case OriginAgent:
+			if m.HasToolCalls() {
+				b := pairing.Batches[pairing.BatchOf[i]]
+				for c, tc := range m.ToolCalls {
+					res := -1
+					if c < len(b.Results) {
+						res = b.Results[c]
+					}
+					x.toolAction(i, tc, res)
+				}
+			} else if cmd, ok := textAction(m.Text()); ok && i+1 < len(x.msgs) && origins[i+1] == OriginObservation {
+				x.textAction(i, cmd, i+1)
+			}
+			x.textChanges(i, m.Text())
+		case OriginTool:
+			if pairing.BatchOf[i] < 0 { // an orphan result
+				x.errorsIn(i, m.Text(), false)
+			}
+		case OriginTyped:
+			x.errorsIn(i, m.Text(), true)
+			x.textChanges(i, m.Text())
+		case OriginObservation:
+			x.noteOpenFile(m.Text())
+		case OriginInjected, OriginHarness:
+			x.textChanges(i, m.Text())
+		}
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	x.finish()
+	return x.ctx.Err()
+}
+
+func isFlagged(m *history.Message) bool {
+	v, ok := m.Extra["isError"]
+	return ok && string(v) == "true"
+}
+
+// toolAction records a tool call and what its result shows.
+func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
+	a := Action{Index: i, Result: res, CallID: tc.ID, Tool: tc.Name, Input: tc.Input}
+	if strings.TrimSpace(tc.Arguments) != "" {
+		var v any
+		if json.Unmarshal([]byte(tc.Arguments), &v) == nil {
+			a.Args, _ = v.(map[string]any)
+		}
+	}
+	a.Command = commandOf(&a)
+	if res >= 0 {
+		rm := &x.msgs[res]
+		raw := rm.Text()
+		if strings.HasPrefix(raw, history.InterruptedResult) || strings.HasPrefix(strings.ToLower(raw), "canceled: tool execution was interrupted") {
+			a.Result = -1
+		} else {
+			a.Output, a.Exit, a.HasExit = resultOf(raw)
+			a.Flagged = isFlagged(rm)
+		}
+	}
+	x.record(a)
+}
+
+// textAction records a command written in a fenced block and answered by
+// the observation at index res.
+func (x *extractor) textAction(i int, cmd string, res int) {
+	raw := x.msgs[res].Text()
+	a := Action{Index: i, Result: res, Tool: "shell", Command: cmd}
+	a.Output, a.Exit, a.HasExit = resultOf(raw)
+	x.record(a)
+	x.noteOpenFile(raw)
+}
+
+func (x *extractor) record(a Action) {
+	if a.HasResult() && !a.HasExit && a.Command != "" {
+		a.Exit, a.HasExit = echoedExit(a.Command, a.Output)
+	}
+	a.Rejected = a.HasResult() && isEdit(&a) && rejected(&a)
+	x.r.Actions = append(x.r.Actions, a)
+	ai := len(x.r.Actions) - 1
+	ap := &x.r.Actions[ai]
+	x.files(ai, ap)
+	if ap.HasResult() {
+		x.errorsIn(ap.Result, ap.Output, false)
+		if ap.Flagged || ap.Rejected {
+			if l := firstLine(stripTags(ap.Output)); l != "" && ap.Command == "" {
+				x.addError(ap.Result, clip(l, errorChars), false)
+			}
+		}
+	}
+	if ap.Command != "" {
+		x.check(ai, ap)
+	}
+	x.finalState(ai, ap)
+}
+
+// check records a shell action as a check.
+func (x *extractor) check(ai int, a *Action) {
+	c := Check{Command: clip(a.Command, commandChars), Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
+	switch {
+	case !a.HasResult():
+		c.Outcome = Interrupted
+	case a.HasExit && a.Exit == 0:
+		c.Outcome = Passed
+	case a.HasExit:
+		c.Outcome = Failed
+	case a.Flagged:
+		c.Outcome = Failed
+	case isRunning(a.Output):
+		c.Outcome = Running
+	default:
+		switch testVerdict(a.Output) {
+		case Failed:
+			c.Outcome = Failed
+		case Passed:
+			c.Outcome = Passed
+		default:
+			if x.flagging {
+				c.Outcome = Passed // the harness flags failures and did not flag this one
+			} else {
+				c.Outcome = Unknown
+			}
+		}
+	}
+	if a.HasResult() {
+		c.Detail = detailOf(a.Output, c.Outcome)
+	}
+	x.r.Checks = append(x.r.Checks, c)
+}
+
+func (x *extractor) finish() {
+	r := x.r
+	for i := range r.Checks {
+		if r.Checks[i].Outcome != Failed {
+			continue
+		}
+		for j := i + 1; j < len(r.Checks); j++ {
+			if r.Checks[j].Outcome == Passed && covers(r.Checks[j].Command, r.Checks[i].Command) {
+				r.Checks[i].FixedBy = j
+				break
+			}
+		}
+	}
+	if n := len(r.Checks); n > 0 {
+		r.Final.LastCheck = n - 1
+	}
+	if n := len(r.Actions); n > 0 {
+		last := &r.Actions[n-1]
+		r.Final.Interrupted = !last.HasResult() && !isSubmit(last)
+	}
+	r.Reads = r.Reads[:0]
+	for _, p := range x.readOrd {
+		if !x.changed[p] {
+			r.Reads = append(r.Reads, p)
+		}
+	}
+}
+
+// covers reports whether the passing command later covers the failed one:
+// the same command, or one holding every word of it (flags aside), as
+// `go test ./pkg/` failing and `gofmt -l . && go test -v ./pkg/` passing.
+func covers(later, failed string) bool {
+	if later == failed {
+		return true
+	}
+	want := commandWords(failed)
+	if len(want) == 0 {
+		return false
+	}
+	have := map[string]bool{}
+	for _, w := range commandWords(later) {
+		have[w] = true
+	}
+	for _, w := range want {
+		if !have[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// commandWords returns the words of a command line without flags, shell
+// operators and environment activation prefixes.
+func commandWords(cmd string) []string {
+	var out []string
+	for _, w := range strings.Fields(cmd) {
+		w = strings.Trim(w, "();")
+		switch {
+		case w == "", w == "&&", w == "||", w == "|", strings.HasPrefix(w, "-"):
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
