@@ -343,10 +343,16 @@ func (r *run) hierarchical(ctx context.Context, pruned []history.Message) (strin
 	leadReserve := r.est.Message(&placeholder) + reserve
 	if r.opts.Capacity > 0 {
 		budget := SummaryBudget(r.opts.Capacity, r.prefix, r.opts.SummaryOutputLimit)
-		if _, _, err := selectFork(r.est, band1, budget-r.instr); err != nil {
+		if _, _, err := selectFork(ctx, r.est, band1, budget-r.instr); err != nil {
+			if ctx.Err() != nil {
+				return "", true, ctx.Err()
+			}
 			return "", true, r.budgetErr(err, 0, budget)
 		}
-		if _, _, err := selectFork(r.est, band2, budget-r.instr-leadReserve); err != nil {
+		if _, _, err := selectFork(ctx, r.est, band2, budget-r.instr-leadReserve); err != nil {
+			if ctx.Err() != nil {
+				return "", true, ctx.Err()
+			}
 			return "", true, r.budgetErr(err, leadReserve, budget)
 		}
 	}
@@ -382,8 +388,11 @@ func (r *run) summarize(ctx context.Context, lead, body []history.Message, label
 		fork, forkTok := body, 0
 		if known {
 			var err error
-			fork, forkTok, err = selectFork(r.est, body, budget-r.instr-leadTok)
+			fork, forkTok, err = selectFork(ctx, r.est, body, budget-r.instr-leadTok)
 			if err != nil {
+				if ctx.Err() != nil {
+					return "", ctx.Err()
+				}
 				if lastErr != nil {
 					return "", lastErr // the retry cannot be bounded any further
 				}
@@ -490,7 +499,10 @@ func (r *run) standalone(ctx context.Context, work []history.Message) (out []his
 	if budget > 0 {
 		budget = max(1, budget-r.est.Text(instructions))
 	}
-	input := boundNative(r.est, work, budget)
+	input, err := boundNative(ctx, r.est, work, budget)
+	if err != nil {
+		return nil, "", err
+	}
 	r.calls++
 	resp, cerr := c.Compact(ctx, &providers.CompactRequest{Model: r.opts.Route.Model, Input: input, Instructions: instructions})
 	if ctx.Err() != nil {
@@ -512,7 +524,10 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 	fork := work
 	if r.opts.Capacity > 0 {
 		budget := SummaryBudget(r.opts.Capacity, r.prefix, r.opts.SummaryOutputLimit)
-		f, _, ferr := selectFork(r.est, work, budget-r.est.Text(r.opts.Instructions))
+		f, _, ferr := selectFork(ctx, r.est, work, budget-r.est.Text(r.opts.Instructions))
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
 		if ferr != nil {
 			return nil, "history does not fit the inline compaction budget: " + ferr.Error(), nil
 		}
@@ -592,9 +607,10 @@ func isCompactionItem(d json.RawMessage) bool {
 // an earlier pass is kept, and the rest is chosen as for a summary fork
 // ([chooseUnits]): the newest batches whole, older ones as bounded previews.
 // When not even the newest batch's skeleton fits, that skeleton is sent.
-func boundNative(est *history.Estimator, msgs []history.Message, budget int) []history.Message {
+// It fails only with ctx's error.
+func boundNative(ctx context.Context, est *history.Estimator, msgs []history.Message, budget int) ([]history.Message, error) {
 	if budget <= 0 || spanTokens(est, msgs) <= budget {
-		return msgs
+		return msgs, nil
 	}
 	pinned := make([]bool, len(msgs))
 	used := 0
@@ -615,7 +631,10 @@ func boundNative(est *history.Estimator, msgs []history.Message, budget int) []h
 			us = append(us, u)
 		}
 	}
-	chosen, _, err := chooseUnits(est, msgs, us, budget-used)
+	chosen, _, err := chooseUnits(ctx, est, msgs, us, budget-used)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil && len(us) > 0 {
 		u := us[len(us)-1]
 		chosen = plan{}
@@ -631,5 +650,5 @@ func boundNative(est *history.Estimator, msgs []history.Message, budget int) []h
 			out = append(out, m)
 		}
 	}
-	return out
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestSelectLinesKeepsEvidence(t *testing.T) {
 	b.WriteString("make: *** [build] Error 2\nProcess exited with code 2")
 	s := b.String()
 	for _, n := range []int{100, 200, 400} {
-		got := selectLines(approx, s, n)
+		got := selectLines(approx, s, n, nil)
 		if approx.Text(got) > n {
 			t.Errorf("n=%d: %d tokens", n, approx.Text(got))
 		}
@@ -40,7 +41,7 @@ func TestSelectLinesKeepsEvidence(t *testing.T) {
 			t.Errorf("n=%d: no gap marker", n)
 		}
 	}
-	if got := selectLines(approx, "short", 10); got != "short" {
+	if got := selectLines(approx, "short", 10, nil); got != "short" {
 		t.Errorf("short text changed: %q", got)
 	}
 }
@@ -48,7 +49,7 @@ func TestSelectLinesKeepsEvidence(t *testing.T) {
 func TestBoundArgsKeepsShortFields(t *testing.T) {
 	patch := "*** Begin Patch\n*** Update File: internal/server/handler.go\n" + strings.Repeat("+\tlog.Println(\"x\")\n", 2000) + "*** End Patch"
 	args := fmt.Sprintf(`{"command":"apply_patch","input":%q,"workdir":"/repo"}`, patch)
-	got := boundArgs(approx, args, 100)
+	got := boundArgs(approx, args, 100, nil)
 	if approx.Text(got) > 108 {
 		t.Errorf("%d tokens", approx.Text(got))
 	}
@@ -57,7 +58,7 @@ func TestBoundArgsKeepsShortFields(t *testing.T) {
 			t.Errorf("lost %q: %s", want, got)
 		}
 	}
-	if boundArgs(approx, `not json `+strings.Repeat("x", 4000), 50) != "{}" {
+	if boundArgs(approx, `not json `+strings.Repeat("x", 4000), 50, nil) != "{}" {
 		t.Error("invalid arguments not replaced by {}")
 	}
 }
@@ -94,7 +95,7 @@ func TestForkPreviewsCarryEvidence(t *testing.T) {
 	}
 	total := approx.Messages(msgs)
 	for _, allowance := range []int{total / 6, total / 3} {
-		fork, n, err := selectFork(approx, msgs, allowance)
+		fork, n, err := selectFork(context.Background(), approx, msgs, allowance)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,5 +118,71 @@ func TestForkPreviewsCarryEvidence(t *testing.T) {
 		if err := history.CheckPairing(fork); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestPreviewKeepsEvidenceAmongNoise: a failing build whose output is
+// hundreds of distinct warnings with one real error in the middle keeps,
+// in a small preview, the error the evidence record names and the exit code.
+func TestPreviewKeepsEvidenceAmongNoise(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "warning: flag -old%d is deprecated\n", i)
+		if i == 150 {
+			b.WriteString("pkg/a.go:3:1: undefined: Foo\n")
+		}
+	}
+	b.WriteString("exit status 2")
+	msgs := []history.Message{
+		history.NewText(history.User, "build it"),
+		{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"go build ./..."}`}}},
+		history.NewToolResult("c1", "bash", b.String()),
+	}
+	for i := range 6 {
+		id := fmt.Sprintf("r%d", i)
+		msgs = append(msgs,
+			history.Message{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: id, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"docs/%d.md"}`, i)}}},
+			history.NewToolResult(id, "read_file", strings.Repeat("plain prose line\n", 300)))
+	}
+	fork, _, err := selectFork(context.Background(), approx, msgs, 1200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result *history.Message
+	for i := range fork {
+		if fork[i].ToolCallID == "c1" {
+			result = &fork[i]
+		}
+	}
+	if result == nil {
+		t.Fatal("the failing build is not in the fork")
+	}
+	if result.Text() == msgs[2].Text() {
+		t.Fatal("the build output was not previewed; the test needs a smaller allowance")
+	}
+	if !strings.Contains(result.Text(), "pkg/a.go:3:1: undefined: Foo") || !exitShown(result.Text(), 2) {
+		t.Errorf("preview lacks the error or the exit code:\n%s", result.Text())
+	}
+}
+
+// TestHintNoteStatesWhatTheCutHides: when a preview is too small for the
+// lines themselves, a bracketed note still states the exit code, the error
+// and a command too long to stay whole in its call.
+func TestHintNoteStatesWhatTheCutHides(t *testing.T) {
+	long := "make test ARGS='" + strings.Repeat("-v ", 100) + "'"
+	h := &hint{command: long, exit: 2, hasExit: true, errors: []string{"E   assert 1 == 2"}}
+	out := strings.Repeat("collected item\n", 500) + "E   assert 1 == 2\n" + strings.Repeat("more output\n", 500) + "Process exited with code 2"
+	m := evidencePreview(approx, history.NewToolResult("c9", "bash", out), h, 90)
+	if approx.Message(&m) > 90 || m.ToolCallID != "c9" {
+		t.Fatalf("preview = %d tokens, id %q", approx.Message(&m), m.ToolCallID)
+	}
+	text := m.Text()
+	for _, want := range []string{"command `make test ARGS=", "assert 1 == 2"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("preview lacks %q:\n%s", want, text)
+		}
+	}
+	if !exitShown(text, 2) {
+		t.Errorf("exit code not shown:\n%s", text)
 	}
 }
