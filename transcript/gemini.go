@@ -214,7 +214,7 @@ func (c *geminiConv) record(r map[string]json.RawMessage) error {
 		m := history.NewText(history.User, text)
 		m.ID = str(r["id"])
 		c.b.add(m)
-	case "gemini":
+	case "gemini", "model":
 		text, ok := geminiPartsText(r["content"])
 		if !ok {
 			return fmt.Errorf("content is neither text nor parts")
