@@ -77,11 +77,16 @@ func (h *hint) empty() bool {
 }
 
 // hintsFor reads msgs' evidence record and returns one hint per message
-// (nil for messages with nothing to keep).
-func hintsFor(ctx context.Context, msgs []history.Message) ([]*hint, error) {
+// (nil for messages with nothing to keep) and which messages the user typed
+// (not harness text injected in the user role).
+func hintsFor(ctx context.Context, msgs []history.Message) ([]*hint, []bool, error) {
 	rec, err := evidence.Extract(ctx, msgs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	typed := make([]bool, len(msgs))
+	for i, o := range rec.Origins {
+		typed[i] = o == evidence.OriginTyped
 	}
 	hs := make([]*hint, len(msgs))
 	at := func(i int) *hint {
@@ -111,7 +116,7 @@ func hintsFor(ctx context.Context, msgs []history.Message) ([]*hint, error) {
 			}
 		}
 	}
-	return hs, nil
+	return hs, typed, nil
 }
 
 // plan maps the index of every kept message to what is sent for it (the
@@ -124,18 +129,32 @@ type plan map[int]history.Message
 // total fits. When even the previews of every unit do not fit, the newest
 // units that fit in half the allowance are kept whole (the newest one
 // previewed when it alone is larger) and the rest is spent on previews of
-// older units, those carrying evidence (checks, errors, edits) first, newest
-// first. It fails only when not even the newest unit's protocol skeleton
-// fits.
+// older units: messages the user typed first, then units carrying evidence
+// (checks, errors, edits), newest first within each. A typed user message
+// gets four times the preview share. It fails only when not even the newest
+// unit's protocol skeleton fits.
 func chooseUnits(ctx context.Context, est *history.Estimator, msgs []history.Message, us []unit, allowance int) (plan, int, error) {
 	p := plan{}
 	n := len(us)
 	if n == 0 {
 		return p, 0, nil
 	}
-	hs, err := hintsFor(ctx, msgs)
+	hs, typed, err := hintsFor(ctx, msgs)
 	if err != nil {
 		return nil, 0, err
+	}
+	// rank orders older units for previews when not all fit: what the user
+	// typed first, then units that carry evidence, then the rest.
+	rank := make([]int, n)
+	for k, u := range us {
+		for j := u.start; j < u.end; j++ {
+			switch {
+			case typed[j]:
+				rank[k] = 2
+			case !hs[j].empty():
+				rank[k] = max(rank[k], 1)
+			}
+		}
 	}
 	span := func(k int) []history.Message { return msgs[us[k].start:us[k].end] }
 	previewK := func(k, budget int) ([]history.Message, int) {
@@ -160,10 +179,14 @@ func chooseUnits(ctx context.Context, est *history.Estimator, msgs []history.Mes
 	pt := make([]int, n)
 	sumP := 0
 	for k := range us {
-		if whole[k] <= capTok {
+		c := capTok
+		if rank[k] == 2 { // a user's words get a larger share
+			c = min(4*capTok, SummaryMessageCap)
+		}
+		if whole[k] <= c {
 			pv[k], pt[k] = span(k), whole[k]
 		} else {
-			pv[k], pt[k] = previewK(k, capTok)
+			pv[k], pt[k] = previewK(k, c)
 		}
 		sumP += pt[k]
 	}
@@ -211,17 +234,31 @@ func chooseUnits(ctx context.Context, est *history.Estimator, msgs []history.Mes
 		used, k = t, n-1
 	}
 	left := allowance - used
-	order := make([]int, k)
-	evid := make([]bool, k)
+	// Every typed request gets a share before anything else when their
+	// previews do not all fit.
+	var typedUnits []int
+	sumT := 0
 	for i := range k {
-		order[i] = i
-		for j := us[i].start; j < us[i].end; j++ {
-			evid[i] = evid[i] || !hs[j].empty()
+		if rank[i] == 2 {
+			typedUnits = append(typedUnits, i)
+			sumT += pt[i]
 		}
 	}
+	if sumT > left && len(typedUnits) > 0 {
+		share := max(minUnitPreview, left/len(typedUnits))
+		for _, i := range typedUnits {
+			if pt[i] > share {
+				pv[i], pt[i] = previewK(i, share)
+			}
+		}
+	}
+	order := make([]int, k)
+	for i := range k {
+		order[i] = i
+	}
 	sort.SliceStable(order, func(a, b int) bool {
-		if ea, eb := evid[order[a]], evid[order[b]]; ea != eb {
-			return ea
+		if ra, rb := rank[order[a]], rank[order[b]]; ra != rb {
+			return ra > rb
 		}
 		return order[a] > order[b]
 	})

@@ -186,3 +186,30 @@ func TestHintNoteStatesWhatTheCutHides(t *testing.T) {
 		t.Errorf("exit code not shown:\n%s", text)
 	}
 }
+
+// TestForkKeepsEveryUserRequest: when not even previews of every older
+// message fit, what the user typed is previewed before the agent's replies.
+func TestForkKeepsEveryUserRequest(t *testing.T) {
+	var msgs []history.Message
+	for i := range 40 {
+		msgs = append(msgs,
+			history.NewText(history.User, fmt.Sprintf("request %02d: never touch vendor/ ", i)+strings.Repeat("context ", 200)),
+			msg(history.Assistant, fmt.Sprintf("a%02d", i), 3000))
+	}
+	fork, n, err := selectFork(context.Background(), approx, msgs, 6000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 6000 {
+		t.Errorf("fork = %d tokens", n)
+	}
+	text := forkText(fork)
+	for i := range 40 {
+		if !strings.Contains(text, fmt.Sprintf("request %02d: never touch vendor/", i)) {
+			t.Errorf("request %02d is missing from the fork", i)
+		}
+	}
+	if err := history.CheckPairing(fork); err != nil {
+		t.Error(err)
+	}
+}
