@@ -61,8 +61,11 @@ type Options struct {
 	RoutePolicy RoutePolicy
 	Envelope    *Envelope // nil: no envelope reuse
 	Route       providers.Route
-	// Client generates summaries; it may also implement providers.Compactor.
-	// It must be safe for concurrent use when a TwoPass is set.
+	// Client generates summaries; it may also implement providers.Compactor
+	// (native standalone) or providers.Summarizer (a summarizer that reads
+	// the whole history: Local then makes one Summarize call instead of
+	// bounded forks, two-pass and hierarchical bands). It must be safe for
+	// concurrent use when a TwoPass is set.
 	Client    providers.Generator
 	Estimator *history.Estimator // nil: o200k
 	// Progress receives progress reports; nil is fine. percent is 0–100, or
@@ -110,10 +113,15 @@ type Result struct {
 //	  System:   envelope system prompt, or "" without a matching envelope,
 //	  Tools:    envelope tool schemas (tool use disabled), or nil,
 //	  Messages: [carrier note (two-pass pass 2 / hierarchical band 2)]
-//	            + bounded fork of the history
+//	            + bounded fork of the history (newest batches whole, older
+//	              ones previewed)
 //	            + user: prompt [+ "\n\nAdditional instructions for this summary:\n" + Instructions],
 //	  MaxOutputTokens: opts.SummaryOutputLimit,
 //	}
+//
+// A [providers.Summarizer] client instead gets one
+// providers.SummaryRequest{Messages: the whole normalized history,
+// Instructions, Prompt, MaxOutputTokens: opts.SummaryOutputLimit}.
 func Compact(ctx context.Context, msgs []history.Message, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -276,8 +284,12 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 }
 
 // summary produces the summary text of work (pruned is work with oversized
-// tool results previewed).
+// tool results previewed). A client that is a [providers.Summarizer] reads
+// the whole of work in one call; every other client gets bounded forks.
 func (r *run) summary(ctx context.Context, work, pruned []history.Message, res *Result) (string, error) {
+	if s, ok := r.opts.Client.(providers.Summarizer); ok {
+		return r.summarizeWhole(ctx, s, work)
+	}
 	if tp := r.opts.TwoPass; tp != nil {
 		if note, n, ok := tp.lookup(work, r.opts.Route); ok {
 			lead := []history.Message{carrier(r.est, note)}
@@ -435,6 +447,34 @@ func (r *run) summarize(ctx context.Context, lead, body []history.Message, label
 	}
 }
 
+// summarizeWhole asks a summarizer whose input is not limited by a model
+// window for a summary of the whole history (earlier summaries included),
+// with the typed prompt, instructions and output bound; nothing but the
+// output is bounded.
+func (r *run) summarizeWhole(ctx context.Context, s providers.Summarizer, work []history.Message) (string, error) {
+	r.progress(fmt.Sprintf("Summarizing %d messages (local, whole history)", len(work)), 20)
+	r.calls++
+	resp, err := s.Summarize(ctx, &providers.SummaryRequest{
+		Messages:        work,
+		Instructions:    strings.TrimSpace(r.opts.Instructions),
+		Prompt:          r.opts.Prompt,
+		MaxOutputTokens: r.opts.SummaryOutputLimit,
+	})
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	input := spanTokens(r.est, work)
+	if err != nil {
+		return "", r.newErr(KindProvider, input, 0, err)
+	}
+	r.addUsage(resp.Usage)
+	text := strings.TrimSpace(resp.Message.Text())
+	if text == "" {
+		return "", r.newErr(KindEmpty, input, 0, errEmptySummary)
+	}
+	return text, nil
+}
+
 // standalone runs NativeStandalone. fallback is non-empty when Local must run
 // instead; err is only ctx's error.
 func (r *run) standalone(ctx context.Context, work []history.Message) (out []history.Message, fallback string, err error) {
@@ -549,8 +589,9 @@ func isCompactionItem(d json.RawMessage) bool {
 
 // boundNative bounds the input of a native standalone request to budget
 // tokens (0: unbounded): every message carrying an opaque compaction item of
-// an earlier pass is kept, then the newest protocol groups that fit, the
-// newest one previewed when none fits whole.
+// an earlier pass is kept, and the rest is chosen as for a summary fork
+// ([chooseUnits]): the newest batches whole, older ones as bounded previews.
+// When not even the newest batch's skeleton fits, that skeleton is sent.
 func boundNative(est *history.Estimator, msgs []history.Message, budget int) []history.Message {
 	if budget <= 0 || spanTokens(est, msgs) <= budget {
 		return msgs
@@ -568,57 +609,27 @@ func boundNative(est *history.Estimator, msgs []history.Message, budget int) []h
 			used += est.Message(&msgs[j])
 		}
 	}
-	remaining := budget - used
-	keep := slices.Clone(pinned)
-	replaced := map[int]history.Message{}
-	us := units(msgs, 0)
-	for k := len(us) - 1; k >= 0; k-- {
-		u := us[k]
-		var idx []int
-		t := 0
+	var us []unit
+	for _, u := range units(msgs, 0) {
+		if !pinned[u.start] {
+			us = append(us, u)
+		}
+	}
+	chosen, _, err := chooseUnits(est, msgs, us, budget-used)
+	if err != nil && len(us) > 0 {
+		u := us[len(us)-1]
+		chosen = plan{}
 		for i := u.start; i < u.end; i++ {
-			if !pinned[i] {
-				idx = append(idx, i)
-				t += est.Message(&msgs[i])
-			}
+			chosen[i] = preview(est, msgs[i], 0)
 		}
-		if len(idx) == 0 {
-			continue
-		}
-		if t <= remaining {
-			for _, i := range idx {
-				keep[i] = true
-			}
-			remaining -= t
-			continue
-		}
-		if remaining == budget-used { // nothing taken yet: preview the newest group
-			span := make([]history.Message, len(idx))
-			for n, i := range idx {
-				span[n] = msgs[i]
-			}
-			pv, _, ok := previewSpan(est, span, max(0, remaining))
-			for n, i := range idx {
-				keep[i] = true
-				if ok {
-					replaced[i] = pv[n]
-				} else {
-					replaced[i] = preview(est, msgs[i], 0)
-				}
-			}
-		}
-		break
 	}
 	out := make([]history.Message, 0, len(msgs))
 	for i := range msgs {
-		if !keep[i] {
-			continue
-		}
-		if m, ok := replaced[i]; ok {
+		if pinned[i] {
+			out = append(out, msgs[i])
+		} else if m, ok := chosen[i]; ok {
 			out = append(out, m)
-			continue
 		}
-		out = append(out, msgs[i])
 	}
 	return out
 }

@@ -1,0 +1,533 @@
+package compaction
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// Fork selection (SPEC §8.5: "complete recent protocol groups (or bounded
+// previews of them)"). A history that does not fit a summary budget is cut
+// at batch boundaries, never at group boundaries only: one long agent turn
+// (a user request followed by dozens of tool batches) is a single protocol
+// group, and dropping it whole drops the work itself. The newest units are
+// sent whole, every older unit as a bounded preview that keeps its protocol
+// skeleton (ids, names, short arguments) and the lines that carry evidence
+// (exit codes, errors, paths).
+const (
+	// minUnitPreview and maxUnitPreview bound the preview of one older unit.
+	minUnitPreview = 48
+	maxUnitPreview = 512
+	// maxArgValue is the longest argument string kept whole in a preview.
+	maxArgValue = 240
+)
+
+// unit is an atomic span of messages for selection: an assistant message
+// with tool calls and the results that follow it (a batch), or any other
+// single message.
+type unit struct{ start, end int }
+
+// units splits msgs (normalized) into selection units, oldest first,
+// starting at index from.
+func units(msgs []history.Message, from int) []unit {
+	var us []unit
+	for i := from; i < len(msgs); {
+		j := i + 1
+		if msgs[i].HasToolCalls() {
+			for j < len(msgs) && msgs[j].Role == history.Tool {
+				j++
+			}
+		}
+		us = append(us, unit{i, j})
+		i = j
+	}
+	return us
+}
+
+// budgetError reports that a fork cannot fit: need is the smallest input it
+// could be bounded to.
+type budgetError struct{ need int }
+
+func (e *budgetError) Error() string {
+	return fmt.Sprintf("needs at least %s tokens", history.FormatCount(e.need))
+}
+
+// plan maps the index of every kept message to what is sent for it (the
+// message itself or its preview).
+type plan map[int]history.Message
+
+// chooseUnits bounds the units us of msgs to allowance tokens. Every unit is
+// first previewed to an equal share (clamped to [minUnitPreview,
+// maxUnitPreview]); then, newest first, units are upgraded to whole while the
+// total fits. When even the previews of every unit do not fit, the newest
+// units that fit in half the allowance are kept whole (the newest one
+// previewed when it alone is larger) and the rest is spent on previews of
+// older units, those carrying evidence (checks, errors, edits) first, newest
+// first. It fails only when not even the newest unit's protocol skeleton
+// fits.
+func chooseUnits(est *history.Estimator, msgs []history.Message, us []unit, allowance int) (plan, int, error) {
+	p := plan{}
+	n := len(us)
+	if n == 0 {
+		return p, 0, nil
+	}
+	span := func(k int) []history.Message { return msgs[us[k].start:us[k].end] }
+	put := func(k int, ms []history.Message) {
+		for i, m := range ms {
+			p[us[k].start+i] = m
+		}
+	}
+	if allowance <= 0 {
+		_, floor := previewUnit(est, span(n-1), 0)
+		return nil, 0, &budgetError{need: max(1, floor-allowance)}
+	}
+	whole := make([]int, n)
+	for k := range us {
+		whole[k] = spanTokens(est, span(k))
+	}
+	capTok := min(max(allowance/(2*n), minUnitPreview), maxUnitPreview)
+	pv := make([][]history.Message, n)
+	pt := make([]int, n)
+	sumP := 0
+	for k := range us {
+		if whole[k] <= capTok {
+			pv[k], pt[k] = span(k), whole[k]
+		} else {
+			pv[k], pt[k] = previewUnit(est, span(k), capTok)
+		}
+		sumP += pt[k]
+	}
+	if sumP <= allowance {
+		// cost(k) = previews of us[:k] + us[k:] whole; it only grows as k
+		// decreases, so the smallest k that fits keeps the most whole.
+		cost, k := sumP, n
+		for k > 0 && cost-pt[k-1]+whole[k-1] <= allowance {
+			cost += whole[k-1] - pt[k-1]
+			k--
+		}
+		if k == n { // not even the newest unit fits whole: give it the slack
+			room := allowance - (sumP - pt[n-1])
+			if q, t := previewUnit(est, span(n-1), room); t <= room && t > pt[n-1] {
+				cost += t - pt[n-1]
+				pv[n-1], pt[n-1] = q, t
+			}
+		}
+		for i := range n {
+			if i < k {
+				put(i, pv[i])
+			} else {
+				put(i, span(i))
+			}
+		}
+		return p, cost, nil
+	}
+	half := allowance / 2
+	k, used := n, 0
+	for k > 0 && used+whole[k-1] <= half {
+		used += whole[k-1]
+		k--
+	}
+	for i := k; i < n; i++ {
+		put(i, span(i))
+	}
+	if k == n {
+		q, t := previewUnit(est, span(n-1), half)
+		if t > half {
+			if q, t = previewUnit(est, span(n-1), allowance); t > allowance {
+				return nil, 0, &budgetError{need: t}
+			}
+		}
+		put(n-1, q)
+		used, k = t, n-1
+	}
+	left := allowance - used
+	order := make([]int, k)
+	evid := make([]bool, k)
+	for i := range k {
+		order[i] = i
+		evid[i] = carriesEvidence(span(i))
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if ea, eb := evid[order[a]], evid[order[b]]; ea != eb {
+			return ea
+		}
+		return order[a] > order[b]
+	})
+	for _, i := range order {
+		if pt[i] <= left {
+			put(i, pv[i])
+			left -= pt[i]
+		}
+	}
+	return p, allowance - left, nil
+}
+
+// selectFork bounds msgs (normalized, already pruned) to allowance tokens for
+// a summary request: the whole list when it fits; otherwise the leading
+// system messages (earlier summaries) and the first user message (the goal)
+// as previews capped at a quarter of the allowance, and every other message
+// chosen by [chooseUnits]: the newest units whole, older ones previewed. The
+// result keeps the original order and valid pairing.
+func selectFork(est *history.Estimator, msgs []history.Message, allowance int) ([]history.Message, int, error) {
+	total := spanTokens(est, msgs)
+	if total <= allowance && len(msgs) > 0 {
+		return msgs, total, nil
+	}
+	if allowance <= 0 {
+		need := 0
+		if len(msgs) > 0 {
+			need = floorTokens(est, &msgs[len(msgs)-1])
+		}
+		return nil, 0, &budgetError{need: max(1, need-allowance)}
+	}
+	firstUser := -1
+	var pinned []int
+	for i := range msgs {
+		if msgs[i].Role == history.System && firstUser < 0 && (i == 0 || msgs[i-1].Role == history.System) {
+			pinned = append(pinned, i)
+		}
+		if msgs[i].Role == history.User {
+			firstUser = i
+			pinned = append(pinned, i)
+			break
+		}
+	}
+	pins := plan{}
+	pinBudget := allowance / 4
+	used := 0
+	for _, i := range pinned {
+		lim := min(pinBudget-used, SummaryMessageCap)
+		if lim < floorTokens(est, &msgs[i]) {
+			continue
+		}
+		p := preview(est, msgs[i], lim)
+		if t := est.Message(&p); used+t <= pinBudget {
+			pins[i] = p
+			used += t
+		}
+	}
+	var us []unit
+	for _, u := range units(msgs, 0) {
+		if _, ok := pins[u.start]; !ok {
+			us = append(us, u)
+		}
+	}
+	chosen, _, err := chooseUnits(est, msgs, us, allowance-used)
+	if err != nil && used > 0 { // drop the pins rather than fail
+		clear(pins)
+		chosen, _, err = chooseUnits(est, msgs, units(msgs, 0), allowance)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(chosen) == 0 && len(pins) == 0 {
+		return nil, 0, &budgetError{need: total}
+	}
+	out := make([]history.Message, 0, len(pins)+len(chosen))
+	tokens := 0
+	for i := range msgs {
+		m, ok := pins[i]
+		if !ok {
+			m, ok = chosen[i]
+		}
+		if ok {
+			tokens += est.Message(&m)
+			out = append(out, m)
+		}
+	}
+	return out, tokens, nil
+}
+
+// previewUnit bounds one unit to budget tokens with [evidencePreview],
+// giving each message an equal share of what the smaller ones leave. When
+// budget is below the unit's protocol floor, the result is that floor (its
+// token count says so). It never returns more tokens than the unit has.
+func previewUnit(est *history.Estimator, msgs []history.Message, budget int) ([]history.Message, int) {
+	out := make([]history.Message, len(msgs))
+	order := make([]int, len(msgs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return est.Message(&msgs[order[a]]) < est.Message(&msgs[order[b]])
+	})
+	remaining, tokens := budget, 0
+	for k, i := range order {
+		share := max(remaining/(len(order)-k), floorTokens(est, &msgs[i]))
+		m := evidencePreview(est, msgs[i], share)
+		out[i] = m
+		t := est.Message(&m)
+		remaining -= t
+		tokens += t
+	}
+	return out, tokens
+}
+
+// evidencePreview is [preview] for fork units: tool results and long
+// argument strings keep the lines that carry evidence (see [selectLines])
+// rather than only their head and tail, and tool-call arguments keep their
+// short fields (commands, paths) instead of becoming "{}".
+func evidencePreview(est *history.Estimator, m history.Message, budget int) history.Message {
+	if est.Message(&m) <= budget {
+		return m
+	}
+	if m.Role != history.Tool && !m.HasToolCalls() {
+		return preview(est, m, budget)
+	}
+	out := m
+	out.ReasoningDetails = nil
+	out.Reasoning = ""
+	out.Content = emptyLike(m.Content)
+	if len(m.ToolCalls) > 0 {
+		out.ToolCalls = make([]history.ToolCall, len(m.ToolCalls))
+		share := max(0, budget-floorTokens(est, &m)) / (2 * len(m.ToolCalls))
+		for i, tc := range m.ToolCalls {
+			tc.ThoughtSignature = ""
+			tc.Arguments = boundArgs(est, tc.Arguments, share)
+			tc.Input = selectLines(est, tc.Input, share)
+			out.ToolCalls[i] = tc
+		}
+	}
+	out.Forget()
+	if rest := budget - est.Message(&out); rest > 2 {
+		text := m.Content.Text()
+		if m.Content.PartList() != nil {
+			text = boundContent(est, m.Content, 1<<30).Text()
+		}
+		out.Content = history.Text(selectLines(est, text, rest-2))
+		out.Forget()
+	}
+	if est.Message(&out) <= budget {
+		return out
+	}
+	return preview(est, m, budget)
+}
+
+// boundArgs bounds the JSON arguments of a tool call to about n tokens: the
+// whole text when it fits, else the object with every long string value cut
+// by [selectLines] (short ones such as commands and paths stay whole), else
+// "{}".
+func boundArgs(est *history.Estimator, args string, n int) string {
+	if est.Text(args) <= n {
+		return args
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &obj) != nil || len(obj) == 0 {
+		return "{}"
+	}
+	var long []string
+	fixed := 2
+	for k, v := range obj {
+		var s string
+		if len(v) > maxArgValue && json.Unmarshal(v, &s) == nil {
+			long = append(long, k)
+			continue
+		}
+		if len(v) > maxArgValue {
+			v, _ = json.Marshal(fmt.Sprintf("[%d bytes omitted]", len(v)))
+			obj[k] = v
+		}
+		fixed += est.Text(k) + est.Text(string(v)) + 2
+	}
+	sort.Strings(long)
+	for _, k := range long {
+		var s string
+		_ = json.Unmarshal(obj[k], &s)
+		share := max(0, n-fixed) / len(long)
+		obj[k] = marshalString(selectLines(est, s, max(0, share-est.Text(k)-4)))
+	}
+	b := marshalObject(obj)
+	if est.Text(b) > n+8 {
+		return "{}"
+	}
+	return b
+}
+
+func marshalString(s string) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// marshalObject writes obj with sorted keys.
+func marshalObject(obj map[string]json.RawMessage) string {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(marshalString(k))
+		b.WriteByte(':')
+		b.Write(obj[k])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// Line scores of [selectLines].
+var (
+	exitLine  = regexp.MustCompile(`(?i)(exit(ed)?( with)?[ _]?(code|status)\b|returncode|\bexit_code\b|^(ok|fail|pass)\b|--- (fail|pass)|\bexited\b)`)
+	errorLine = regexp.MustCompile(`(?i)(\berr(or)?s?\b|\bfail(ed|ure|s)?\b|\bpanic|\bexception\b|traceback|\bfatal\b|\bcannot\b|\bcan't\b|\bundefined\b|not found|\bdenied\b|\brefused\b|\btimed? ?out\b|\bwarning\b)`)
+	pathLine  = regexp.MustCompile(`[\w.-]+/[\w./-]+|\b[\w-]+\.[A-Za-z]{1,5}:\d+`)
+)
+
+// lineScore ranks a line of tool output for a preview: exit codes and test
+// verdicts 3, errors 2, paths 1, anything else 0.
+func lineScore(line string) int {
+	switch {
+	case exitLine.MatchString(line):
+		return 3
+	case errorLine.MatchString(line):
+		return 2
+	case pathLine.MatchString(line):
+		return 1
+	}
+	return 0
+}
+
+// carriesEvidence reports whether a unit holds a fact a summary must keep:
+// a result line with an exit code or an error, or a call that edits files.
+func carriesEvidence(msgs []history.Message) bool {
+	for i := range msgs {
+		m := &msgs[i]
+		for _, tc := range m.ToolCalls {
+			if editTool(tc.Name) {
+				return true
+			}
+		}
+		if m.Role != history.Tool {
+			continue
+		}
+		for line := range strings.Lines(m.Text()) {
+			if lineScore(line) >= 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// editTool reports whether a tool name says it changes files.
+func editTool(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range []string{"edit", "write", "patch", "replace", "create", "insert", "delete", "remove", "move", "rename"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxPreviewLine bounds one selected line.
+const maxPreviewLine = 320
+
+// selectLines cuts s to at most n tokens by whole lines: the first and last
+// lines, every line with an exit code or test verdict, then error lines,
+// then path lines (each distinct line once), then lines nearest the head and
+// tail, in their original order with a marker for every gap. Lines are
+// clipped to 320 bytes. It never grows s.
+func selectLines(est *history.Estimator, s string, n int) string {
+	if est.Text(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	last := len(lines) - 1
+	type cand struct{ i, score, dist int }
+	cands := make([]cand, 0, len(lines))
+	seen := map[string]bool{}
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" {
+			continue
+		}
+		sc := lineScore(t)
+		if sc > 0 && seen[t] {
+			sc = -1 // a repeat ranks below plain lines
+		}
+		seen[t] = true
+		if i == 0 || i == last {
+			sc = 4
+		}
+		cands = append(cands, cand{i, sc, min(i, last-i)})
+	}
+	sort.SliceStable(cands, func(a, b int) bool {
+		if cands[a].score != cands[b].score {
+			return cands[a].score > cands[b].score
+		}
+		return cands[a].dist < cands[b].dist
+	})
+	clipLine := func(l string) string {
+		if len(l) <= maxPreviewLine {
+			return l
+		}
+		return l[:snapBack(l, maxPreviewLine)] + " […]"
+	}
+	picked := make([]bool, len(lines))
+	render := func() string {
+		var b strings.Builder
+		gap := 0
+		flush := func() {
+			if gap > 0 {
+				fmt.Fprintf(&b, "[… %d lines omitted …]\n", gap)
+				gap = 0
+			}
+		}
+		for i, l := range lines {
+			if !picked[i] {
+				gap++
+				continue
+			}
+			flush()
+			b.WriteString(clipLine(l))
+			b.WriteByte('\n')
+		}
+		flush()
+		return strings.TrimRight(b.String(), "\n")
+	}
+	// Greedy by estimate (line + a possible gap marker), verified at the end.
+	budget := n
+	for _, c := range cands {
+		cost := est.Text(clipLine(lines[c.i])) + 1 + 8
+		if cost > budget {
+			continue
+		}
+		picked[c.i] = true
+		budget -= cost
+	}
+	out := render()
+	for est.Text(out) > n {
+		// Drop the lowest-ranked picked line and try again.
+		dropped := false
+		for k := len(cands) - 1; k >= 0; k-- {
+			if picked[cands[k].i] {
+				picked[cands[k].i] = false
+				dropped = true
+				break
+			}
+		}
+		if !dropped {
+			return truncateMiddle(est, s, n, "output")
+		}
+		out = render()
+	}
+	if strings.TrimSpace(out) == "" || strings.HasPrefix(out, "[…") && !strings.Contains(out, "\n") {
+		return truncateMiddle(est, s, n, "output")
+	}
+	return out
+}
