@@ -24,7 +24,7 @@ var (
 	// notFoundRE: a shell reporting a missing command or file.
 	notFoundRE = regexp.MustCompile(`(?i)(command not found|no such file or directory|permission denied|not recognized as an internal or external command|unable to locate package|could not find|cannot find)`)
 	// testFailLineRE: a test runner's failing test or summary line.
-	testFailLineRE = regexp.MustCompile(`^(FAILED \S+|--- FAIL: \S+|FAIL\s+\S+|.*\b\d+ failed\b.*|ERROR \S+::\S+.*)$`)
+	testFailLineRE = regexp.MustCompile(`^(FAILED \S+.*|--- FAIL: \S+.*|FAIL\s+\S+|.*\b\d+ failed\b.*|ERROR \S+::\S+.*)$`)
 )
 
 // errorLines returns the error lines of a text, in order: panics, the last

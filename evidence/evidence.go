@@ -295,6 +295,7 @@ func (x *extractor) run() error {
 		return err
 	}
 	x.r.Origins = origins
+	textAgent := isTextActionSession(x.msgs)
 	for i := range x.msgs {
 		if isFlagged(&x.msgs[i]) {
 			x.flagging = true
@@ -320,6 +321,8 @@ func (x *extractor) run() error {
 				}
 			} else if cmd, ok := textAction(m.Text()); ok && i+1 < len(x.msgs) && origins[i+1] == OriginObservation {
 				x.textAction(i, cmd, i+1)
+			} else if ok && textAgent && i == len(x.msgs)-1 {
+				x.textAction(i, cmd, -1) // the record ends with it
 			}
 			x.textChanges(i, m.Text())
 		case OriginTool:
@@ -373,8 +376,12 @@ func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
 // textAction records a command written in a fenced block and answered by
 // the observation at index res.
 func (x *extractor) textAction(i int, cmd string, res int) {
-	raw := x.msgs[res].Text()
 	a := Action{Index: i, Result: res, Tool: "shell", Command: cmd}
+	if res < 0 {
+		x.record(a)
+		return
+	}
+	raw := x.msgs[res].Text()
 	a.Output, a.Exit, a.HasExit = resultOf(raw)
 	x.record(a)
 	x.noteOpenFile(raw)
@@ -532,9 +539,10 @@ var cdRE = regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|\S+)\s*(&&|;)\s*`)
 
 // Normalize returns a command line as a reader compares it: whitespace
 // collapsed, without a leading "cd DIR &&" and without git's "-C DIR", so
-// `git -C /repo fsck --full` reads as `git fsck --full`.
+// `git -C /repo fsck --full` reads as `git fsck --full`. A huge command is
+// normalized from its first 64 KiB.
 func Normalize(cmd string) string {
-	c := strings.Join(strings.Fields(cmd), " ")
+	c := strings.Join(strings.Fields(headOf(cmd, 64<<10)), " ")
 	for {
 		n := cdRE.ReplaceAllString(c, "")
 		if n == c {

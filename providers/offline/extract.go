@@ -38,6 +38,9 @@ const (
 	requestChars        = 220
 	commandChars        = 160
 	detailChars         = 150
+	// maxUserScan bounds how much of one user message is read for the
+	// request and its restrictions.
+	maxUserScan = 64 << 10
 )
 
 // entry is one line of a list section. Lists keep their highest-priority
@@ -103,6 +106,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	}
 	for n, i := range typed {
 		text := strings.TrimSpace(msgs[i].Text())
+		text = cutBytes(text, maxUserScan) // a huge paste: its start says what it is
 		if n == 0 {
 			f.goal = clip(text, goalChars)
 		} else {
@@ -196,6 +200,9 @@ func (f *facts) rel(p string) string {
 // shows is a prefix of the normalized command (before "…").
 func (f *facts) shown(cmd string) string {
 	c := strings.TrimSpace(cmd)
+	if len(c) > 8*commandChars {
+		c = cutBytes(c, 8*commandChars) + "…"
+	}
 	if i := strings.IndexByte(c, '\n'); i >= 0 && len(c) > commandChars {
 		c = strings.TrimSpace(c[:i]) + " …" // a script: its first line
 	}
@@ -604,9 +611,7 @@ func (f *facts) noteAssistant(ctx context.Context, msgs []history.Message, rec *
 		if t == "" {
 			continue
 		}
-		if len(t) > 16<<10 {
-			t = t[:16<<10]
-		}
+		t = cutBytes(t, 16<<10)
 		for _, s := range sentences(t) {
 			if decisionRE.MatchString(s) && len(s) >= 20 {
 				k := strings.ToLower(s)
@@ -685,19 +690,19 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		if lastAgentIdx < 0 {
 			lastAgentIdx = i
 		}
-		if t := strings.TrimSpace(msgs[i].Text()); t != "" && !(lastAct != nil && lastAct.Index == i && lastAct.CallID == "") {
+		if t := strings.TrimSpace(tailBytes(msgs[i].Text(), maxUserScan)); t != "" && !(lastAct != nil && lastAct.Index == i && lastAct.CallID == "") {
 			lastText, lastTextIdx = t, i
 			break
 		}
 		if lastAct != nil && lastAct.Index == i && lastAct.CallID == "" {
-			lastText, lastTextIdx = proseOf(msgs[i].Text()), i
+			lastText, lastTextIdx = proseOf(tailBytes(msgs[i].Text(), maxUserScan)), i
 			if lastText != "" {
 				break
 			}
 		}
 	}
 	if lastTyped >= 0 {
-		f.doing = append(f.doing, "Latest user request: "+clip(msgs[lastTyped].Text(), 300))
+		f.doing = append(f.doing, "Latest user request: "+clip(cutBytes(msgs[lastTyped].Text(), maxUserScan), 300))
 	}
 	switch {
 	case lastAct != nil && lastAct.Index >= lastTextIdx:
@@ -954,6 +959,29 @@ func sentences(text string) []string {
 		}
 	}
 	return out
+}
+
+// cutBytes returns at most the first n bytes of s, cut on a rune boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// tailBytes returns at most the last n bytes of s, cut on a rune boundary.
+func tailBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
 }
 
 // clip collapses whitespace and cuts s to n bytes on a rune boundary.
