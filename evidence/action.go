@@ -82,6 +82,7 @@ var shellFences = map[string]bool{"": true, "bash": true, "sh": true, "shell": t
 // fences returns the contents of the command blocks of text.
 func fences(text string) []string {
 	var out []string
+	text = tailOf(text, maxScan) // an action block ends a response
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
@@ -238,13 +239,14 @@ func echoedExit(command, output string) (int, bool) {
 	if !echoStatusRE.MatchString(strings.TrimSpace(command)) {
 		return 0, false
 	}
-	l := lastLine(output)
-	f := strings.Fields(l)
-	if len(f) == 0 {
+	m := trailingNumRE.FindStringSubmatch(lastLine(output))
+	if m == nil {
 		return 0, false
 	}
-	return atoi(strings.Trim(f[len(f)-1], "[]():"))
+	return atoi(m[1])
 }
+
+var trailingNumRE = regexp.MustCompile(`(?:^|[^\w.])(-?\d{1,3})\W*$`)
 
 var runningRE = regexp.MustCompile(`(?i)\b(still running|running in (the )?background|started in (the )?background|process running with session id|command is still running)\b`)
 

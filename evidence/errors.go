@@ -18,11 +18,13 @@ var (
 	lintCodeRE = regexp.MustCompile(`^(?:- )?[A-Z]{1,4}\d{2,4}\s+\S.*`)
 	// prefixErrorRE: a line that starts with an error word
 	// ("error: …", "fatal: …", "E: …", "ERROR: …", "Error: …").
+	// makeErrorRE: make's report of a failed recipe ("make: *** [lint] Error 1").
+	makeErrorRE   = regexp.MustCompile(`^g?make(\[\d+\])?: \*\*\* .*\bError \d+`)
 	prefixErrorRE = regexp.MustCompile(`^(?:\w[\w.-]*: )?(?:error|fatal|E|ERROR|Error|FATAL|FAILED|FAIL|--- FAIL|npm ERR!|Exception|Failure|CRITICAL)(?:\[[^\]]*\])?[:!]\s*\S.*`)
 	// notFoundRE: a shell reporting a missing command or file.
 	notFoundRE = regexp.MustCompile(`(?i)(command not found|no such file or directory|permission denied|not recognized as an internal or external command|unable to locate package|could not find|cannot find)`)
 	// testFailLineRE: a test runner's failing test or summary line.
-	testFailLineRE = regexp.MustCompile(`^(FAILED \S+|--- FAIL: \S+|FAIL\s+\S+|.*\b\d+ failed\b.*|ERROR \S+::\S+.*)$`)
+	testFailLineRE = regexp.MustCompile(`^(FAILED \S+.*|--- FAIL: \S+.*|FAIL\s+\S+|.*\b\d+ failed\b.*|ERROR \S+::\S+.*)$`)
 )
 
 // errorLines returns the error lines of a text, in order: panics, the last
@@ -31,6 +33,17 @@ var (
 // of a huge text are read.
 func errorLines(text string) []string {
 	var out []string
+	for _, e := range classifiedErrors(text) {
+		out = append(out, e.text)
+	}
+	return out
+}
+
+type errLine struct{ text, kind string }
+
+// classifiedErrors returns the error lines of a text with their kinds.
+func classifiedErrors(text string) []errLine {
+	var out []errLine
 	scan := func(s string) {
 		lines := strings.Split(s, "\n")
 		inTrace := false
@@ -46,7 +59,7 @@ func errorLines(text string) []string {
 			}
 			if inTrace {
 				if raw != "" && raw[0] != ' ' && raw[0] != '\t' && pyErrorRE.MatchString(l) {
-					out = append(out, l)
+					out = append(out, errLine{l, ErrException})
 					inTrace = false
 				}
 				continue
@@ -54,12 +67,45 @@ func errorLines(text string) []string {
 			if isDiffLine(raw) {
 				continue
 			}
-			switch {
-			case panicRE.MatchString(l), pyErrorRE.MatchString(l) && strings.Contains(l, ":"),
-				diagRE.MatchString(l), lintCodeRE.MatchString(l) && hasLintShape(l),
-				prefixErrorRE.MatchString(l), notFoundRE.MatchString(l), testFailLineRE.MatchString(l):
-				out = append(out, l)
+			if l[0] == '{' || l[0] == '[' && strings.HasSuffix(l, "]") && strings.Contains(l, "\"") {
+				continue // a JSON document, not a message
 			}
+			kind := ""
+			switch {
+			case panicRE.MatchString(l):
+				kind = ErrPanic
+			case pyErrorRE.MatchString(l) && strings.Contains(l, ":"):
+				kind = ErrException
+			case diagRE.MatchString(l), lintCodeRE.MatchString(l) && hasLintShape(l):
+				kind = ErrDiagnostic
+			case notFoundRE.MatchString(l) && len(l) < 300:
+				kind = ErrNotFound
+			case testFailLineRE.MatchString(l):
+				kind = ErrTest
+			case prefixErrorRE.MatchString(l), makeErrorRE.MatchString(l):
+				kind = ErrOther
+			}
+			if kind == "" {
+				continue
+			}
+			// A bare label ("ERROR:") takes the line that follows.
+			if strings.HasSuffix(l, ":") && len(strings.Fields(l)) <= 2 {
+				for j := i + 1; j < len(lines); j++ {
+					if n := strings.TrimSpace(lines[j]); n != "" {
+						l += " " + n
+						i = j
+						break
+					}
+				}
+			}
+			// Test runners put the detail on the indented line that follows.
+			if i+1 < len(lines) && (kind == ErrTest || kind == ErrOther || kind == ErrDiagnostic) {
+				if n := lines[i+1]; len(n) > 1 && (n[0] == ' ' || n[0] == '\t') && strings.TrimSpace(n) != "" && !isDiffLine(n) {
+					l += " / " + strings.TrimSpace(n)
+					i++
+				}
+			}
+			out = append(out, errLine{strings.Trim(l, "= "), kind})
 		}
 	}
 	if len(text) > 2*maxScan {
@@ -96,12 +142,12 @@ func (x *extractor) errorsIn(i int, text string, fromUser bool) {
 	if text == "" {
 		return
 	}
-	for _, l := range errorLines(text) {
-		x.addError(i, clip(l, errorChars), fromUser)
+	for _, e := range classifiedErrors(text) {
+		x.addError(i, clip(e.text, errorChars), fromUser, e.kind)
 	}
 }
 
-func (x *extractor) addError(i int, text string, fromUser bool) {
+func (x *extractor) addError(i int, text string, fromUser bool, kind string) {
 	if text == "" {
 		return
 	}
@@ -112,7 +158,7 @@ func (x *extractor) addError(i int, text string, fromUser bool) {
 		return
 	}
 	x.errIdx[k] = len(x.r.Errors)
-	x.r.Errors = append(x.r.Errors, Error{Text: text, First: i, Last: i, Count: 1, FromUser: fromUser})
+	x.r.Errors = append(x.r.Errors, Error{Text: text, First: i, Last: i, Count: 1, FromUser: fromUser, Kind: kind})
 }
 
 // errorKey identifies an error regardless of case and of the timing a test

@@ -16,6 +16,7 @@ package evidence
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -55,6 +56,10 @@ const (
 	Unknown     Outcome = "unknown"     // ran; the record shows no exit code
 	Running     Outcome = "running"     // still running in the background when the record ends
 	Interrupted Outcome = "interrupted" // the call has no result
+	// NotRun is a command the harness or the user refused: its result is
+	// flagged and carries no exit code, while the same tool reports exit
+	// codes elsewhere in the record.
+	NotRun Outcome = "not run"
 )
 
 // Action is one tool call, or one command an agent wrote in a fenced block
@@ -128,7 +133,20 @@ type Error struct {
 	Count int
 	// FromUser is true when the user pasted it (a CI log, a terminal).
 	FromUser bool
+	// Kind classifies the error (see the Err* constants).
+	Kind string
 }
+
+// Error kinds.
+const (
+	ErrPanic      = "panic"      // a Go or Rust panic, a fatal runtime error
+	ErrException  = "exception"  // the last line of a traceback, an exception line
+	ErrDiagnostic = "diagnostic" // a compiler or linter diagnostic
+	ErrNotFound   = "not-found"  // a missing command, file or package
+	ErrTest       = "test"       // a failing test or a test summary
+	ErrTool       = "tool"       // a tool refused the call (a rejected edit, a bad argument)
+	ErrOther      = "error"      // a line that starts with an error word
+)
 
 // Commit is a commit the record shows.
 type Commit struct {
@@ -160,9 +178,27 @@ type Record struct {
 	Rejected []Change
 	// Reads lists, in first-seen order, the files read or searched and
 	// never changed.
-	Reads  []string
+	Reads []string
+	// Opened lists, in first-seen order, every file read or searched,
+	// changed or not.
+	Opened []string
 	Errors []Error
-	Final  Final
+	// Artifacts lists what tools created or changed outside the files
+	// (tickets, issues, pull requests), in order.
+	Artifacts []Artifact
+	Final     Final
+}
+
+// Artifact is something a tool created, updated or closed outside the
+// workspace files, as its result identifies it.
+type Artifact struct {
+	Tool  string
+	Op    string // the verb of the tool name: create, update, close, delete, comment, ...
+	ID    string // the identifier the result reports (key, identifier, number, id)
+	Title string
+	State string // the state the result reports, "" when none
+	URL   string
+	Index int
 }
 
 // ChangedPaths returns the changed paths in first-change order, each once.
@@ -259,6 +295,7 @@ func (x *extractor) run() error {
 		return err
 	}
 	x.r.Origins = origins
+	textAgent := isTextActionSession(x.msgs)
 	for i := range x.msgs {
 		if isFlagged(&x.msgs[i]) {
 			x.flagging = true
@@ -284,6 +321,8 @@ func (x *extractor) run() error {
 				}
 			} else if cmd, ok := textAction(m.Text()); ok && i+1 < len(x.msgs) && origins[i+1] == OriginObservation {
 				x.textAction(i, cmd, i+1)
+			} else if ok && textAgent && i == len(x.msgs)-1 {
+				x.textAction(i, cmd, -1) // the record ends with it
 			}
 			x.textChanges(i, m.Text())
 		case OriginTool:
@@ -337,8 +376,12 @@ func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
 // textAction records a command written in a fenced block and answered by
 // the observation at index res.
 func (x *extractor) textAction(i int, cmd string, res int) {
-	raw := x.msgs[res].Text()
 	a := Action{Index: i, Result: res, Tool: "shell", Command: cmd}
+	if res < 0 {
+		x.record(a)
+		return
+	}
+	raw := x.msgs[res].Text()
 	a.Output, a.Exit, a.HasExit = resultOf(raw)
 	x.record(a)
 	x.noteOpenFile(raw)
@@ -357,19 +400,21 @@ func (x *extractor) record(a Action) {
 		x.errorsIn(ap.Result, ap.Output, false)
 		if ap.Flagged || ap.Rejected {
 			if l := firstLine(stripTags(ap.Output)); l != "" && ap.Command == "" {
-				x.addError(ap.Result, clip(l, errorChars), false)
+				x.addError(ap.Result, clip(l, errorChars), false, ErrTool)
 			}
 		}
 	}
 	if ap.Command != "" {
 		x.check(ai, ap)
+	} else if ap.HasResult() && !ap.Flagged {
+		x.artifact(ap)
 	}
 	x.finalState(ai, ap)
 }
 
 // check records a shell action as a check.
 func (x *extractor) check(ai int, a *Action) {
-	c := Check{Command: clip(a.Command, commandChars), Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
+	c := Check{Command: a.Command, Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
 	switch {
 	case !a.HasResult():
 		c.Outcome = Interrupted
@@ -403,6 +448,19 @@ func (x *extractor) check(ai int, a *Action) {
 
 func (x *extractor) finish() {
 	r := x.r
+	reports := map[string]bool{} // tools whose results carry exit codes
+	for _, a := range r.Actions {
+		if a.Command != "" && a.HasExit {
+			reports[a.Tool] = true
+		}
+	}
+	for i := range r.Checks {
+		c := &r.Checks[i]
+		a := &r.Actions[c.Action]
+		if c.Outcome == Failed && !c.HasExit && a.Flagged && reports[a.Tool] {
+			c.Outcome = NotRun
+		}
+	}
 	for i := range r.Checks {
 		if r.Checks[i].Outcome != Failed {
 			continue
@@ -422,6 +480,7 @@ func (x *extractor) finish() {
 		r.Final.Interrupted = !last.HasResult() && !isSubmit(last)
 	}
 	r.Reads = r.Reads[:0]
+	r.Opened = append([]string(nil), x.readOrd...)
 	for _, p := range x.readOrd {
 		if !x.changed[p] {
 			r.Reads = append(r.Reads, p)
@@ -440,12 +499,17 @@ func covers(later, failed string) bool {
 	if len(want) == 0 {
 		return false
 	}
-	have := map[string]bool{}
-	for _, w := range commandWords(later) {
-		have[w] = true
-	}
+	have := commandWords(later)
 	for _, w := range want {
-		if !have[w] {
+		found := false
+		for _, h := range have {
+			// A path given relative to another folder names the same file.
+			if h == w || strings.HasSuffix(h, "/"+w) || strings.HasSuffix(w, "/"+h) {
+				found = true
+				break
+			}
+		}
+		if !found {
 			return false
 		}
 	}
@@ -465,4 +529,26 @@ func commandWords(cmd string) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// gitDirRE matches git's -C DIR option.
+var gitDirRE = regexp.MustCompile(`\bgit\s+-C\s+("[^"]*"|'[^']*'|\S+)\s+`)
+
+// cdRE matches a leading "cd DIR &&" (or ";").
+var cdRE = regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|\S+)\s*(&&|;)\s*`)
+
+// Normalize returns a command line as a reader compares it: whitespace
+// collapsed, without a leading "cd DIR &&" and without git's "-C DIR", so
+// `git -C /repo fsck --full` reads as `git fsck --full`. A huge command is
+// normalized from its first 64 KiB.
+func Normalize(cmd string) string {
+	c := strings.Join(strings.Fields(headOf(cmd, 64<<10)), " ")
+	for {
+		n := cdRE.ReplaceAllString(c, "")
+		if n == c {
+			break
+		}
+		c = n
+	}
+	return gitDirRE.ReplaceAllString(c, "git ")
 }

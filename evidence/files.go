@@ -160,6 +160,9 @@ func cleanPath(p string) string {
 // Update File: p", "*** Add File: p", "*** Delete File: p", "*** Move to: q")
 // or a unified diff ("+++ b/p").
 func patchChanges(patch string) []fileChange {
+	if len(patch) > 4*maxScan {
+		patch = headOf(patch, 4*maxScan)
+	}
 	if !strings.Contains(patch, "*** ") && !strings.Contains(patch, "+++ ") {
 		return nil
 	}
@@ -199,6 +202,11 @@ var (
 
 // shellChanges reads the files a shell command changes.
 func shellChanges(cmd string) []fileChange {
+	if len(cmd) > 2*maxScan {
+		// A huge command is a script or a heredoc body: its opening lines
+		// and its end say what it writes.
+		cmd = headOf(cmd, maxScan) + "\n" + tailOf(cmd, maxScan)
+	}
 	var out []fileChange
 	heredocBodies := heredocSpans(cmd)
 	for _, m := range heredocRE.FindAllStringSubmatch(cmd, -1) {
@@ -377,6 +385,7 @@ var shellReadCmds = map[string]bool{"cat": true, "head": true, "tail": true, "le
 // shellReads returns the files a read-only shell command reads.
 func shellReads(cmd string) []string {
 	var out []string
+	cmd = headOf(cmd, maxScan)
 	for _, seg := range segments(cmd) {
 		w := shellWords(seg)
 		if len(w) < 2 || !shellReadCmds[w[0]] {

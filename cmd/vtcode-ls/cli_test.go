@@ -50,8 +50,9 @@ func transcriptsDir(t *testing.T) string {
 	return d
 }
 
-// realTranscripts lists the session files of the transcripts folder (not
-// SOURCES.md and not companion metadata).
+// realTranscripts lists the session files of the transcripts folder: not its
+// documents (SOURCES.md, FACTS.md), not the fact ledger (facts.json) and not
+// companion metadata.
 func realTranscripts(t *testing.T) []string {
 	t.Helper()
 	dir := transcriptsDir(t)
@@ -62,7 +63,7 @@ func realTranscripts(t *testing.T) []string {
 	var out []string
 	for _, e := range entries {
 		n := e.Name()
-		if e.IsDir() || n == "SOURCES.md" || strings.HasSuffix(n, ".metadata.json") {
+		if e.IsDir() || isCompanion(n) {
 			continue
 		}
 		out = append(out, filepath.Join(dir, n))
@@ -71,6 +72,19 @@ func realTranscripts(t *testing.T) []string {
 		t.Fatalf("found %d transcripts in %s, want the 8 published sessions", len(out), dir)
 	}
 	return out
+}
+
+// isCompanion reports whether a file of the transcripts folder describes the
+// sessions instead of being one.
+func isCompanion(name string) bool {
+	base, ext := strings.TrimSuffix(name, filepath.Ext(name)), filepath.Ext(name)
+	switch {
+	case ext == ".md" && base == strings.ToUpper(base): // SOURCES.md, FACTS.md
+		return true
+	case name == "facts.json", strings.HasSuffix(name, ".metadata.json"):
+		return true
+	}
+	return false
 }
 
 func examples(t *testing.T) []string {

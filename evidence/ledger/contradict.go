@@ -61,15 +61,17 @@ var (
 
 // matchCommand returns the index in rec.Checks of the last run of the
 // command a summary names (exactly, or clipped with "…"), -1 when none.
+//
+// Commands compare in their normalized form (evidence.Normalize); a clipped
+// one names the last run of any command it is a prefix of, as a summary that
+// groups runs by what it shows means it.
 func matchCommand(s string, rec *evidence.Record) int {
-	if i := rec.LastRun(s); i >= 0 {
-		return i
-	}
-	if p, ok := strings.CutSuffix(s, "…"); ok && len(p) >= 8 {
-		for i := len(rec.Checks) - 1; i >= 0; i-- {
-			if strings.HasPrefix(strings.Join(strings.Fields(rec.Checks[i].Command), " "), p) {
-				return i
-			}
+	p, clipped := strings.CutSuffix(s, "…")
+	p = strings.TrimSpace(p)
+	for i := len(rec.Checks) - 1; i >= 0; i-- {
+		n := evidence.Normalize(rec.Checks[i].Command)
+		if n == s || rec.Checks[i].Command == s || clipped && len(p) >= 8 && strings.HasPrefix(n, p) {
+			return i
 		}
 	}
 	return -1

@@ -58,7 +58,7 @@ func LongTurn() []history.Message {
 func fileBody(i int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "package config\n\n// Part %d of the loader.\n", i)
-	for j := range 110 {
+	for j := range 52 {
 		fmt.Fprintf(&b, "func part%02dStep%03d(dirs []string, env map[string]string) []string { return append(dirs, env[\"K%d\"]) }\n", i, j, j)
 	}
 	return b.String()
