@@ -674,10 +674,11 @@ func boundNative(ctx context.Context, est *history.Estimator, msgs []history.Mes
 			us = append(us, u)
 		}
 	}
-	chosen, _, err := chooseUnits(ctx, est, msgs, us, budget-used)
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+	hs, typed, err := hintsFor(ctx, msgs)
+	if err != nil {
+		return nil, err
 	}
+	chosen, _, err := chooseUnits(est, msgs, hs, typed, us, budget-used)
 	if err != nil && len(us) > 0 {
 		u := us[len(us)-1]
 		chosen = plan{}

@@ -133,15 +133,13 @@ type plan map[int]history.Message
 // (checks, errors, edits), newest first within each. A typed user message
 // gets four times the preview share. It fails only when not even the newest
 // unit's protocol skeleton fits.
-func chooseUnits(ctx context.Context, est *history.Estimator, msgs []history.Message, us []unit, allowance int) (plan, int, error) {
+//
+// hs and typed are msgs' hints and typed-message flags ([hintsFor]).
+func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typed []bool, us []unit, allowance int) (plan, int, error) {
 	p := plan{}
 	n := len(us)
 	if n == 0 {
 		return p, 0, nil
-	}
-	hs, typed, err := hintsFor(ctx, msgs)
-	if err != nil {
-		return nil, 0, err
 	}
 	// rank orders older units for previews when not all fit: what the user
 	// typed first, then units that carry evidence, then the rest.
@@ -273,10 +271,12 @@ func chooseUnits(ctx context.Context, est *history.Estimator, msgs []history.Mes
 
 // selectFork bounds msgs (normalized, already pruned) to allowance tokens for
 // a summary request: the whole list when it fits; otherwise the leading
-// system messages (earlier summaries) and the first user message (the goal)
-// as previews capped at a quarter of the allowance, and every other message
+// system messages (earlier summaries) and the first message the user typed
+// (the goal; harness text injected in the user role does not count) as
+// previews capped at a quarter of the allowance, and every other message
 // chosen by [chooseUnits]: the newest units whole, older ones previewed. The
-// result keeps the original order and valid pairing.
+// result keeps the original order and valid pairing. It fails with a
+// *budgetError, or with ctx's error.
 func selectFork(ctx context.Context, est *history.Estimator, msgs []history.Message, allowance int) ([]history.Message, int, error) {
 	total := spanTokens(est, msgs)
 	if total <= allowance && len(msgs) > 0 {
@@ -289,17 +289,20 @@ func selectFork(ctx context.Context, est *history.Estimator, msgs []history.Mess
 		}
 		return nil, 0, &budgetError{need: max(1, need-allowance)}
 	}
-	firstUser := -1
+	hs, typed, err := hintsFor(ctx, msgs)
+	if err != nil {
+		return nil, 0, err
+	}
 	var pinned []int
-	for i := range msgs {
-		if msgs[i].Role == history.System && firstUser < 0 && (i == 0 || msgs[i-1].Role == history.System) {
-			pinned = append(pinned, i)
-		}
-		if msgs[i].Role == history.User {
-			firstUser = i
-			pinned = append(pinned, i)
-			break
-		}
+	for i := 0; i < len(msgs) && msgs[i].Role == history.System; i++ {
+		pinned = append(pinned, i)
+	}
+	goal := slices.Index(typed, true)
+	if goal < 0 {
+		goal = slices.IndexFunc(msgs, func(m history.Message) bool { return m.Role == history.User })
+	}
+	if goal >= 0 && !slices.Contains(pinned, goal) {
+		pinned = append(pinned, goal)
 	}
 	pins := plan{}
 	pinBudget := allowance / 4
@@ -321,10 +324,10 @@ func selectFork(ctx context.Context, est *history.Estimator, msgs []history.Mess
 			us = append(us, u)
 		}
 	}
-	chosen, _, err := chooseUnits(ctx, est, msgs, us, allowance-used)
-	if err != nil && ctx.Err() == nil && used > 0 { // drop the pins rather than fail
+	chosen, _, err := chooseUnits(est, msgs, hs, typed, us, allowance-used)
+	if err != nil && used > 0 { // drop the pins rather than fail
 		clear(pins)
-		chosen, _, err = chooseUnits(ctx, est, msgs, units(msgs, 0), allowance)
+		chosen, _, err = chooseUnits(est, msgs, hs, typed, units(msgs, 0), allowance)
 	}
 	if err != nil {
 		return nil, 0, err

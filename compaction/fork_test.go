@@ -3,6 +3,7 @@ package compaction
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -211,5 +212,23 @@ func TestForkKeepsEveryUserRequest(t *testing.T) {
 	}
 	if err := history.CheckPairing(fork); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestForkPinsTheTypedGoal: the goal pinned whole in a bounded fork is the
+// first message the user typed, not harness text injected before it.
+func TestForkPinsTheTypedGoal(t *testing.T) {
+	goal := "Fix the CSV parser so quoted fields keep their commas. " + strings.Repeat("Details of the bug report. ", 80)
+	msgs := []history.Message{
+		history.NewText(history.User, "<system-reminder>\nAs you answer the user's questions, you can use the following context: today is Monday.\n</system-reminder>"),
+		history.NewText(history.User, goal),
+	}
+	msgs = append(msgs, conv(30, 29, 971)...)
+	fork, _, err := selectFork(context.Background(), approx, msgs, 8000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(fork, func(m history.Message) bool { return m.Text() == goal }) {
+		t.Error("the typed goal is not in the fork whole")
 	}
 }
