@@ -2,12 +2,14 @@ package compaction
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/history"
+	"pgregory.net/rapid"
 )
 
 func TestSelectLinesKeepsEvidence(t *testing.T) {
@@ -231,4 +233,86 @@ func TestForkPinsTheTypedGoal(t *testing.T) {
 	if !slices.ContainsFunc(fork, func(m history.Message) bool { return m.Text() == goal }) {
 		t.Error("the typed goal is not in the fork whole")
 	}
+}
+
+// TestSelectForkProperties: for random histories and allowances, a fork is
+// within the allowance, keeps pairing valid, keeps the original order and
+// ids, never grows a message, and keeps the newest message (whole or
+// previewed) whenever it succeeds.
+func TestSelectForkProperties(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var msgs []history.Message
+		n := rapid.IntRange(1, 40).Draw(rt, "units")
+		for i := range n {
+			switch rapid.IntRange(0, 3).Draw(rt, fmt.Sprint("kind", i)) {
+			case 0:
+				msgs = append(msgs, msg(history.User, fmt.Sprintf("u%d", i), rapid.IntRange(6, 2000).Draw(rt, fmt.Sprint("ut", i))))
+			case 1:
+				msgs = append(msgs, msg(history.Assistant, fmt.Sprintf("a%d", i), rapid.IntRange(6, 2000).Draw(rt, fmt.Sprint("at", i))))
+			default:
+				calls := rapid.IntRange(1, 3).Draw(rt, fmt.Sprint("calls", i))
+				m := history.Message{Role: history.Assistant}
+				for c := range calls {
+					m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: fmt.Sprintf("c%d_%d", i, c), Name: "bash", Arguments: fmt.Sprintf(`{"command":"go test ./p%d/..."}`, c)})
+				}
+				msgs = append(msgs, m)
+				for c := range calls {
+					out := strings.Repeat("ok line\n", rapid.IntRange(0, 3000).Draw(rt, fmt.Sprint("out", i, c))) + fmt.Sprintf("exit status %d", c)
+					msgs = append(msgs, history.NewToolResult(fmt.Sprintf("c%d_%d", i, c), "bash", out))
+				}
+			}
+		}
+		allowance := rapid.IntRange(0, approx.Messages(msgs)+100).Draw(rt, "allowance")
+		fork, tokens, err := selectFork(context.Background(), approx, msgs, allowance)
+		if err != nil {
+			var be *budgetError
+			if !errors.As(err, &be) {
+				rt.Fatalf("unexpected error %v", err)
+			}
+			return
+		}
+		if tokens > allowance || tokens != approx.Messages(fork) {
+			rt.Fatalf("fork %d tokens (counted %d), allowance %d", approx.Messages(fork), tokens, allowance)
+		}
+		if err := history.CheckPairing(fork); err != nil {
+			rt.Fatalf("pairing: %v", err)
+		}
+		j := 0
+		for _, f := range fork {
+			for j < len(msgs) && !sameMessage(msgs[j], f) {
+				j++
+			}
+			if j == len(msgs) {
+				rt.Fatalf("fork message %s %.20q is not in the history, in order", f.Role, f.Text())
+			}
+			if approx.Message(&f) > approx.Message(&msgs[j]) {
+				rt.Fatalf("message %d grew", j)
+			}
+			j++
+		}
+		if last := fork[len(fork)-1]; last.Role != msgs[len(msgs)-1].Role || last.ToolCallID != msgs[len(msgs)-1].ToolCallID {
+			rt.Fatalf("newest message missing")
+		}
+	})
+}
+
+// sameMessage reports whether f is m or a preview of it: the same role and
+// ids, or, for plain text, the same leading label.
+func sameMessage(m, f history.Message) bool {
+	switch {
+	case m.Role != f.Role || m.ToolCallID != f.ToolCallID || len(m.ToolCalls) != len(f.ToolCalls):
+		return false
+	case m.Role == history.Tool:
+		return true
+	case len(m.ToolCalls) > 0:
+		return m.ToolCalls[0].ID == f.ToolCalls[0].ID
+	}
+	return f.Text() == "" || strings.HasPrefix(f.Text(), firstWord(m.Text())) // cut to nothing, or its head kept
+}
+
+func firstWord(s string) string {
+	if i := strings.IndexAny(s, " \n"); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
