@@ -173,35 +173,63 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typ
 		whole[k] = spanTokens(est, span(k))
 	}
 	capTok := min(max(allowance/(2*n), minUnitPreview), maxUnitPreview)
+	capOf := func(k int) int {
+		if rank[k] == 2 { // a user's words get a larger share
+			return min(4*capTok, SummaryMessageCap)
+		}
+		return capTok
+	}
+	// Previews are made only for the units that end up previewed; the
+	// choice is made on a bound of their size (the cap plus the unit's
+	// protocol floor, which a preview never exceeds).
+	floor := func(k int) int {
+		f := 0
+		for i := us[k].start; i < us[k].end; i++ {
+			f += floorTokens(est, &msgs[i])
+		}
+		return f
+	}
+	bound := make([]int, n)
+	sumB := 0
+	for k := range us {
+		bound[k] = min(whole[k], capOf(k)+floor(k))
+		sumB += bound[k]
+	}
 	pv := make([][]history.Message, n)
 	pt := make([]int, n)
-	sumP := 0
-	for k := range us {
-		c := capTok
-		if rank[k] == 2 { // a user's words get a larger share
-			c = min(4*capTok, SummaryMessageCap)
+	made := make([]bool, n)
+	previewed := func(k int) ([]history.Message, int) {
+		if !made[k] {
+			if whole[k] <= capOf(k) {
+				pv[k], pt[k] = span(k), whole[k]
+			} else {
+				pv[k], pt[k] = previewK(k, capOf(k))
+			}
+			made[k] = true
 		}
-		if whole[k] <= c {
-			pv[k], pt[k] = span(k), whole[k]
-		} else {
-			pv[k], pt[k] = previewK(k, c)
-		}
-		sumP += pt[k]
+		return pv[k], pt[k]
 	}
-	if sumP <= allowance {
+	if sumB <= allowance {
 		// cost(k) = previews of us[:k] + us[k:] whole; it only grows as k
 		// decreases, so the smallest k that fits keeps the most whole.
-		cost, k := sumP, n
-		for k > 0 && cost-pt[k-1]+whole[k-1] <= allowance {
-			cost += whole[k-1] - pt[k-1]
+		cost, k := sumB, n
+		for k > 0 && cost-bound[k-1]+whole[k-1] <= allowance {
+			cost += whole[k-1] - bound[k-1]
 			k--
 		}
-		if k == n { // not even the newest unit fits whole: give it the slack
-			room := allowance - (sumP - pt[n-1])
-			if q, t := previewK(n-1, room); t <= room && t > pt[n-1] {
-				cost += t - pt[n-1]
-				pv[n-1], pt[n-1] = q, t
+		total := 0
+		for i := range n {
+			if i < k {
+				_, t := previewed(i)
+				total += t
+			} else {
+				total += whole[i]
 			}
+		}
+		// The real previews are smaller than their bounds: upgrade more.
+		for k > 0 && total-pt[k-1]+whole[k-1] <= allowance {
+			total += whole[k-1] - pt[k-1]
+			k--
 		}
 		for i := range n {
 			if i < k {
@@ -210,7 +238,14 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typ
 				put(i, span(i))
 			}
 		}
-		return p, cost, nil
+		if k == n { // not even the newest unit fits whole: give it the slack
+			room := allowance - (total - pt[n-1])
+			if q, t := previewK(n-1, room); t <= room && t > pt[n-1] {
+				total += t - pt[n-1]
+				put(n-1, q)
+			}
+		}
+		return p, total, nil
 	}
 	half := allowance / 2
 	k, used := n, 0
@@ -239,7 +274,8 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typ
 	for i := range k {
 		if rank[i] == 2 {
 			typedUnits = append(typedUnits, i)
-			sumT += pt[i]
+			_, t := previewed(i)
+			sumT += t
 		}
 	}
 	if sumT > left && len(typedUnits) > 0 {
@@ -261,9 +297,12 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typ
 		return order[a] > order[b]
 	})
 	for _, i := range order {
-		if pt[i] <= left {
-			put(i, pv[i])
-			left -= pt[i]
+		if left < minUnitPreview && left < whole[i] || floor(i) > left {
+			continue // cannot fit; do not make its preview
+		}
+		if q, t := previewed(i); t <= left {
+			put(i, q)
+			left -= t
 		}
 	}
 	return p, allowance - left, nil
