@@ -267,3 +267,19 @@ func TestGeminiSDKShapes(t *testing.T) {
 		t.Error("snake_case thought signature lost")
 	}
 }
+
+// TestGeminiRecordWithoutResult: a recorded call whose result was not kept
+// is answered with what the CLI displayed, a structured display included.
+func TestGeminiRecordWithoutResult(t *testing.T) {
+	src := `{"sessionId":"s","projectHash":"h","startTime":"t","lastUpdated":"t","kind":"main"}
+{"id":"u1","timestamp":"t","type":"user","content":[{"text":"fix the typo"}]}
+{"id":"g1","timestamp":"t","type":"gemini","content":"","toolCalls":[{"id":"t1","name":"replace","args":{"file_path":"README.md"},"status":"success","timestamp":"t","resultDisplay":{"fileName":"README.md","fileDiff":"-teh\n+the"}}]}`
+	tr := parse(t, src)
+	if tr.Format != transcript.FormatGemini || len(tr.Messages) != 3 {
+		t.Fatalf("format %s, %d messages", tr.Format, len(tr.Messages))
+	}
+	if got := tr.Messages[2].Text(); !strings.Contains(got, "README.md") || !strings.Contains(got, "+the") {
+		t.Errorf("result = %q", got)
+	}
+	checkPaired(t, tr.Messages)
+}
