@@ -60,6 +60,9 @@ const (
 	// flagged and carries no exit code, while the same tool reports exit
 	// codes elsewhere in the record.
 	NotRun Outcome = "not run"
+	// Submitted is a command that hands the work in and ends the record
+	// without a result.
+	Submitted Outcome = "submitted"
 )
 
 // Action is one tool call, or one command an agent wrote in a fenced block
@@ -416,6 +419,8 @@ func (x *extractor) record(a Action) {
 func (x *extractor) check(ai int, a *Action) {
 	c := Check{Command: a.Command, Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
 	switch {
+	case !a.HasResult() && isSubmit(a):
+		c.Outcome = Submitted
 	case !a.HasResult():
 		c.Outcome = Interrupted
 	case a.HasExit && a.Exit == 0:
@@ -551,4 +556,29 @@ func Normalize(cmd string) string {
 		c = n
 	}
 	return gitDirRE.ReplaceAllString(c, "git ")
+}
+
+// WorkDir returns the folder a command line runs in when it says so itself
+// (a leading "cd DIR &&", or git's "-C DIR"), "" otherwise. Together with
+// [Normalize] it identifies a command: `cd /a && make` and `cd /b && make`
+// are different checks.
+func WorkDir(cmd string) string {
+	c := strings.Join(strings.Fields(headOf(cmd, 64<<10)), " ")
+	dir := ""
+	for {
+		m := cdRE.FindStringSubmatch(c)
+		if m == nil {
+			break
+		}
+		d := strings.Trim(m[1], `"'`)
+		if dir != "" && !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "~") {
+			d = strings.TrimSuffix(dir, "/") + "/" + d
+		}
+		dir = d
+		c = c[len(m[0]):]
+	}
+	if m := gitDirRE.FindStringSubmatch(c); m != nil && dir == "" {
+		dir = strings.Trim(m[1], `"'`)
+	}
+	return dir
 }

@@ -195,10 +195,19 @@ func (f *facts) rel(p string) string {
 	return p
 }
 
-// shown returns a command as the summary shows it: normalized (see
-// evidence.Normalize) and clipped; a script shows its first line. What it
-// shows is a prefix of the normalized command (before "…").
+// shown returns a command as the summary shows it, backquoted: normalized
+// (see evidence.Normalize) and clipped, a script by its first line, then the
+// folder it ran in when it says so (" in `DIR`"). What it shows of the
+// command is a prefix of the normalized command (before "…").
 func (f *facts) shown(cmd string) string {
+	s := "`" + f.command(cmd) + "`"
+	if d := evidence.WorkDir(cmd); d != "" {
+		s += " in `" + d + "`"
+	}
+	return s
+}
+
+func (f *facts) command(cmd string) string {
 	c := strings.TrimSpace(cmd)
 	if len(c) > 8*commandChars {
 		c = cutBytes(c, 8*commandChars) + "…"
@@ -258,7 +267,7 @@ func (f *facts) noteChecks(rec *evidence.Record) {
 		} else if o := shortOut(rec, last); o != "" {
 			parts = append(parts, "output: "+o)
 		}
-		line := fmt.Sprintf("%s: `%s`", status, f.shown(g.cmd))
+		line := fmt.Sprintf("%s: %s", status, f.shown(g.cmd))
 		if len(parts) > 0 {
 			line += " (" + strings.Join(parts, "; ") + ")"
 		}
@@ -272,7 +281,7 @@ func (f *facts) noteChecks(rec *evidence.Record) {
 			}
 		}
 		if last.Outcome == evidence.Failed && last.FixedBy >= 0 {
-			line += fmt.Sprintf("; fixed by a later run of `%s` that passed", f.shown(rec.Checks[last.FixedBy].Command))
+			line += fmt.Sprintf("; fixed by a later run of %s that passed", f.shown(rec.Checks[last.FixedBy].Command))
 		}
 		prio := 20
 		build := isVerification(g.cmd)
@@ -372,6 +381,8 @@ func statusWord(o evidence.Outcome) string {
 		return "running"
 	case evidence.Interrupted, evidence.NotRun:
 		return "not run"
+	case evidence.Submitted:
+		return "submitted"
 	}
 	return "ran"
 }
@@ -384,6 +395,8 @@ func exitDetail(c evidence.Check) string {
 		return "interrupted, no result"
 	case c.Outcome == evidence.NotRun:
 		return "refused before it ran"
+	case c.Outcome == evidence.Submitted:
+		return "the run ended with it"
 	case c.Outcome == evidence.Running:
 		return "no exit code yet"
 	case c.Outcome == evidence.Failed:
@@ -428,17 +441,17 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			fi.from = c.From
 		}
 	}
-	for _, p := range rec.Opened {
-		if fi := by[p]; fi != nil {
-			fi.read = true
-		}
-	}
 	for _, c := range rec.Rejected {
 		fi := by[c.Path]
 		if fi == nil {
 			fi = get(c.Path, c.Index)
 		}
 		fi.reject = append(fi.reject, rejectReason(rec, c))
+	}
+	for _, p := range rec.Opened {
+		if fi := by[p]; fi != nil {
+			fi.read = true
+		}
 	}
 	for _, fi := range order {
 		var acts []string
@@ -473,9 +486,13 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			f.files = append(f.files, entry{text: line, prio: prio, order: fi.first})
 		default:
 			reason := firstNonEmpty(fi.reject)
-			line := fmt.Sprintf("%s: edit rejected, not applied", p)
+			read := ""
+			if fi.read {
+				read = "read; "
+			}
+			line := fmt.Sprintf("%s: %sedit rejected, not applied", p, read)
 			if n := len(fi.reject); n > 1 {
-				line = fmt.Sprintf("%s: %d edits rejected, none applied", p, n)
+				line = fmt.Sprintf("%s: %s%d edits rejected, none applied", p, read, n)
 			}
 			if reason != "" {
 				line += " (" + clip(reason, detailChars) + ")"
@@ -740,12 +757,12 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 			continue
 		}
 		a := rec.Actions[c.Action]
-		line := fmt.Sprintf("Running `%s` (call %s): check its output with %s", f.shown(c.Command), a.CallID, a.Tool)
+		line := fmt.Sprintf("Running %s (call %s): check its output with %s", f.shown(c.Command), a.CallID, a.Tool)
 		if id := sessionID(a.Output); id != "" {
-			line = fmt.Sprintf("Running %s from `%s`: poll or stop it with %s", id, f.shown(c.Command), a.Tool)
+			line = fmt.Sprintf("Running %s from %s: poll or stop it with %s", id, f.shown(c.Command), a.Tool)
 		}
 		f.pending = append(f.pending, entry{text: line, prio: 100, order: c.Index})
-		f.next = append(f.next, entry{text: fmt.Sprintf("Poll `%s` until it finishes and record its exit code.", f.shown(c.Command)), prio: 1 << 19, order: c.Index})
+		f.next = append(f.next, entry{text: fmt.Sprintf("Poll %s until it finishes and record its exit code.", f.shown(c.Command)), prio: 1 << 19, order: c.Index})
 	}
 	if lastTextIdx >= 0 && lastTextIdx == lastAgentIdx && lastTextIdx > lastTyped && strings.HasSuffix(strings.TrimSpace(lastText), "?") {
 		ss := sentences(lastText)
@@ -762,7 +779,7 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 			continue
 		}
 		// The latest failures first.
-		f.next = append(f.next, entry{text: fmt.Sprintf("Fix the failure of `%s` (%s) and re-run it.", f.shown(c.Command), exitDetail(c)), prio: 100000 + i, order: c.Index})
+		f.next = append(f.next, entry{text: fmt.Sprintf("Fix the failure of %s (%s) and re-run it.", f.shown(c.Command), exitDetail(c)), prio: 100000 + i, order: c.Index})
 	}
 	if lastText != "" && lastTextIdx > lastTyped {
 		for _, s := range sentences(lastText) {
@@ -812,7 +829,7 @@ func isSubmitAction(a *evidence.Action) bool {
 func (f *facts) describe(a *evidence.Action) string {
 	switch {
 	case a.Command != "":
-		return fmt.Sprintf("%s `%s`", a.Tool, f.shown(a.Command))
+		return fmt.Sprintf("%s %s", a.Tool, f.shown(a.Command))
 	case len(a.Args) > 0:
 		var keys []string
 		for k, v := range a.Args {
@@ -897,7 +914,7 @@ func (f *facts) finalState(rec *evidence.Record) string {
 				break
 			}
 		}
-		s := fmt.Sprintf("last check `%s` %s", f.shown(c.Command), statusWord(c.Outcome))
+		s := fmt.Sprintf("last check %s %s", f.shown(c.Command), statusWord(c.Outcome))
 		if d := exitDetail(c); d != "" {
 			s += " (" + d + ")"
 		}
