@@ -27,6 +27,14 @@ var (
 	testFailLineRE = regexp.MustCompile(`^(FAILED \S+.*|--- FAIL: \S+.*|FAIL\s+\S+|.*\b\d+ failed\b.*|ERROR \S+::\S+.*)$`)
 )
 
+var (
+	// fieldLabelRE matches the field label a harness prints before a
+	// command's output ("Output: ", "Stderr: ").
+	fieldLabelRE = regexp.MustCompile(`^(?i:output|stdout|stderr|result):\s+`)
+	// emptyValueRE matches an error field without a value.
+	emptyValueRE = regexp.MustCompile(`(?i)^(error|errors|stderr|exception)s?:\s*(\(?(none|null|nil|empty|n/a)\)?|-|0|)\s*$`)
+)
+
 // errorLines returns the error lines of a text, in order: panics, the last
 // line of each Python traceback, diagnostics, lines that start with an error
 // word, missing commands and files, failing tests. Only the head and the tail
@@ -69,6 +77,10 @@ func classifiedErrors(text string) []errLine {
 			}
 			if l[0] == '{' || l[0] == '[' && strings.HasSuffix(l, "]") && strings.Contains(l, "\"") {
 				continue // a JSON document, not a message
+			}
+			l = fieldLabelRE.ReplaceAllString(l, "")
+			if emptyValueRE.MatchString(l) {
+				continue // "Error: (none)": a harness field with no value
 			}
 			kind := ""
 			switch {

@@ -278,6 +278,7 @@ func TestErrors(t *testing.T) {
 		call("c7", "bash", map[string]string{"command": "git diff"}, "-func f() error {\n+func f() (err error) {\nExit code: 0"),
 		call("c8", "mcp__tracker__get", map[string]string{"id": "1"}, `{"id":"1","description":"go-git cannot find the index; error handling"}`),
 		call("c9", "bash", map[string]string{"command": "go run ."}, "panic: runtime error: index out of range [3] with length 3\nexit status 2"),
+		call("c10", "run_shell_command", map[string]string{"command": "go test ./config"}, "Command: go test ./config\nOutput: --- FAIL: TestLoad (0.00s)\nError: (none)\nExit Code: 1"),
 	)
 	var got []string
 	for _, e := range r.Errors {
@@ -298,6 +299,7 @@ func TestErrors(t *testing.T) {
 		"diagnostic: ./a.go:12:3: undefined: foo",
 		"diagnostic: a/b.py:191:14: SIM115 Use a context manager for opening files",
 		"test: --- FAIL: TestParse (0.00s) / parse_test.go:41: got 1, want 2",
+		"test: --- FAIL: TestLoad (0.00s)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
@@ -407,6 +409,20 @@ func TestArtifacts(t *testing.T) {
 	want := []Artifact{{Tool: "mcp__linear__create_issue", Op: "create", ID: "ENT-242", Title: "Fix gc", State: "Backlog", URL: "https://x/ENT-242", Index: 1}}
 	if diff := cmp.Diff(want, r.Artifacts); diff != "" {
 		t.Errorf("artifacts (-want +got):\n%s", diff)
+	}
+}
+
+func TestWorkDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"git -C /Users/a/cli fsck --full": "/Users/a/cli",
+		"cd /w/p && make":                 "/w/p",
+		"cd /w && cd p; go test":          "/w/p",
+		"cd '/w/my dir' && ls":            "/w/my dir",
+		"make":                            "",
+	} {
+		if got := WorkDir(in); got != want {
+			t.Errorf("WorkDir(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

@@ -22,11 +22,23 @@ import (
 //     call of the record has a result (or the call it names has one);
 //   - the final state: a line about the final state that says the work was
 //     submitted, committed or pushed while the record shows no such step.
+//
+// The user's own words that a summary quotes are not its claims: the
+// sections about the goal, the requests, the restrictions and the focus,
+// and lines that give the user's latest request, are skipped.
 func Contradictions(summary string, rec *evidence.Record) []string {
 	var out []string
+	quoting := false
 	for _, raw := range strings.Split(summary, "\n") {
 		line := strings.TrimSpace(raw)
 		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			quoting = userSectionRE.MatchString(line)
+			continue
+		}
+		if quoting || userLineRE.MatchString(line) {
 			continue
 		}
 		lower := strings.ToLower(line)
@@ -42,6 +54,11 @@ func Contradictions(summary string, rec *evidence.Record) []string {
 	}
 	return out
 }
+
+var (
+	userSectionRE = regexp.MustCompile(`(?i)\b(goal|request|constraint|restriction|instruction|focus|task)`)
+	userLineRE    = regexp.MustCompile(`(?i)^\W*(latest |later |last )?(user('s)? )?(request|asked|said|wrote)\b|\buser (request|asked|said|wrote)\b|\(pasted by the user\)`)
+)
 
 var tickRE = regexp.MustCompile("`([^`\n]+)`")
 

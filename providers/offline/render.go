@@ -84,37 +84,48 @@ type list struct {
 // shown in order, with a line saying how many were left out.
 func (l *list) pick() []string {
 	es := l.entries
-	omitted := 0
+	keep := make([]bool, len(es))
 	if len(es) > l.cap {
 		idx := make([]int, len(es))
 		for i := range idx {
 			idx[i] = i
 		}
 		sort.SliceStable(idx, func(a, b int) bool { return es[idx[a]].prio > es[idx[b]].prio })
-		keep := append([]int(nil), idx[:l.cap]...)
-		sort.Ints(keep)
-		picked := make([]entry, len(keep))
-		for i, k := range keep {
-			picked[i] = es[k]
+		for _, k := range idx[:max(0, l.cap)] {
+			keep[k] = true
 		}
-		omitted = len(es) - l.cap
-		es = picked
+	} else {
+		for i := range keep {
+			keep[i] = true
+		}
 	}
 	out := make([]string, 0, len(es)+1)
+	n, skipped := 0, 0
+	flush := func() {
+		if skipped == 0 {
+			return
+		}
+		note := fmt.Sprintf("(%d more omitted)", skipped)
+		if !l.numbers {
+			note = "- " + note
+		}
+		out = append(out, note)
+		skipped = 0
+	}
 	for i, e := range es {
+		if !keep[i] {
+			skipped++
+			continue
+		}
+		flush()
+		n++
 		if l.numbers {
-			out = append(out, fmt.Sprintf("%d. %s", i+1, e.text))
+			out = append(out, fmt.Sprintf("%d. %s", n, e.text))
 		} else {
 			out = append(out, "- "+e.text)
 		}
 	}
-	if omitted > 0 {
-		note := fmt.Sprintf("- (%d more omitted)", omitted)
-		if l.numbers {
-			note = fmt.Sprintf("(%d more omitted)", omitted)
-		}
-		out = append(out, note)
-	}
+	flush()
 	return out
 }
 
