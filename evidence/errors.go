@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"context"
 	"regexp"
 	"strings"
 )
@@ -41,7 +42,7 @@ var (
 // of a huge text are read.
 func errorLines(text string) []string {
 	var out []string
-	for _, e := range classifiedErrors(text) {
+	for _, e := range classifiedErrors(context.Background(), text) {
 		out = append(out, e.text)
 	}
 	return out
@@ -49,13 +50,17 @@ func errorLines(text string) []string {
 
 type errLine struct{ text, kind string }
 
-// classifiedErrors returns the error lines of a text with their kinds.
-func classifiedErrors(text string) []errLine {
+// classifiedErrors returns the error lines of a text with their kinds. It
+// stops early, with what it found, when ctx ends.
+func classifiedErrors(ctx context.Context, text string) []errLine {
 	var out []errLine
 	scan := func(s string) {
 		lines := strings.Split(s, "\n")
 		inTrace := false
 		for i := 0; i < len(lines); i++ {
+			if i%2048 == 2047 && ctx.Err() != nil {
+				return
+			}
 			raw := strings.TrimRight(lines[i], "\r ")
 			l := strings.TrimSpace(raw)
 			if l == "" {
@@ -154,7 +159,7 @@ func (x *extractor) errorsIn(i int, text string, fromUser bool) {
 	if text == "" {
 		return
 	}
-	for _, e := range classifiedErrors(text) {
+	for _, e := range classifiedErrors(x.ctx, text) {
 		x.addError(i, clip(e.text, errorChars), fromUser, e.kind)
 	}
 }
