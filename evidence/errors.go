@@ -134,6 +134,21 @@ func classifiedErrors(ctx context.Context, text string) []errLine {
 	return out
 }
 
+// crashed reports whether a command's output ends in an uncaught exception
+// (a traceback's last line) or a panic.
+func crashed(ctx context.Context, out string) bool {
+	t := tailOf(out, 64<<10)
+	if !strings.Contains(t, "Traceback (most recent call last)") && !strings.Contains(t, "panic: ") && !strings.Contains(t, "panicked at") {
+		return false
+	}
+	for _, e := range classifiedErrors(ctx, t) {
+		if e.kind == ErrPanic || e.kind == ErrException {
+			return true
+		}
+	}
+	return false
+}
+
 // hasLintShape keeps "SIM115 Use a context manager" and drops prose that
 // merely starts with a capitalised code-like word ("ABC123 is the id").
 func hasLintShape(l string) bool {

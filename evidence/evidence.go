@@ -438,9 +438,12 @@ func (x *extractor) check(ai int, a *Action) {
 		case Passed:
 			c.Outcome = Passed
 		default:
-			if x.flagging {
+			switch {
+			case crashed(x.ctx, a.Output):
+				c.Outcome = Failed // an uncaught exception or a panic exits non-zero
+			case x.flagging:
 				c.Outcome = Passed // the harness flags failures and did not flag this one
-			} else {
+			default:
 				c.Outcome = Unknown
 			}
 		}

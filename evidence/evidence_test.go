@@ -166,12 +166,13 @@ func TestOutcomeWithoutExitCode(t *testing.T) {
 		call("c1", "shell", map[string]string{"command": "pytest"}, "== 2 failed, 5 passed in 0.3s =="),
 		call("c2", "shell", map[string]string{"command": "pytest -k a"}, "== 5 passed in 0.3s =="),
 		call("c3", "shell", map[string]string{"command": "ls"}, "a.go"),
+		call("c4", "shell", map[string]string{"command": "python r.py"}, "Traceback (most recent call last):\n  File \"r.py\", line 1\nKeyError: 'model'\n(Current directory: /w)\nbash-$"),
 	)
 	got = got[:0]
 	for _, c := range r.Checks {
 		got = append(got, c.Outcome)
 	}
-	if diff := cmp.Diff([]Outcome{Failed, Passed, Unknown}, got); diff != "" {
+	if diff := cmp.Diff([]Outcome{Failed, Passed, Unknown, Failed}, got); diff != "" {
 		t.Errorf("outcomes without flags (-want +got):\n%s", diff)
 	}
 }

@@ -34,7 +34,7 @@ var sectionOrder = []string{secGoal, secRestrict, secDoing, secLast, secChecks, 
 const (
 	maxInstructionChars = 600
 	sentenceChars       = 240
-	goalChars           = 700
+	goalChars           = 1200
 	requestChars        = 220
 	commandChars        = 160
 	detailChars         = 150
@@ -334,7 +334,7 @@ func shortOut(rec *evidence.Record, c evidence.Check) string {
 		if l[0] == '-' || l[0] == '+' || l[0] == '@' {
 			return "" // a diff says what changed, not what was found
 		}
-		if !exitLineRE.MatchString(l) {
+		if !exitLineRE.MatchString(l) && !harnessLineRE.MatchString(l) {
 			lines = append(lines, l)
 		}
 	}
@@ -347,6 +347,11 @@ func shortOut(rec *evidence.Record, c evidence.Check) string {
 	}
 	return out
 }
+
+// harnessLineRE matches the status lines an editor interface appends to a
+// command's output: "(Open file: p)", "(Current directory: d)", a bare
+// prompt ("bash-$").
+var harnessLineRE = regexp.MustCompile(`^(\([A-Z][\w ]{2,30}: [^)]*\)|[\w.@:~/-]*[$#>])$`)
 
 // exitLineRE matches a line that only reports an exit code.
 var exitLineRE = regexp.MustCompile(`(?i)^\W*(?:the command completed with |process )?(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code)\W*\s*-?\d+\W*$`)
@@ -586,17 +591,18 @@ func (f *facts) noteErrors(rec *evidence.Record) {
 		// The first distinct errors and the latest matter most, then the
 		// errors that explain a failure (a refused tool call, a panic, a
 		// missing command, a diagnostic), then single failing tests.
-		prio := kindPrio[e.Kind]
+		// Within a kind, the later errors first.
+		prio := kindPrio[e.Kind]*100000 + i
 		switch {
 		case e.FromUser:
-			prio = 100
+			prio = 100 * 100000
 		case i < 3:
-			prio = max(prio, 85-i)
+			prio = max(prio, (85-i)*100000)
 		case i >= n-3:
-			prio = max(prio, 80+(i-(n-3)))
+			prio = max(prio, (80+(i-(n-3)))*100000)
 		}
 		if e.Count > 1 {
-			prio += 5
+			prio += 5 * 100000
 		}
 		f.errors = append(f.errors, entry{text: text, prio: prio, order: e.First})
 	}
@@ -731,7 +737,7 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		f.last = append(f.last, "Action: "+f.describe(lastAct))
 		f.last = append(f.last, "Result: "+f.result(rec, lastAct))
 		if lastTextIdx > lastAct.Index {
-			f.last = append(f.last, "Assistant then replied: "+clip(lastText, 240))
+			f.last = append(f.last, "Assistant then replied: "+clip(lastText, 500))
 		}
 	} else if lastText != "" {
 		f.last = append(f.last, "Assistant replied: "+clip(lastText, 300))

@@ -177,13 +177,13 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	for _, e := range f.files {
 		newFiles[pathOfLine(e.text)] = true
 	}
-	requests := &list{title: "", entries: dedupe(sortByOrder(append(priorEntries(f.prior[secGoal], 50, nil), f.requests...))), cap: 10}
-	restrict := &list{title: secRestrict, entries: dedupe(append(priorEntries(f.prior[secRestrict], 1, nil), f.restrictions...)), cap: 24}
-	checks := &list{title: secChecks, entries: dedupe(append(priorEntries(f.prior[secChecks], 40, nil), f.checks...)), cap: 16}
+	requests := &list{title: "", entries: dedupe(sortByOrder(append(priorEntries(f.prior[secGoal], 50, nil), f.requests...))), cap: 16}
+	restrict := &list{title: secRestrict, entries: dedupe(append(priorEntries(f.prior[secRestrict], 1, nil), f.restrictions...)), cap: 30}
+	checks := &list{title: secChecks, entries: dedupe(append(priorEntries(f.prior[secChecks], 40, nil), f.checks...)), cap: 30}
 	pending := &list{title: secPending, entries: dedupe(f.pending), cap: 8}
-	decisions := &list{title: secDecisions, entries: dedupe(append(priorEntries(f.prior[secDecisions], 5, nil), f.decisions...)), cap: 7}
-	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 24}
-	errs := &list{title: secErrors, entries: dedupe(append(priorEntries(f.prior[secErrors], 60, nil), f.errors...)), cap: 12}
+	decisions := &list{title: secDecisions, entries: dedupe(append(priorEntries(f.prior[secDecisions], 5, nil), f.decisions...)), cap: 8}
+	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 40}
+	errs := &list{title: secErrors, entries: dedupe(append(priorEntries(f.prior[secErrors], 60, nil), f.errors...)), cap: 24}
 	nextEntries := f.next
 	if len(nextEntries) == 0 {
 		nextEntries = priorEntries(f.prior[secNext], 1, nil)
@@ -193,9 +193,10 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 		nextEntries[i].order = i
 	}
 	next := &list{title: secNext, entries: dedupe(nextEntries), cap: 6, numbers: true}
-	// Least important first; restrictions shrink last.
+	// Least important first, and faster; restrictions shrink last.
 	shrink := []*list{decisions, requests, files, checks, errs, pending, next, restrict}
 	floors := map[*list]int{decisions: 1, requests: 2, files: 6, checks: 4, errs: 3, pending: 2, next: 2, restrict: 4}
+	rate := map[*list]int{decisions: 50, requests: 70, files: 75, checks: 80, errs: 80, pending: 90, next: 90, restrict: 90} // percent kept per round
 	for range 64 {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -207,7 +208,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 		shrunk := false
 		for _, l := range shrink {
 			if l.cap > floors[l] && l.cap > 0 && len(l.entries) > floors[l] {
-				l.cap = max(floors[l], min(l.cap, len(l.entries))*3/4)
+				l.cap = max(floors[l], min(l.cap, len(l.entries))*rate[l]/100)
 				shrunk = true
 			}
 			if out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next); len(out) <= limit {

@@ -132,11 +132,11 @@ func TestRealExitCodes(t *testing.T) {
 // ones and the latest are kept.
 func TestFirstAndLatestErrors(t *testing.T) {
 	msgs := []history.Message{userMsg("Fix the build.")}
-	for i := range 40 {
+	for i := range 80 {
 		msgs = append(msgs, shell(fmt.Sprintf("c%d", i), fmt.Sprintf("go build ./p%d", i), fmt.Sprintf("./p%d/a.go:%d:1: undefined: sym%d\nexit status 1", i, i+1, i))...)
 	}
 	e := section(whole(t, msgs, 0, ""), secErrors)
-	for _, want := range []string{"undefined: sym0", "undefined: sym1", "undefined: sym39", "undefined: sym38", "more omitted"} {
+	for _, want := range []string{"undefined: sym0\n", "undefined: sym1\n", "undefined: sym79\n", "undefined: sym78\n", "more omitted"} {
 		if !strings.Contains(e, want) {
 			t.Errorf("errors lack %q:\n%s", want, e)
 		}
