@@ -306,6 +306,7 @@ func (x *extractor) run() error {
 		}
 	}
 	pairing := history.Pair(x.msgs)
+	consumed := map[int]bool{} // observations that answer a text action
 	for i := range x.msgs {
 		if err := x.tick(); err != nil {
 			return err
@@ -324,6 +325,7 @@ func (x *extractor) run() error {
 				}
 			} else if cmd, ok := textAction(m.Text()); ok && i+1 < len(x.msgs) && origins[i+1] == OriginObservation {
 				x.textAction(i, cmd, i+1)
+				consumed[i+1] = true
 			} else if ok && textAgent && i == len(x.msgs)-1 {
 				x.textAction(i, cmd, -1) // the record ends with it
 			}
@@ -336,6 +338,10 @@ func (x *extractor) run() error {
 			x.errorsIn(i, m.Text(), true)
 			x.textChanges(i, m.Text())
 		case OriginObservation:
+			if cmd, out, ok := userRun(m.Text()); ok && !consumed[i] {
+				x.userAction(i, cmd, out)
+				break
+			}
 			x.noteOpenFile(m.Text())
 		case OriginInjected, OriginHarness:
 			x.textChanges(i, m.Text())
@@ -388,6 +394,33 @@ func (x *extractor) textAction(i int, cmd string, res int) {
 	a.Output, a.Exit, a.HasExit = resultOf(raw)
 	x.record(a)
 	x.noteOpenFile(raw)
+}
+
+// userRunRE matches the first line of a message reporting a command the
+// user ran themselves: one backquoted command and its exit code, ending
+// with a colon before the output ("Ran `make check` (exit code 2):").
+var userRunRE = regexp.MustCompile(`^[^\x60\n]{0,60}\x60([^\x60\n]+)\x60[^\x60\n]{0,30}\b(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code)\s*[:=]?\s*-?\d{1,3}\b[^\x60\n]{0,20}:\s*$`)
+
+// userRun reports whether text is the report of a command the user ran,
+// and returns the command and the report (exit code and output).
+func userRun(text string) (cmd, report string, ok bool) {
+	t := strings.TrimSpace(headOf(text, maxScan))
+	first, rest, _ := strings.Cut(t, "\n")
+	m := userRunRE.FindStringSubmatch(strings.TrimSpace(first))
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], first + "\n" + rest, true
+}
+
+// userAction records a command the user ran as a check.
+func (x *extractor) userAction(i int, cmd, report string) {
+	first, rest, _ := strings.Cut(report, "\n")
+	a := Action{Index: i, Result: i, Tool: "user", Command: cmd, Output: rest}
+	if code, ok := textExit(first); ok {
+		a.Exit, a.HasExit = code, true
+	}
+	x.record(a)
 }
 
 func (x *extractor) record(a Action) {

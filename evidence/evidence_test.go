@@ -507,3 +507,19 @@ func TestCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestUserRunCommand: a user-role message that reports a command the user
+// ran themselves, with its exit code, is a check, not a request.
+func TestUserRunCommand(t *testing.T) {
+	r := extract(t, one(user("Why does `make check` fail?")),
+		call("c1", "bash", map[string]string{"command": "make check"}, "make: *** [check] Error 1\nExit code: 2"),
+		one(user("Ran `make check` myself (exit code 0):\nok")),
+		one(user("Ran `make check` again, it is fine: thanks.")),
+	)
+	if diff := cmp.Diff([]Origin{OriginTyped, OriginAgent, OriginTool, OriginObservation, OriginTyped}, r.Origins); diff != "" {
+		t.Errorf("origins (-want +got):\n%s", diff)
+	}
+	if len(r.Checks) != 2 || r.Checks[1].Command != "make check" || r.Checks[1].Outcome != Passed || r.Checks[0].FixedBy != 1 {
+		t.Errorf("checks = %+v", r.Checks)
+	}
+}

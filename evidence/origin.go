@@ -86,6 +86,8 @@ func classify(ctx context.Context, msgs []history.Message) ([]Origin, error) {
 			}
 		case isToolNag(msgs, out, i, text):
 			out[i] = OriginHarness
+		case isUserRun(text):
+			out[i] = OriginObservation // a command the user ran, with its output
 		default:
 			out[i] = OriginTyped
 		}
@@ -216,6 +218,11 @@ func prevAgent(msgs []history.Message, i int) int {
 
 // toolNagRE matches a harness message about a missing or malformed tool call.
 var toolNagRE = regexp.MustCompile(`(?i)\b(no|missing|invalid|malformed|exactly one)\b[^.\n]{0,40}\b(tool[ _]?calls?|function[ _]?calls?|actions?)\b`)
+
+func isUserRun(text string) bool {
+	_, _, ok := userRun(text)
+	return ok
+}
 
 // isToolNag reports whether the user-role message at i is a harness nag in a
 // tool-calling session: it answers an assistant message without tool calls,
