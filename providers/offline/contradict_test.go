@@ -67,3 +67,46 @@ func TestNoContradictedClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestRecompactionSupersedesEarlierSummary: compacting a history that starts
+// with an earlier summary keeps its goal, restrictions and files, but a
+// check or a call the new messages settle is told as they settle it.
+func TestRecompactionSupersedesEarlierSummary(t *testing.T) {
+	first := []history.Message{history.NewText(history.User, "Fix the parser. Never edit the generated lexer.")}
+	first = append(first, step("c1", "bash", map[string]string{"command": "go test ./parser"}, "--- FAIL: TestParse (0.00s)\nexit status 1", false)...)
+	first = append(first, step("c2", "edit_file", map[string]string{"path": "parser/parse.go"}, "ok", false)...)
+	first = append(first, history.Message{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "c3", Name: "bash", Arguments: `{"command":"go vet ./parser"}`}}})
+	resp, err := offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1 := resp.Message.Text()
+	if !strings.Contains(s1, "failed: `go test ./parser`") || !strings.Contains(s1, "Interrupted call c3") {
+		t.Fatalf("first summary:\n%s", s1)
+	}
+	second := []history.Message{history.NewText(history.System, "Previous conversation summary:\n"+s1), history.NewText(history.User, "Go on.")}
+	second = append(second, step("c3", "bash", map[string]string{"command": "go vet ./parser"}, "exit status 0", false)...)
+	second = append(second, step("c4", "bash", map[string]string{"command": "go test ./parser"}, "ok\nexit status 0", false)...)
+	resp, err = offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := resp.Message.Text()
+	rec, err := evidence.Extract(context.Background(), second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ledger.Contradictions(s2, rec); len(c) > 0 {
+		t.Errorf("contradicted claims:\n%s\n--- summary:\n%s", strings.Join(c, "\n"), s2)
+	}
+	for _, want := range []string{"## Goal\nFix the parser.", "Never edit the generated lexer.", "`parser/parse.go`: modified", "passed: `go test ./parser` (exit 0"} {
+		if !strings.Contains(s2, want) {
+			t.Errorf("second summary lacks %q:\n%s", want, s2)
+		}
+	}
+	for _, stale := range []string{"failed: `go test ./parser`", "Interrupted call c3"} {
+		if strings.Contains(s2, stale) {
+			t.Errorf("second summary keeps the stale %q:\n%s", stale, s2)
+		}
+	}
+}

@@ -64,7 +64,9 @@ type facts struct {
 	files        []entry
 	errors       []entry
 	next         []entry
-	root         string // the folder paths are shown relative to, "" for none
+	root         string          // the folder paths are shown relative to, "" for none
+	ran          map[string]bool // commands of the record, as shown
+	answered     map[string]bool // call ids of the record that have a result
 	prior        map[string][]string
 	priorFocus   string
 	priorGoal    string
@@ -86,6 +88,16 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	}
 	f := &facts{prior: map[string][]string{}}
 	f.root = workspaceRoot(rec)
+	f.ran, f.answered = map[string]bool{}, map[string]bool{}
+	for _, c := range rec.Checks {
+		f.ran[f.shown(c.Command)] = true
+	}
+	for _, a := range rec.Actions {
+		if a.HasResult() && a.CallID != "" {
+			f.answered["call "+a.CallID] = true
+			f.answered[a.CallID] = true
+		}
+	}
 
 	// Earlier summaries, and the user's own messages.
 	var typed []int

@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -70,6 +71,16 @@ func canonicalSection(title string) string {
 	}
 	return ""
 }
+
+// shownRE finds a command as the summary shows it: "`cmd`" and an optional
+// " in `dir`".
+var shownRE = regexp.MustCompile("`[^`\n]+`(?: in `[^`\n]+`)?")
+
+// callIDRE finds a tool call id in an earlier summary's line.
+var callIDRE = regexp.MustCompile(`\bcall [A-Za-z0-9_.-]+|\b(?:call|toolu|fc)_[A-Za-z0-9_-]+`)
+
+// shownKey returns the first command a summary line shows, "" for none.
+func shownKey(l string) string { return shownRE.FindString(l) }
 
 // list is one bounded section: the entries of earlier summaries first (in
 // their order), then the new ones.
@@ -179,14 +190,27 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	}
 	requests := &list{title: "", entries: dedupe(sortByOrder(append(priorEntries(f.prior[secGoal], 50, nil), f.requests...))), cap: 16}
 	restrict := &list{title: secRestrict, entries: dedupe(append(priorEntries(f.prior[secRestrict], 1, nil), f.restrictions...)), cap: 30}
-	checks := &list{title: secChecks, entries: dedupe(append(priorEntries(f.prior[secChecks], 40, nil), f.checks...)), cap: 30}
-	pending := &list{title: secPending, entries: dedupe(f.pending), cap: 8}
+	// An earlier summary's line about a command that ran again, or a call
+	// that has a result now, is superseded by the record.
+	stale := func(l string) bool {
+		if k := shownKey(l); k != "" && f.ran[k] {
+			return true
+		}
+		for _, id := range callIDRE.FindAllString(l, -1) {
+			if f.answered[id] {
+				return true
+			}
+		}
+		return false
+	}
+	checks := &list{title: secChecks, entries: dedupe(append(priorEntries(f.prior[secChecks], 40, stale), f.checks...)), cap: 30}
+	pending := &list{title: secPending, entries: dedupe(append(priorEntries(f.prior[secPending], 90, stale), f.pending...)), cap: 8}
 	decisions := &list{title: secDecisions, entries: dedupe(append(priorEntries(f.prior[secDecisions], 5, nil), f.decisions...)), cap: 8}
 	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 40}
 	errs := &list{title: secErrors, entries: dedupe(append(priorEntries(f.prior[secErrors], 60, nil), f.errors...)), cap: 24}
 	nextEntries := f.next
 	if len(nextEntries) == 0 {
-		nextEntries = priorEntries(f.prior[secNext], 1, nil)
+		nextEntries = priorEntries(f.prior[secNext], 1, stale)
 	}
 	sort.SliceStable(nextEntries, func(a, b int) bool { return nextEntries[a].prio > nextEntries[b].prio })
 	for i := range nextEntries {
