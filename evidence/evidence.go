@@ -298,7 +298,10 @@ func (x *extractor) run() error {
 		return err
 	}
 	x.r.Origins = origins
-	textAgent := isTextActionSession(x.msgs)
+	textAgent, err := isTextActionSession(x.ctx, x.msgs)
+	if err != nil {
+		return err
+	}
 	for i := range x.msgs {
 		if isFlagged(&x.msgs[i]) {
 			x.flagging = true
@@ -317,6 +320,9 @@ func (x *extractor) run() error {
 			if m.HasToolCalls() {
 				b := pairing.Batches[pairing.BatchOf[i]]
 				for c, tc := range m.ToolCalls {
+					if err := x.tick(); err != nil {
+						return err
+					}
 					res := -1
 					if c < len(b.Results) {
 						res = b.Results[c]
@@ -350,7 +356,9 @@ func (x *extractor) run() error {
 			return err
 		}
 	}
-	x.finish()
+	if err := x.finish(); err != nil {
+		return err
+	}
 	return x.ctx.Err()
 }
 
@@ -487,7 +495,12 @@ func (x *extractor) check(ai int, a *Action) {
 	x.r.Checks = append(x.r.Checks, c)
 }
 
-func (x *extractor) finish() {
+// coverWindow bounds how many later checks are compared with a failed one
+// for a broader command that covers it; the same command is found at any
+// distance.
+const coverWindow = 256
+
+func (x *extractor) finish() error {
 	r := x.r
 	reports := map[string]bool{} // tools whose results carry exit codes
 	for _, a := range r.Actions {
@@ -502,12 +515,44 @@ func (x *extractor) finish() {
 			c.Outcome = NotRun
 		}
 	}
+	// The next passing run of the same command, by a reverse scan.
+	nextPass := make([]int, len(r.Checks))
+	words := make([][]string, len(r.Checks)) // computed on demand
+	seen := map[string]int{}
+	for i := len(r.Checks) - 1; i >= 0; i-- {
+		if err := x.tick(); err != nil {
+			return err
+		}
+		k := Normalize(r.Checks[i].Command) + "\x00" + WorkDir(r.Checks[i].Command)
+		nextPass[i] = -1
+		if j, ok := seen[k]; ok {
+			nextPass[i] = j
+		}
+		if r.Checks[i].Outcome == Passed {
+			seen[k] = i
+		}
+	}
 	for i := range r.Checks {
 		if r.Checks[i].Outcome != Failed {
 			continue
 		}
-		for j := i + 1; j < len(r.Checks); j++ {
-			if r.Checks[j].Outcome == Passed && covers(r.Checks[j].Command, r.Checks[i].Command) {
+		if err := x.tick(); err != nil {
+			return err
+		}
+		limit := min(len(r.Checks), i+1+coverWindow)
+		if nextPass[i] >= 0 {
+			limit = min(limit, nextPass[i])
+		}
+		r.Checks[i].FixedBy = nextPass[i]
+		want := commandWords(r.Checks[i].Command)
+		for j := i + 1; j < limit; j++ {
+			if r.Checks[j].Outcome != Passed {
+				continue
+			}
+			if words[j] == nil {
+				words[j] = commandWords(r.Checks[j].Command)
+			}
+			if coversWords(words[j], want) {
 				r.Checks[i].FixedBy = j
 				break
 			}
@@ -527,6 +572,7 @@ func (x *extractor) finish() {
 			r.Reads = append(r.Reads, p)
 		}
 	}
+	return nil
 }
 
 // covers reports whether the passing command later covers the failed one:
@@ -536,16 +582,18 @@ func covers(later, failed string) bool {
 	if later == failed {
 		return true
 	}
-	want := commandWords(failed)
+	return coversWords(commandWords(later), commandWords(failed))
+}
+
+func coversWords(have, want []string) bool {
 	if len(want) == 0 {
 		return false
 	}
-	have := commandWords(later)
 	for _, w := range want {
 		found := false
 		for _, h := range have {
 			// A path given relative to another folder names the same file.
-			if h == w || strings.HasSuffix(h, "/"+w) || strings.HasSuffix(w, "/"+h) {
+			if h == w || pathSuffix(h, w) || pathSuffix(w, h) {
 				found = true
 				break
 			}
@@ -555,6 +603,11 @@ func covers(later, failed string) bool {
 		}
 	}
 	return true
+}
+
+// pathSuffix reports whether long ends with "/" + short.
+func pathSuffix(long, short string) bool {
+	return len(long) > len(short) && long[len(long)-len(short)-1] == '/' && strings.HasSuffix(long, short)
 }
 
 // commandWords returns the words of a command line without flags, shell

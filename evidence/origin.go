@@ -50,7 +50,10 @@ var (
 //   - typed otherwise.
 func classify(ctx context.Context, msgs []history.Message) ([]Origin, error) {
 	out := make([]Origin, len(msgs))
-	textAgent := isTextActionSession(msgs)
+	textAgent, err := isTextActionSession(ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
 	for i := range msgs {
 		if i%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -181,12 +184,17 @@ func isCaveat(text string) bool {
 // isTextActionSession reports whether the agent acts through fenced command
 // blocks: the session has no tool calls, and most assistant messages hold
 // exactly one such block.
-func isTextActionSession(msgs []history.Message) bool {
+func isTextActionSession(ctx context.Context, msgs []history.Message) (bool, error) {
 	assistants, actions := 0, 0
 	for i := range msgs {
+		if i%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
 		m := &msgs[i]
 		if m.HasToolCalls() || m.Role == history.Tool {
-			return false
+			return false, nil
 		}
 		if m.Role != history.Assistant {
 			continue
@@ -196,7 +204,7 @@ func isTextActionSession(msgs []history.Message) bool {
 			actions++
 		}
 	}
-	return assistants >= 2 && actions*3 >= assistants*2
+	return assistants >= 2 && actions*3 >= assistants*2, nil
 }
 
 func afterAgent(msgs []history.Message, out []Origin, i int) bool {

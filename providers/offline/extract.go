@@ -89,7 +89,10 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	f := &facts{prior: map[string][]string{}}
 	f.root = workspaceRoot(rec)
 	f.ran, f.answered = map[string]bool{}, map[string]bool{}
-	for _, c := range rec.Checks {
+	for i, c := range rec.Checks {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		f.ran[f.shown(c.Command)] = true
 	}
 	for _, a := range rec.Actions {
@@ -147,10 +150,15 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f.noteChecks(rec)
+	if err := f.noteChecks(ctx, rec); err != nil {
+		return nil, err
+	}
 	f.noteFiles(rec)
 	f.noteErrors(rec)
 	f.noteAssistant(ctx, msgs, rec)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f.noteState(msgs, rec, lastTyped)
 	return f, ctx.Err()
 }
@@ -243,10 +251,13 @@ func isVerification(cmd string) bool { return buildCmdRE.MatchString(evidence.No
 
 var buildCmdRE = regexp.MustCompile(`(?i)(\btest\b|pytest|\bmake\b|\bbuild\b|\blint\b|\bvet\b|ruff|eslint|\btsc\b|cargo|gradle|\bmvn\b|\bcmake\b|\bnpm (run|test|ci|install)|\bpnpm\b|\byarn\b|\btox\b|\bnox\b|\bcheck\b|compile|\bgo (run|test|build|vet)\b|\bpython3? \S+\.py\b|\bnode \S+\.js\b|unittest|\bjest\b|\bmocha\b|\bphpunit\b|\brspec\b|\bctest\b|\bgit (commit|push|fsck|gc|rebase|merge|read-tree|reset|stash)\b|\bapt(-get)? install\b|\bpip install\b|\buv (run|sync|pip)\b)`)
 
-func (f *facts) noteChecks(rec *evidence.Record) {
+func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 	var groups []*checkGroup
 	byCmd := map[string]*checkGroup{}
 	for i, c := range rec.Checks {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if isFileOnlyCommand(rec, c) {
 			continue
 		}
@@ -313,6 +324,7 @@ func (f *facts) noteChecks(rec *evidence.Record) {
 		}
 		f.checks = append(f.checks, entry{text: line, prio: prio, order: first.Index})
 	}
+	return nil
 }
 
 // isFileOnlyCommand reports whether a check only reads or writes files
