@@ -2,12 +2,15 @@ package compaction
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/evidence"
 	"github.com/vtcode/vtcode-ls/history"
 )
 
@@ -57,6 +60,65 @@ func (e *budgetError) Error() string {
 	return fmt.Sprintf("needs at least %s tokens", history.FormatCount(e.need))
 }
 
+// hint is what a preview of one message must still show, from the
+// history's evidence record: for a tool result, the check it answers (its
+// command and exit code) and the distinct errors first or last seen in it;
+// for a tool call, the files it changed.
+type hint struct {
+	command string
+	exit    int
+	hasExit bool
+	errors  []string
+	paths   []string
+}
+
+func (h *hint) empty() bool {
+	return h == nil || h.command == "" && !h.hasExit && len(h.errors) == 0 && len(h.paths) == 0
+}
+
+// hintsFor reads msgs' evidence record and returns one hint per message
+// (nil for messages with nothing to keep) and which messages the user typed
+// (not harness text injected in the user role).
+func hintsFor(ctx context.Context, msgs []history.Message) ([]*hint, []bool, error) {
+	rec, err := evidence.Extract(ctx, msgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	typed := make([]bool, len(msgs))
+	for i, o := range rec.Origins {
+		typed[i] = o == evidence.OriginTyped
+	}
+	hs := make([]*hint, len(msgs))
+	at := func(i int) *hint {
+		if i < 0 || i >= len(hs) {
+			return nil
+		}
+		if hs[i] == nil {
+			hs[i] = &hint{}
+		}
+		return hs[i]
+	}
+	for _, c := range rec.Checks {
+		a := rec.Actions[c.Action]
+		if h := at(a.Result); h != nil {
+			h.command, h.exit, h.hasExit = c.Command, c.Exit, c.HasExit
+		}
+	}
+	for _, c := range rec.Changes {
+		if h := at(c.Index); h != nil && !slices.Contains(h.paths, c.Path) {
+			h.paths = append(h.paths, c.Path)
+		}
+	}
+	for _, e := range rec.Errors {
+		for _, i := range []int{e.First, e.Last} {
+			if h := at(i); h != nil && !slices.Contains(h.errors, e.Text) {
+				h.errors = append(h.errors, e.Text)
+			}
+		}
+	}
+	return hs, typed, nil
+}
+
 // plan maps the index of every kept message to what is sent for it (the
 // message itself or its preview).
 type plan map[int]history.Message
@@ -67,23 +129,43 @@ type plan map[int]history.Message
 // total fits. When even the previews of every unit do not fit, the newest
 // units that fit in half the allowance are kept whole (the newest one
 // previewed when it alone is larger) and the rest is spent on previews of
-// older units, those carrying evidence (checks, errors, edits) first, newest
-// first. It fails only when not even the newest unit's protocol skeleton
-// fits.
-func chooseUnits(est *history.Estimator, msgs []history.Message, us []unit, allowance int) (plan, int, error) {
+// older units: messages the user typed first, then units carrying evidence
+// (checks, errors, edits), newest first within each. A typed user message
+// gets four times the preview share. It fails only when not even the newest
+// unit's protocol skeleton fits.
+//
+// hs and typed are msgs' hints and typed-message flags ([hintsFor]).
+func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typed []bool, us []unit, allowance int) (plan, int, error) {
 	p := plan{}
 	n := len(us)
 	if n == 0 {
 		return p, 0, nil
 	}
+	// rank orders older units for previews when not all fit: what the user
+	// typed first, then units that carry evidence, then the rest.
+	rank := make([]int, n)
+	for k, u := range us {
+		for j := u.start; j < u.end; j++ {
+			switch {
+			case typed[j]:
+				rank[k] = 2
+			case !hs[j].empty():
+				rank[k] = max(rank[k], 1)
+			}
+		}
+	}
 	span := func(k int) []history.Message { return msgs[us[k].start:us[k].end] }
+	previewK := func(k, budget int) ([]history.Message, int) {
+		u := us[k]
+		return previewUnit(est, msgs[u.start:u.end], hs[u.start:u.end], budget)
+	}
 	put := func(k int, ms []history.Message) {
 		for i, m := range ms {
 			p[us[k].start+i] = m
 		}
 	}
 	if allowance <= 0 {
-		_, floor := previewUnit(est, span(n-1), 0)
+		_, floor := previewK(n-1, 0)
 		return nil, 0, &budgetError{need: max(1, floor-allowance)}
 	}
 	whole := make([]int, n)
@@ -95,10 +177,14 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, us []unit, allo
 	pt := make([]int, n)
 	sumP := 0
 	for k := range us {
-		if whole[k] <= capTok {
+		c := capTok
+		if rank[k] == 2 { // a user's words get a larger share
+			c = min(4*capTok, SummaryMessageCap)
+		}
+		if whole[k] <= c {
 			pv[k], pt[k] = span(k), whole[k]
 		} else {
-			pv[k], pt[k] = previewUnit(est, span(k), capTok)
+			pv[k], pt[k] = previewK(k, c)
 		}
 		sumP += pt[k]
 	}
@@ -112,7 +198,7 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, us []unit, allo
 		}
 		if k == n { // not even the newest unit fits whole: give it the slack
 			room := allowance - (sumP - pt[n-1])
-			if q, t := previewUnit(est, span(n-1), room); t <= room && t > pt[n-1] {
+			if q, t := previewK(n-1, room); t <= room && t > pt[n-1] {
 				cost += t - pt[n-1]
 				pv[n-1], pt[n-1] = q, t
 			}
@@ -136,9 +222,9 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, us []unit, allo
 		put(i, span(i))
 	}
 	if k == n {
-		q, t := previewUnit(est, span(n-1), half)
+		q, t := previewK(n-1, half)
 		if t > half {
-			if q, t = previewUnit(est, span(n-1), allowance); t > allowance {
+			if q, t = previewK(n-1, allowance); t > allowance {
 				return nil, 0, &budgetError{need: t}
 			}
 		}
@@ -146,15 +232,31 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, us []unit, allo
 		used, k = t, n-1
 	}
 	left := allowance - used
+	// Every typed request gets a share before anything else when their
+	// previews do not all fit.
+	var typedUnits []int
+	sumT := 0
+	for i := range k {
+		if rank[i] == 2 {
+			typedUnits = append(typedUnits, i)
+			sumT += pt[i]
+		}
+	}
+	if sumT > left && len(typedUnits) > 0 {
+		share := max(minUnitPreview, left/len(typedUnits))
+		for _, i := range typedUnits {
+			if pt[i] > share {
+				pv[i], pt[i] = previewK(i, share)
+			}
+		}
+	}
 	order := make([]int, k)
-	evid := make([]bool, k)
 	for i := range k {
 		order[i] = i
-		evid[i] = carriesEvidence(span(i))
 	}
 	sort.SliceStable(order, func(a, b int) bool {
-		if ea, eb := evid[order[a]], evid[order[b]]; ea != eb {
-			return ea
+		if ra, rb := rank[order[a]], rank[order[b]]; ra != rb {
+			return ra > rb
 		}
 		return order[a] > order[b]
 	})
@@ -169,11 +271,13 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, us []unit, allo
 
 // selectFork bounds msgs (normalized, already pruned) to allowance tokens for
 // a summary request: the whole list when it fits; otherwise the leading
-// system messages (earlier summaries) and the first user message (the goal)
-// as previews capped at a quarter of the allowance, and every other message
+// system messages (earlier summaries) and the first message the user typed
+// (the goal; harness text injected in the user role does not count) as
+// previews capped at a quarter of the allowance, and every other message
 // chosen by [chooseUnits]: the newest units whole, older ones previewed. The
-// result keeps the original order and valid pairing.
-func selectFork(est *history.Estimator, msgs []history.Message, allowance int) ([]history.Message, int, error) {
+// result keeps the original order and valid pairing. It fails with a
+// *budgetError, or with ctx's error.
+func selectFork(ctx context.Context, est *history.Estimator, msgs []history.Message, allowance int) ([]history.Message, int, error) {
 	total := spanTokens(est, msgs)
 	if total <= allowance && len(msgs) > 0 {
 		return msgs, total, nil
@@ -185,17 +289,20 @@ func selectFork(est *history.Estimator, msgs []history.Message, allowance int) (
 		}
 		return nil, 0, &budgetError{need: max(1, need-allowance)}
 	}
-	firstUser := -1
+	hs, typed, err := hintsFor(ctx, msgs)
+	if err != nil {
+		return nil, 0, err
+	}
 	var pinned []int
-	for i := range msgs {
-		if msgs[i].Role == history.System && firstUser < 0 && (i == 0 || msgs[i-1].Role == history.System) {
-			pinned = append(pinned, i)
-		}
-		if msgs[i].Role == history.User {
-			firstUser = i
-			pinned = append(pinned, i)
-			break
-		}
+	for i := 0; i < len(msgs) && msgs[i].Role == history.System; i++ {
+		pinned = append(pinned, i)
+	}
+	goal := slices.Index(typed, true)
+	if goal < 0 {
+		goal = slices.IndexFunc(msgs, func(m history.Message) bool { return m.Role == history.User })
+	}
+	if goal >= 0 && !slices.Contains(pinned, goal) {
+		pinned = append(pinned, goal)
 	}
 	pins := plan{}
 	pinBudget := allowance / 4
@@ -217,10 +324,10 @@ func selectFork(est *history.Estimator, msgs []history.Message, allowance int) (
 			us = append(us, u)
 		}
 	}
-	chosen, _, err := chooseUnits(est, msgs, us, allowance-used)
+	chosen, _, err := chooseUnits(est, msgs, hs, typed, us, allowance-used)
 	if err != nil && used > 0 { // drop the pins rather than fail
 		clear(pins)
-		chosen, _, err = chooseUnits(est, msgs, units(msgs, 0), allowance)
+		chosen, _, err = chooseUnits(est, msgs, hs, typed, units(msgs, 0), allowance)
 	}
 	if err != nil {
 		return nil, 0, err
@@ -243,11 +350,12 @@ func selectFork(est *history.Estimator, msgs []history.Message, allowance int) (
 	return out, tokens, nil
 }
 
-// previewUnit bounds one unit to budget tokens with [evidencePreview],
-// giving each message an equal share of what the smaller ones leave. When
-// budget is below the unit's protocol floor, the result is that floor (its
-// token count says so). It never returns more tokens than the unit has.
-func previewUnit(est *history.Estimator, msgs []history.Message, budget int) ([]history.Message, int) {
+// previewUnit bounds one unit to budget tokens with [evidencePreview]
+// (hs holds the unit's hints, one per message), giving each message an
+// equal share of what the smaller ones leave. When budget is below the
+// unit's protocol floor, the result is that floor (its token count says
+// so). It never returns more tokens than the unit has.
+func previewUnit(est *history.Estimator, msgs []history.Message, hs []*hint, budget int) ([]history.Message, int) {
 	out := make([]history.Message, len(msgs))
 	order := make([]int, len(msgs))
 	for i := range order {
@@ -259,7 +367,7 @@ func previewUnit(est *history.Estimator, msgs []history.Message, budget int) ([]
 	remaining, tokens := budget, 0
 	for k, i := range order {
 		share := max(remaining/(len(order)-k), floorTokens(est, &msgs[i]))
-		m := evidencePreview(est, msgs[i], share)
+		m := evidencePreview(est, msgs[i], hs[i], share)
 		out[i] = m
 		t := est.Message(&m)
 		remaining -= t
@@ -270,9 +378,12 @@ func previewUnit(est *history.Estimator, msgs []history.Message, budget int) ([]
 
 // evidencePreview is [preview] for fork units: tool results and long
 // argument strings keep the lines that carry evidence (see [selectLines])
-// rather than only their head and tail, and tool-call arguments keep their
-// short fields (commands, paths) instead of becoming "{}".
-func evidencePreview(est *history.Estimator, m history.Message, budget int) history.Message {
+// rather than only their head and tail, tool-call arguments keep their
+// short fields (commands, paths) instead of becoming "{}", and what the
+// message's hint says must survive (the check's command and exit code, the
+// errors first or last seen in it, the files a call changed) is stated in a
+// bracketed note when the cut text no longer shows it.
+func evidencePreview(est *history.Estimator, m history.Message, h *hint, budget int) history.Message {
 	if est.Message(&m) <= budget {
 		return m
 	}
@@ -283,13 +394,17 @@ func evidencePreview(est *history.Estimator, m history.Message, budget int) hist
 	out.ReasoningDetails = nil
 	out.Reasoning = ""
 	out.Content = emptyLike(m.Content)
+	var must []string
+	if h != nil {
+		must = append(append(must, h.errors...), h.paths...)
+	}
 	if len(m.ToolCalls) > 0 {
 		out.ToolCalls = make([]history.ToolCall, len(m.ToolCalls))
 		share := max(0, budget-floorTokens(est, &m)) / (2 * len(m.ToolCalls))
 		for i, tc := range m.ToolCalls {
 			tc.ThoughtSignature = ""
-			tc.Arguments = boundArgs(est, tc.Arguments, share)
-			tc.Input = selectLines(est, tc.Input, share)
+			tc.Arguments = boundArgs(est, tc.Arguments, share, must)
+			tc.Input = selectLines(est, tc.Input, share, must)
 			out.ToolCalls[i] = tc
 		}
 	}
@@ -299,7 +414,7 @@ func evidencePreview(est *history.Estimator, m history.Message, budget int) hist
 		if m.Content.PartList() != nil {
 			text = boundContent(est, m.Content, 1<<30).Text()
 		}
-		out.Content = history.Text(selectLines(est, text, rest-2))
+		out.Content = history.Text(notedCut(est, text, rest-2, must, h, forkArgs(out.ToolCalls)))
 		out.Forget()
 	}
 	if est.Message(&out) <= budget {
@@ -308,11 +423,100 @@ func evidencePreview(est *history.Estimator, m history.Message, budget int) hist
 	return preview(est, m, budget)
 }
 
+// notedCut cuts text to n tokens with [selectLines], led by the note of
+// what h requires and the cut does not show. The note is recomputed for the
+// cut that leaves room for it until it is stable; if it does not settle, it
+// states everything h requires.
+func notedCut(est *history.Estimator, text string, n int, must []string, h *hint, args string) string {
+	cut := selectLines(est, text, n, must)
+	note := h.missing(cut, args)
+	for range 4 {
+		if note == "" {
+			return cut
+		}
+		room := n - est.Text(note) - 1
+		if room <= 0 {
+			return truncateHead(est, note, n)
+		}
+		cut = selectLines(est, text, room, must)
+		next := h.missing(cut, args)
+		if next == note {
+			return strings.TrimSpace(note + "\n" + cut)
+		}
+		note = next
+	}
+	note = h.missing("", args)
+	room := n - est.Text(note) - 1
+	if room <= 0 {
+		return truncateHead(est, note, n)
+	}
+	return strings.TrimSpace(note + "\n" + selectLines(est, text, room, must))
+}
+
+// forkArgs joins the arguments and inputs of calls.
+func forkArgs(calls []history.ToolCall) string {
+	var b strings.Builder
+	for _, tc := range calls {
+		b.WriteString(tc.Arguments)
+		b.WriteString(tc.Input)
+	}
+	return b.String()
+}
+
+// missing returns a bracketed note of what the hint requires and neither
+// the cut text nor the kept arguments show, "" when nothing is missing.
+func (h *hint) missing(cut, args string) string {
+	if h.empty() {
+		return ""
+	}
+	var parts []string
+	// A command up to maxArgValue bytes stays whole in its call's preview.
+	if len(h.command) > maxArgValue && !strings.Contains(cut, h.command) && !strings.Contains(args, h.command) {
+		parts = append(parts, "command `"+clipText(h.command, 160)+"`")
+	}
+	if h.hasExit && !exitShown(cut, h.exit) {
+		parts = append(parts, fmt.Sprintf("exit code %d", h.exit))
+	}
+	for _, e := range h.errors {
+		if !strings.Contains(cut, e) {
+			parts = append(parts, "error: "+clipText(e, 200))
+		}
+	}
+	for _, p := range h.paths {
+		if !strings.Contains(cut, p) && !strings.Contains(args, p) {
+			parts = append(parts, "changed "+p)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "[preview; the full output showed: " + strings.Join(parts, "; ") + "]"
+}
+
+// exitShown reports whether text states exit code n in one of the usual
+// phrasings.
+func exitShown(text string, n int) bool {
+	l := strings.ToLower(text)
+	for _, f := range []string{"exit code %d", "exit code: %d", "exit status %d", "exited with code %d", "exit_code\": %d", "exit_code\":%d", "<returncode>%d</returncode>", "exit %d"} {
+		if strings.Contains(l, fmt.Sprintf(f, n)) {
+			return true
+		}
+	}
+	return false
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:snapBack(s, n)] + "…"
+}
+
 // boundArgs bounds the JSON arguments of a tool call to about n tokens: the
 // whole text when it fits, else the object with every long string value cut
 // by [selectLines] (short ones such as commands and paths stay whole), else
 // "{}".
-func boundArgs(est *history.Estimator, args string, n int) string {
+func boundArgs(est *history.Estimator, args string, n int, must []string) string {
 	if est.Text(args) <= n {
 		return args
 	}
@@ -339,7 +543,7 @@ func boundArgs(est *history.Estimator, args string, n int) string {
 		var s string
 		_ = json.Unmarshal(obj[k], &s)
 		share := max(0, n-fixed) / len(long)
-		obj[k] = marshalString(selectLines(est, s, max(0, share-est.Text(k)-4)))
+		obj[k] = marshalString(selectLines(est, s, max(0, share-est.Text(k)-4), must))
 	}
 	b := marshalObject(obj)
 	if est.Text(b) > n+8 {
@@ -377,58 +581,33 @@ func marshalObject(obj map[string]json.RawMessage) string {
 	return b.String()
 }
 
-// Line scores of [selectLines].
+// Line cues of [selectLines], matched on the lowercased line.
 var (
-	exitLine  = regexp.MustCompile(`(?i)(exit(ed)?( with)?[ _]?(code|status)\b|returncode|\bexit_code\b|^(ok|fail|pass)\b|--- (fail|pass)|\bexited\b)`)
-	errorLine = regexp.MustCompile(`(?i)(\berr(or)?s?\b|\bfail(ed|ure|s)?\b|\bpanic|\bexception\b|traceback|\bfatal\b|\bcannot\b|\bcan't\b|\bundefined\b|not found|\bdenied\b|\brefused\b|\btimed? ?out\b|\bwarning\b)`)
-	pathLine  = regexp.MustCompile(`[\w.-]+/[\w./-]+|\b[\w-]+\.[A-Za-z]{1,5}:\d+`)
+	exitCues    = []string{"exit code", "exit status", "exited", "returncode", "exit_code", "--- fail", "--- pass"}
+	verdictCues = []string{"ok ", "ok\t", "fail", "pass"} // line prefixes of test runners
+	errorCues   = []string{"error", "fail", "panic", "exception", "traceback", "fatal", "cannot", "can't", "undefined", "not found", "denied", "refused", "timed out", "warning"}
+	pathLine    = regexp.MustCompile(`[\w.-]+/[\w./-]+|\b[\w-]+\.[A-Za-z]{1,5}:\d+`)
 )
 
 // lineScore ranks a line of tool output for a preview: exit codes and test
 // verdicts 3, errors 2, paths 1, anything else 0.
 func lineScore(line string) int {
-	switch {
-	case exitLine.MatchString(line):
+	l := strings.ToLower(line)
+	if containsAny(l, exitCues) {
 		return 3
-	case errorLine.MatchString(line):
+	}
+	for _, p := range verdictCues {
+		if strings.HasPrefix(l, p) {
+			return 3
+		}
+	}
+	if containsAny(l, errorCues) {
 		return 2
-	case pathLine.MatchString(line):
+	}
+	if strings.ContainsAny(l, "/:") && pathLine.MatchString(line) {
 		return 1
 	}
 	return 0
-}
-
-// carriesEvidence reports whether a unit holds a fact a summary must keep:
-// a result line with an exit code or an error, or a call that edits files.
-func carriesEvidence(msgs []history.Message) bool {
-	for i := range msgs {
-		m := &msgs[i]
-		for _, tc := range m.ToolCalls {
-			if editTool(tc.Name) {
-				return true
-			}
-		}
-		if m.Role != history.Tool {
-			continue
-		}
-		for line := range strings.Lines(m.Text()) {
-			if lineScore(line) >= 2 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// editTool reports whether a tool name says it changes files.
-func editTool(name string) bool {
-	name = strings.ToLower(name)
-	for _, w := range []string{"edit", "write", "patch", "replace", "create", "insert", "delete", "remove", "move", "rename"} {
-		if strings.Contains(name, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // maxPreviewLine bounds one selected line.
@@ -439,7 +618,7 @@ const maxPreviewLine = 320
 // then path lines (each distinct line once), then lines nearest the head and
 // tail, in their original order with a marker for every gap. Lines are
 // clipped to 320 bytes. It never grows s.
-func selectLines(est *history.Estimator, s string, n int) string {
+func selectLines(est *history.Estimator, s string, n int, must []string) string {
 	if est.Text(s) <= n {
 		return s
 	}
@@ -457,11 +636,17 @@ func selectLines(est *history.Estimator, s string, n int) string {
 			continue
 		}
 		sc := lineScore(t)
+		for _, w := range must {
+			if w != "" && strings.Contains(t, w) {
+				sc = 5
+				break
+			}
+		}
 		if sc > 0 && seen[t] {
 			sc = -1 // a repeat ranks below plain lines
 		}
 		seen[t] = true
-		if i == 0 || i == last {
+		if (i == 0 || i == last) && sc < 4 {
 			sc = 4
 		}
 		cands = append(cands, cand{i, sc, min(i, last-i)})

@@ -98,3 +98,51 @@ func TestSummarizerFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestRecompactingACompactedHistoryIsANoOp: a compacted history holds an
+// earlier summary, the retained requests and a verbatim tail; compacting it
+// again (nothing new since) changes nothing and calls no summarizer.
+func TestRecompactingACompactedHistoryIsANoOp(t *testing.T) {
+	s := &wholeSummarizer{reply: func(req *providers.SummaryRequest) (*providers.Response, error) {
+		return reply("summary of " + fmt.Sprint(len(req.Messages)) + " messages"), nil
+	}}
+	opts := ltOpts(s, 32000)
+	res, err := Compact(context.Background(), longTurn(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compact(context.Background(), res.Messages, opts); !errors.Is(err, ErrAlreadyCompact) {
+		t.Fatalf("second compaction: err = %v, want ErrAlreadyCompact", err)
+	}
+	if len(s.reqs) != 1 {
+		t.Errorf("%d summarize calls, want 1", len(s.reqs))
+	}
+	// New work after the compaction is summarized again.
+	more := append(slices.Clone(res.Messages), history.NewText(history.User, "next: "+strings.Repeat("more context ", 3000)), history.NewText(history.Assistant, "done"))
+	if _, err := Compact(context.Background(), more, opts); err != nil {
+		t.Fatalf("compaction after new work: %v", err)
+	}
+}
+
+// TestWholeSummaryBoundedByWhatItReplaces: the output bound of a
+// whole-history summary is half of what it stands in for, so a small
+// history still compacts.
+func TestWholeSummaryBoundedByWhatItReplaces(t *testing.T) {
+	s := &wholeSummarizer{reply: func(req *providers.SummaryRequest) (*providers.Response, error) {
+		return reply(strings.Repeat("w", 4*req.MaxOutputTokens-8)), nil // uses all of it
+	}}
+	opts := localOpts(nil)
+	opts.Client = s
+	// 14 groups of 500 = 7,000 tokens; the tail keeps 10 groups (5,000),
+	// 4 retained requests (116): the summary replaces 1,884 tokens.
+	res, err := Compact(context.Background(), conv(14, 29, 471), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.reqs[0].MaxOutputTokens; got != 1884/2 {
+		t.Errorf("MaxOutputTokens = %d, want %d", got, 1884/2)
+	}
+	if res.CompactedTokens >= res.OriginalTokens {
+		t.Errorf("compacted %d ≥ %d", res.CompactedTokens, res.OriginalTokens)
+	}
+}

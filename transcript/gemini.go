@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -31,8 +32,8 @@ func isGeminiContents(objs []map[string]json.RawMessage) bool {
 		return false
 	}
 	role := str(objs[0]["role"])
-	_, parts := objectArray(objs[0]["parts"])
-	return parts && (role == "user" || role == "model" || role == "function")
+	parts := bytes.TrimSpace(objs[0]["parts"])
+	return len(parts) > 0 && parts[0] == '[' && (role == "user" || role == "model" || role == "function")
 }
 
 // isGeminiSession reports whether o is a session recording object or its
@@ -70,10 +71,10 @@ func convertGeminiContents(objs []map[string]json.RawMessage) (*Transcript, erro
 
 func (c *geminiConv) content(o map[string]json.RawMessage) error {
 	role := str(o["role"])
-	parts, ok := objectArray(o["parts"])
-	if !ok && hasKey(o, "parts") {
-		return fmt.Errorf("parts is not an array of objects")
+	if v := bytes.TrimSpace(o["parts"]); len(v) > 0 && v[0] != '[' && !isNull(v) {
+		return fmt.Errorf("parts is not an array")
 	}
+	parts := geminiParts(o["parts"])
 	switch role {
 	case "model":
 		m := history.Message{Role: history.Assistant}
@@ -214,7 +215,7 @@ func (c *geminiConv) record(r map[string]json.RawMessage) error {
 		m := history.NewText(history.User, text)
 		m.ID = str(r["id"])
 		c.b.add(m)
-	case "gemini":
+	case "gemini", "model":
 		text, ok := geminiPartsText(r["content"])
 		if !ok {
 			return fmt.Errorf("content is neither text nor parts")
@@ -283,23 +284,40 @@ func geminiToolResult(tc map[string]json.RawMessage) string {
 }
 
 // geminiParts reads a PartListUnion: a string, one part, or a list of
-// parts or strings; strings become text parts.
+// parts or strings; strings become text parts, and the snake_case field
+// names of the Python SDK's dumps read as the camelCase ones.
 func geminiParts(v json.RawMessage) []map[string]json.RawMessage {
 	if s := str(v); s != "" {
 		return []map[string]json.RawMessage{{"text": marshalText(s)}}
 	}
 	if o := object(v); o != nil {
-		return []map[string]json.RawMessage{o}
+		return []map[string]json.RawMessage{camelPart(o)}
 	}
 	var out []map[string]json.RawMessage
 	for _, e := range rawArray(v) {
 		if s := str(e); s != "" {
 			out = append(out, map[string]json.RawMessage{"text": marshalText(s)})
 		} else if o := object(e); o != nil {
-			out = append(out, o)
+			out = append(out, camelPart(o))
 		}
 	}
 	return out
+}
+
+// geminiSnake maps the Python SDK's part field names to the API's.
+var geminiSnake = map[string]string{
+	"function_call": "functionCall", "function_response": "functionResponse", "thought_signature": "thoughtSignature",
+	"inline_data": "inlineData", "file_data": "fileData", "executable_code": "executableCode", "code_execution_result": "codeExecutionResult",
+}
+
+func camelPart(o map[string]json.RawMessage) map[string]json.RawMessage {
+	for snake, camel := range geminiSnake {
+		if v, ok := o[snake]; ok && !hasKey(o, camel) {
+			o[camel] = v
+			delete(o, snake)
+		}
+	}
+	return o
 }
 
 // geminiPartsText is the text of a PartListUnion; ok is false for other

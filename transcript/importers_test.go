@@ -240,3 +240,30 @@ func TestMisreadIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiSDKShapes: histories dumped by the Gemini SDKs, with string parts
+// and snake_case part fields, read as the API's shape.
+func TestGeminiSDKShapes(t *testing.T) {
+	src := `[
+ {"role":"user","parts":["List the files."]},
+ {"role":"model","parts":[{"function_call":{"name":"ls","args":{"dir":"."}},"thought_signature":"c2ln"}]},
+ {"role":"user","parts":[{"function_response":{"name":"ls","response":{"output":"a.go\nb.go"}}}]},
+ {"role":"model","parts":["Two files: a.go and b.go."]}
+]`
+	tr := parse(t, src)
+	if tr.Format != transcript.FormatGemini {
+		t.Fatalf("format = %s", tr.Format)
+	}
+	want := []string{
+		"user List the files.",
+		`assistant call(call_1 ls {"dir":"."})`,
+		"tool a.go\nb.go result(call_1 ls)",
+		"assistant Two files: a.go and b.go.",
+	}
+	if diff := cmp.Diff(want, summary(tr.Messages)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if tr.Messages[1].ToolCalls[0].ThoughtSignature != "c2ln" {
+		t.Error("snake_case thought signature lost")
+	}
+}
