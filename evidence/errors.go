@@ -11,7 +11,9 @@ var (
 	panicRE = regexp.MustCompile(`^(panic: .+|thread '.*' panicked at .+|fatal error: .+)$`)
 	// tracebackRE opens a Python traceback; its last unindented line is the error.
 	tracebackRE = regexp.MustCompile(`^Traceback \(most recent call last\):`)
-	pyErrorRE   = regexp.MustCompile(`^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Failure)|KeyError|StopIteration|AssertionError)\b(:.*)?$`)
+	// pytestERE: pytest's "E   KeyError: 'model'" detail line.
+	pytestERE = regexp.MustCompile(`^E\s{2,}([A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b.*)$`)
+	pyErrorRE = regexp.MustCompile(`^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Failure)|KeyError|StopIteration|AssertionError)\b(:.*)?$`)
 	// diagRE: a compiler or linter diagnostic "file:line[:col]: message".
 	diagRE = regexp.MustCompile(`^\S+\.\w+:\d+(:\d+)?:\s*(error|fatal|undefined|cannot|E\d+|[A-Z]{1,4}\d{2,4}|syntax error|\S+ error)\b.*`)
 	// lintCodeRE: a linter code first ("SIM115 Use a context manager…",
@@ -86,6 +88,10 @@ func classifiedErrors(ctx context.Context, text string) []errLine {
 			l = fieldLabelRE.ReplaceAllString(l, "")
 			if emptyValueRE.MatchString(l) {
 				continue // "Error: (none)": a harness field with no value
+			}
+			if m := pytestERE.FindStringSubmatch(l); m != nil {
+				out = append(out, errLine{m[1], ErrException})
+				continue
 			}
 			kind := ""
 			switch {

@@ -279,6 +279,7 @@ func TestErrors(t *testing.T) {
 		call("c7", "bash", map[string]string{"command": "git diff"}, "-func f() error {\n+func f() (err error) {\nExit code: 0"),
 		call("c8", "mcp__tracker__get", map[string]string{"id": "1"}, `{"id":"1","description":"go-git cannot find the index; error handling"}`),
 		call("c9", "bash", map[string]string{"command": "go run ."}, "panic: runtime error: index out of range [3] with length 3\nexit status 2"),
+		call("c11", "bash", map[string]string{"command": "pytest -k yaml"}, ">       self.assertEqual(kwargs[\"model\"], \"gpt-4\")\nE       KeyError: 'model'\n\ntests/test_main.py:409: KeyError\nExit code: 1"),
 		call("c10", "run_shell_command", map[string]string{"command": "go test ./config"}, "Command: go test ./config\nOutput: --- FAIL: TestLoad (0.00s)\nError: (none)\nExit Code: 1"),
 	)
 	var got []string
@@ -300,6 +301,7 @@ func TestErrors(t *testing.T) {
 		"diagnostic: ./a.go:12:3: undefined: foo",
 		"diagnostic: a/b.py:191:14: SIM115 Use a context manager for opening files",
 		"test: --- FAIL: TestParse (0.00s) / parse_test.go:41: got 1, want 2",
+		"exception: KeyError: 'model'",
 		"test: --- FAIL: TestLoad (0.00s)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

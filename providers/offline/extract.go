@@ -529,6 +529,9 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			f.files = append(f.files, entry{text: line, prio: 90, order: fi.first})
 		}
 	}
+	for _, c := range rec.Final.Commits {
+		f.files = append(f.files, entry{text: fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100)), prio: 95, order: c.Index})
+	}
 	for _, a := range rec.Artifacts {
 		line := fmt.Sprintf("%s %s", verbPast(a.Op), a.ID)
 		if a.Title != "" {

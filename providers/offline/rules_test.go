@@ -183,6 +183,9 @@ func TestFinalStateCommittedPushed(t *testing.T) {
 	if want := `- Final state: last check ` + "`git push`" + ` passed (exit 0); committed 1d28f1e "fix: skip empty lines"; pushed`; !strings.Contains(got, want) {
 		t.Errorf("summary lacks %q:\n%s", want, got)
 	}
+	if want := `- Commit 1d28f1e "fix: skip empty lines"`; !strings.Contains(section(got, secFiles), want) {
+		t.Errorf("files lack %q:\n%s", want, got)
+	}
 }
 
 // TestBoundedListsKeepPriorities: under a tight bound every restriction
