@@ -247,9 +247,24 @@ type checkGroup struct {
 
 // isVerification reports whether a command builds, tests, lints or checks
 // something (or changes the repository's state), rather than inspecting.
-func isVerification(cmd string) bool { return buildCmdRE.MatchString(evidence.Normalize(cmd)) }
+func isVerification(cmd string) bool {
+	n := evidence.Normalize(cmd)
+	return buildCmdRE.MatchString(n) || stateCmdRE.MatchString(n)
+}
 
-var buildCmdRE = regexp.MustCompile(`(?i)(\btest\b|pytest|\bmake\b|\bbuild\b|\blint\b|\bvet\b|ruff|eslint|\btsc\b|cargo|gradle|\bmvn\b|\bcmake\b|\bnpm (run|test|ci|install)|\bpnpm\b|\byarn\b|\btox\b|\bnox\b|\bcheck\b|compile|\bgo (run|test|build|vet)\b|\bpython3? \S+\.py\b|\bnode \S+\.js\b|unittest|\bjest\b|\bmocha\b|\bphpunit\b|\brspec\b|\bctest\b|\bgit (commit|push|fsck|gc|rebase|merge|read-tree|reset|stash)\b|\bapt(-get)? install\b|\bpip install\b|\buv (run|sync|pip)\b)`)
+// isTestCommand reports whether a command verifies (builds, tests, lints)
+// rather than changes state.
+func isTestCommand(cmd string) bool {
+	n := evidence.Normalize(cmd)
+	return buildCmdRE.MatchString(n) && !stateCmdRE.MatchString(n)
+}
+
+var buildCmdRE = regexp.MustCompile(`(?i)(\btest\b|pytest|\bmake\b|\bbuild\b|\blint\b|\bvet\b|ruff|eslint|\btsc\b|cargo|gradle|\bmvn\b|\bcmake\b|\bnpm (run|test)|\bpnpm\b|\byarn\b|\btox\b|\bnox\b|\bcheck\b|compile|\bgo (run|test|build|vet)\b|\bpython3? \S+\.py\b|\bnode \S+\.js\b|unittest|\bjest\b|\bmocha\b|\bphpunit\b|\brspec\b|\bctest\b|\buv run\b)`)
+
+// stateCmdRE matches commands that change the repository or the
+// environment (commits, pushes, installs): checks that matter, but not the
+// verification a final state reports.
+var stateCmdRE = regexp.MustCompile(`(?i)(\bgit (commit|push|fsck|gc|rebase|merge|read-tree|reset|stash|apply|am|cherry-pick|revert)\b|\bapt(-get)? install\b|\bpip3? install\b|\buv (sync|pip)\b|\bnpm (ci|install)\b|\bbrew install\b)`)
 
 func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 	var groups []*checkGroup
@@ -942,7 +957,7 @@ func (f *facts) finalState(rec *evidence.Record) string {
 		c := rec.Checks[i]
 		// The last check that verifies something, when there is one.
 		for j := len(rec.Checks) - 1; j >= 0; j-- {
-			if isVerification(rec.Checks[j].Command) && rec.Checks[j].Outcome != evidence.NotRun {
+			if isTestCommand(rec.Checks[j].Command) && rec.Checks[j].Outcome != evidence.NotRun {
 				c = rec.Checks[j]
 				break
 			}

@@ -180,7 +180,7 @@ func TestFinalStateCommittedPushed(t *testing.T) {
 		shell("c3", "git push", "Exit code: 0"),
 	)
 	got := whole(t, msgs, 0, "")
-	if want := `- Final state: last check ` + "`git push`" + ` passed (exit 0); committed 1d28f1e "fix: skip empty lines"; pushed`; !strings.Contains(got, want) {
+	if want := `- Final state: last check ` + "`go test ./...`" + ` passed (exit 0); committed 1d28f1e "fix: skip empty lines"; pushed`; !strings.Contains(got, want) {
 		t.Errorf("summary lacks %q:\n%s", want, got)
 	}
 	if want := `- Commit 1d28f1e "fix: skip empty lines"`; !strings.Contains(section(got, secFiles), want) {
