@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"context"
 	"regexp"
 	"strings"
 )
@@ -10,7 +11,9 @@ var (
 	panicRE = regexp.MustCompile(`^(panic: .+|thread '.*' panicked at .+|fatal error: .+)$`)
 	// tracebackRE opens a Python traceback; its last unindented line is the error.
 	tracebackRE = regexp.MustCompile(`^Traceback \(most recent call last\):`)
-	pyErrorRE   = regexp.MustCompile(`^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Failure)|KeyError|StopIteration|AssertionError)\b(:.*)?$`)
+	// pytestERE: pytest's "E   KeyError: 'model'" detail line.
+	pytestERE = regexp.MustCompile(`^E\s{2,}([A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b.*)$`)
+	pyErrorRE = regexp.MustCompile(`^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Failure)|KeyError|StopIteration|AssertionError)\b(:.*)?$`)
 	// diagRE: a compiler or linter diagnostic "file:line[:col]: message".
 	diagRE = regexp.MustCompile(`^\S+\.\w+:\d+(:\d+)?:\s*(error|fatal|undefined|cannot|E\d+|[A-Z]{1,4}\d{2,4}|syntax error|\S+ error)\b.*`)
 	// lintCodeRE: a linter code first ("SIM115 Use a context manager…",
@@ -27,13 +30,21 @@ var (
 	testFailLineRE = regexp.MustCompile(`^(FAILED \S+.*|--- FAIL: \S+.*|FAIL\s+\S+|.*\b\d+ failed\b.*|ERROR \S+::\S+.*)$`)
 )
 
+var (
+	// fieldLabelRE matches the field label a harness prints before a
+	// command's output ("Output: ", "Stderr: ").
+	fieldLabelRE = regexp.MustCompile(`^(?i:output|stdout|stderr|result):\s+`)
+	// emptyValueRE matches an error field without a value.
+	emptyValueRE = regexp.MustCompile(`(?i)^(error|errors|stderr|exception)s?:\s*(\(?(none|null|nil|empty|n/a)\)?|-|0|)\s*$`)
+)
+
 // errorLines returns the error lines of a text, in order: panics, the last
 // line of each Python traceback, diagnostics, lines that start with an error
 // word, missing commands and files, failing tests. Only the head and the tail
 // of a huge text are read.
 func errorLines(text string) []string {
 	var out []string
-	for _, e := range classifiedErrors(text) {
+	for _, e := range classifiedErrors(context.Background(), text) {
 		out = append(out, e.text)
 	}
 	return out
@@ -41,13 +52,17 @@ func errorLines(text string) []string {
 
 type errLine struct{ text, kind string }
 
-// classifiedErrors returns the error lines of a text with their kinds.
-func classifiedErrors(text string) []errLine {
+// classifiedErrors returns the error lines of a text with their kinds. It
+// stops early, with what it found, when ctx ends.
+func classifiedErrors(ctx context.Context, text string) []errLine {
 	var out []errLine
 	scan := func(s string) {
 		lines := strings.Split(s, "\n")
 		inTrace := false
 		for i := 0; i < len(lines); i++ {
+			if i%2048 == 2047 && ctx.Err() != nil {
+				return
+			}
 			raw := strings.TrimRight(lines[i], "\r ")
 			l := strings.TrimSpace(raw)
 			if l == "" {
@@ -69,6 +84,14 @@ func classifiedErrors(text string) []errLine {
 			}
 			if l[0] == '{' || l[0] == '[' && strings.HasSuffix(l, "]") && strings.Contains(l, "\"") {
 				continue // a JSON document, not a message
+			}
+			l = fieldLabelRE.ReplaceAllString(l, "")
+			if emptyValueRE.MatchString(l) {
+				continue // "Error: (none)": a harness field with no value
+			}
+			if m := pytestERE.FindStringSubmatch(l); m != nil {
+				out = append(out, errLine{m[1], ErrException})
+				continue
 			}
 			kind := ""
 			switch {
@@ -117,6 +140,21 @@ func classifiedErrors(text string) []errLine {
 	return out
 }
 
+// crashed reports whether a command's output ends in an uncaught exception
+// (a traceback's last line) or a panic.
+func crashed(ctx context.Context, out string) bool {
+	t := tailOf(out, 64<<10)
+	if !strings.Contains(t, "Traceback (most recent call last)") && !strings.Contains(t, "panic: ") && !strings.Contains(t, "panicked at") {
+		return false
+	}
+	for _, e := range classifiedErrors(ctx, t) {
+		if e.kind == ErrPanic || e.kind == ErrException {
+			return true
+		}
+	}
+	return false
+}
+
 // hasLintShape keeps "SIM115 Use a context manager" and drops prose that
 // merely starts with a capitalised code-like word ("ABC123 is the id").
 func hasLintShape(l string) bool {
@@ -142,7 +180,7 @@ func (x *extractor) errorsIn(i int, text string, fromUser bool) {
 	if text == "" {
 		return
 	}
-	for _, e := range classifiedErrors(text) {
+	for _, e := range classifiedErrors(x.ctx, text) {
 		x.addError(i, clip(e.text, errorChars), fromUser, e.kind)
 	}
 }

@@ -60,6 +60,9 @@ const (
 	// flagged and carries no exit code, while the same tool reports exit
 	// codes elsewhere in the record.
 	NotRun Outcome = "not run"
+	// Submitted is a command that hands the work in and ends the record
+	// without a result.
+	Submitted Outcome = "submitted"
 )
 
 // Action is one tool call, or one command an agent wrote in a fenced block
@@ -295,7 +298,10 @@ func (x *extractor) run() error {
 		return err
 	}
 	x.r.Origins = origins
-	textAgent := isTextActionSession(x.msgs)
+	textAgent, err := isTextActionSession(x.ctx, x.msgs)
+	if err != nil {
+		return err
+	}
 	for i := range x.msgs {
 		if isFlagged(&x.msgs[i]) {
 			x.flagging = true
@@ -303,6 +309,7 @@ func (x *extractor) run() error {
 		}
 	}
 	pairing := history.Pair(x.msgs)
+	consumed := map[int]bool{} // observations that answer a text action
 	for i := range x.msgs {
 		if err := x.tick(); err != nil {
 			return err
@@ -313,6 +320,9 @@ func (x *extractor) run() error {
 			if m.HasToolCalls() {
 				b := pairing.Batches[pairing.BatchOf[i]]
 				for c, tc := range m.ToolCalls {
+					if err := x.tick(); err != nil {
+						return err
+					}
 					res := -1
 					if c < len(b.Results) {
 						res = b.Results[c]
@@ -321,6 +331,7 @@ func (x *extractor) run() error {
 				}
 			} else if cmd, ok := textAction(m.Text()); ok && i+1 < len(x.msgs) && origins[i+1] == OriginObservation {
 				x.textAction(i, cmd, i+1)
+				consumed[i+1] = true
 			} else if ok && textAgent && i == len(x.msgs)-1 {
 				x.textAction(i, cmd, -1) // the record ends with it
 			}
@@ -333,6 +344,10 @@ func (x *extractor) run() error {
 			x.errorsIn(i, m.Text(), true)
 			x.textChanges(i, m.Text())
 		case OriginObservation:
+			if cmd, out, ok := userRun(m.Text()); ok && !consumed[i] {
+				x.userAction(i, cmd, out)
+				break
+			}
 			x.noteOpenFile(m.Text())
 		case OriginInjected, OriginHarness:
 			x.textChanges(i, m.Text())
@@ -341,7 +356,9 @@ func (x *extractor) run() error {
 			return err
 		}
 	}
-	x.finish()
+	if err := x.finish(); err != nil {
+		return err
+	}
 	return x.ctx.Err()
 }
 
@@ -387,6 +404,33 @@ func (x *extractor) textAction(i int, cmd string, res int) {
 	x.noteOpenFile(raw)
 }
 
+// userRunRE matches the first line of a message reporting a command the
+// user ran themselves: one backquoted command and its exit code, ending
+// with a colon before the output ("Ran `make check` (exit code 2):").
+var userRunRE = regexp.MustCompile(`^[^\x60\n]{0,60}\x60([^\x60\n]+)\x60[^\x60\n]{0,30}\b(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code)\s*[:=]?\s*-?\d{1,3}\b[^\x60\n]{0,20}:\s*$`)
+
+// userRun reports whether text is the report of a command the user ran,
+// and returns the command and the report (exit code and output).
+func userRun(text string) (cmd, report string, ok bool) {
+	t := strings.TrimSpace(headOf(text, maxScan))
+	first, rest, _ := strings.Cut(t, "\n")
+	m := userRunRE.FindStringSubmatch(strings.TrimSpace(first))
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], first + "\n" + rest, true
+}
+
+// userAction records a command the user ran as a check.
+func (x *extractor) userAction(i int, cmd, report string) {
+	first, rest, _ := strings.Cut(report, "\n")
+	a := Action{Index: i, Result: i, Tool: "user", Command: cmd, Output: rest}
+	if code, ok := textExit(first); ok {
+		a.Exit, a.HasExit = code, true
+	}
+	x.record(a)
+}
+
 func (x *extractor) record(a Action) {
 	if a.HasResult() && !a.HasExit && a.Command != "" {
 		a.Exit, a.HasExit = echoedExit(a.Command, a.Output)
@@ -416,6 +460,8 @@ func (x *extractor) record(a Action) {
 func (x *extractor) check(ai int, a *Action) {
 	c := Check{Command: a.Command, Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
 	switch {
+	case !a.HasResult() && isSubmit(a):
+		c.Outcome = Submitted
 	case !a.HasResult():
 		c.Outcome = Interrupted
 	case a.HasExit && a.Exit == 0:
@@ -433,9 +479,12 @@ func (x *extractor) check(ai int, a *Action) {
 		case Passed:
 			c.Outcome = Passed
 		default:
-			if x.flagging {
+			switch {
+			case crashed(x.ctx, a.Output):
+				c.Outcome = Failed // an uncaught exception or a panic exits non-zero
+			case x.flagging:
 				c.Outcome = Passed // the harness flags failures and did not flag this one
-			} else {
+			default:
 				c.Outcome = Unknown
 			}
 		}
@@ -446,7 +495,12 @@ func (x *extractor) check(ai int, a *Action) {
 	x.r.Checks = append(x.r.Checks, c)
 }
 
-func (x *extractor) finish() {
+// coverWindow bounds how many later checks are compared with a failed one
+// for a broader command that covers it; the same command is found at any
+// distance.
+const coverWindow = 256
+
+func (x *extractor) finish() error {
 	r := x.r
 	reports := map[string]bool{} // tools whose results carry exit codes
 	for _, a := range r.Actions {
@@ -461,12 +515,44 @@ func (x *extractor) finish() {
 			c.Outcome = NotRun
 		}
 	}
+	// The next passing run of the same command, by a reverse scan.
+	nextPass := make([]int, len(r.Checks))
+	words := make([][]string, len(r.Checks)) // computed on demand
+	seen := map[string]int{}
+	for i := len(r.Checks) - 1; i >= 0; i-- {
+		if err := x.tick(); err != nil {
+			return err
+		}
+		k := Normalize(r.Checks[i].Command) + "\x00" + WorkDir(r.Checks[i].Command)
+		nextPass[i] = -1
+		if j, ok := seen[k]; ok {
+			nextPass[i] = j
+		}
+		if r.Checks[i].Outcome == Passed {
+			seen[k] = i
+		}
+	}
 	for i := range r.Checks {
 		if r.Checks[i].Outcome != Failed {
 			continue
 		}
-		for j := i + 1; j < len(r.Checks); j++ {
-			if r.Checks[j].Outcome == Passed && covers(r.Checks[j].Command, r.Checks[i].Command) {
+		if err := x.tick(); err != nil {
+			return err
+		}
+		limit := min(len(r.Checks), i+1+coverWindow)
+		if nextPass[i] >= 0 {
+			limit = min(limit, nextPass[i])
+		}
+		r.Checks[i].FixedBy = nextPass[i]
+		want := commandWords(r.Checks[i].Command)
+		for j := i + 1; j < limit; j++ {
+			if r.Checks[j].Outcome != Passed {
+				continue
+			}
+			if words[j] == nil {
+				words[j] = commandWords(r.Checks[j].Command)
+			}
+			if coversWords(words[j], want) {
 				r.Checks[i].FixedBy = j
 				break
 			}
@@ -486,6 +572,7 @@ func (x *extractor) finish() {
 			r.Reads = append(r.Reads, p)
 		}
 	}
+	return nil
 }
 
 // covers reports whether the passing command later covers the failed one:
@@ -495,16 +582,18 @@ func covers(later, failed string) bool {
 	if later == failed {
 		return true
 	}
-	want := commandWords(failed)
+	return coversWords(commandWords(later), commandWords(failed))
+}
+
+func coversWords(have, want []string) bool {
 	if len(want) == 0 {
 		return false
 	}
-	have := commandWords(later)
 	for _, w := range want {
 		found := false
 		for _, h := range have {
 			// A path given relative to another folder names the same file.
-			if h == w || strings.HasSuffix(h, "/"+w) || strings.HasSuffix(w, "/"+h) {
+			if h == w || pathSuffix(h, w) || pathSuffix(w, h) {
 				found = true
 				break
 			}
@@ -514,6 +603,11 @@ func covers(later, failed string) bool {
 		}
 	}
 	return true
+}
+
+// pathSuffix reports whether long ends with "/" + short.
+func pathSuffix(long, short string) bool {
+	return len(long) > len(short) && long[len(long)-len(short)-1] == '/' && strings.HasSuffix(long, short)
 }
 
 // commandWords returns the words of a command line without flags, shell
@@ -551,4 +645,29 @@ func Normalize(cmd string) string {
 		c = n
 	}
 	return gitDirRE.ReplaceAllString(c, "git ")
+}
+
+// WorkDir returns the folder a command line runs in when it says so itself
+// (a leading "cd DIR &&", or git's "-C DIR"), "" otherwise. Together with
+// [Normalize] it identifies a command: `cd /a && make` and `cd /b && make`
+// are different checks.
+func WorkDir(cmd string) string {
+	c := strings.Join(strings.Fields(headOf(cmd, 64<<10)), " ")
+	dir := ""
+	for {
+		m := cdRE.FindStringSubmatch(c)
+		if m == nil {
+			break
+		}
+		d := strings.Trim(m[1], `"'`)
+		if dir != "" && !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "~") {
+			d = strings.TrimSuffix(dir, "/") + "/" + d
+		}
+		dir = d
+		c = c[len(m[0]):]
+	}
+	if m := gitDirRE.FindStringSubmatch(c); m != nil && dir == "" {
+		dir = strings.Trim(m[1], `"'`)
+	}
+	return dir
 }

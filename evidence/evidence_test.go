@@ -166,12 +166,13 @@ func TestOutcomeWithoutExitCode(t *testing.T) {
 		call("c1", "shell", map[string]string{"command": "pytest"}, "== 2 failed, 5 passed in 0.3s =="),
 		call("c2", "shell", map[string]string{"command": "pytest -k a"}, "== 5 passed in 0.3s =="),
 		call("c3", "shell", map[string]string{"command": "ls"}, "a.go"),
+		call("c4", "shell", map[string]string{"command": "python r.py"}, "Traceback (most recent call last):\n  File \"r.py\", line 1\nKeyError: 'model'\n(Current directory: /w)\nbash-$"),
 	)
 	got = got[:0]
 	for _, c := range r.Checks {
 		got = append(got, c.Outcome)
 	}
-	if diff := cmp.Diff([]Outcome{Failed, Passed, Unknown}, got); diff != "" {
+	if diff := cmp.Diff([]Outcome{Failed, Passed, Unknown, Failed}, got); diff != "" {
 		t.Errorf("outcomes without flags (-want +got):\n%s", diff)
 	}
 }
@@ -278,6 +279,8 @@ func TestErrors(t *testing.T) {
 		call("c7", "bash", map[string]string{"command": "git diff"}, "-func f() error {\n+func f() (err error) {\nExit code: 0"),
 		call("c8", "mcp__tracker__get", map[string]string{"id": "1"}, `{"id":"1","description":"go-git cannot find the index; error handling"}`),
 		call("c9", "bash", map[string]string{"command": "go run ."}, "panic: runtime error: index out of range [3] with length 3\nexit status 2"),
+		call("c11", "bash", map[string]string{"command": "pytest -k yaml"}, ">       self.assertEqual(kwargs[\"model\"], \"gpt-4\")\nE       KeyError: 'model'\n\ntests/test_main.py:409: KeyError\nExit code: 1"),
+		call("c10", "run_shell_command", map[string]string{"command": "go test ./config"}, "Command: go test ./config\nOutput: --- FAIL: TestLoad (0.00s)\nError: (none)\nExit Code: 1"),
 	)
 	var got []string
 	for _, e := range r.Errors {
@@ -298,6 +301,8 @@ func TestErrors(t *testing.T) {
 		"diagnostic: ./a.go:12:3: undefined: foo",
 		"diagnostic: a/b.py:191:14: SIM115 Use a context manager for opening files",
 		"test: --- FAIL: TestParse (0.00s) / parse_test.go:41: got 1, want 2",
+		"exception: KeyError: 'model'",
+		"test: --- FAIL: TestLoad (0.00s)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
@@ -410,6 +415,20 @@ func TestArtifacts(t *testing.T) {
 	}
 }
 
+func TestWorkDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"git -C /Users/a/cli fsck --full": "/Users/a/cli",
+		"cd /w/p && make":                 "/w/p",
+		"cd /w && cd p; go test":          "/w/p",
+		"cd '/w/my dir' && ls":            "/w/my dir",
+		"make":                            "",
+	} {
+		if got := WorkDir(in); got != want {
+			t.Errorf("WorkDir(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestNormalize(t *testing.T) {
 	for in, want := range map[string]string{
 		"git -C /Users/a/cli fsck --full --no-dangling 2>&1 | head": "git fsck --full --no-dangling 2>&1 | head",
@@ -488,5 +507,21 @@ func TestCancelled(t *testing.T) {
 		if _, err := Extract(newCountingCtx(n), msgs); !errors.Is(err, context.Canceled) {
 			t.Errorf("cancelled after %d checks: err = %v, want context.Canceled", n, err)
 		}
+	}
+}
+
+// TestUserRunCommand: a user-role message that reports a command the user
+// ran themselves, with its exit code, is a check, not a request.
+func TestUserRunCommand(t *testing.T) {
+	r := extract(t, one(user("Why does `make check` fail?")),
+		call("c1", "bash", map[string]string{"command": "make check"}, "make: *** [check] Error 1\nExit code: 2"),
+		one(user("Ran `make check` myself (exit code 0):\nok")),
+		one(user("Ran `make check` again, it is fine: thanks.")),
+	)
+	if diff := cmp.Diff([]Origin{OriginTyped, OriginAgent, OriginTool, OriginObservation, OriginTyped}, r.Origins); diff != "" {
+		t.Errorf("origins (-want +got):\n%s", diff)
+	}
+	if len(r.Checks) != 2 || r.Checks[1].Command != "make check" || r.Checks[1].Outcome != Passed || r.Checks[0].FixedBy != 1 {
+		t.Errorf("checks = %+v", r.Checks)
 	}
 }

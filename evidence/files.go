@@ -409,10 +409,14 @@ func shellReads(cmd string) []string {
 }
 
 // heredocSpans returns the byte ranges of heredoc bodies in cmd.
+var heredocOpenRE = regexp.MustCompile(`<<-?\s*['"]?(\w+)['"]?`)
+
 func heredocSpans(cmd string) [][2]int {
 	var spans [][2]int
-	re := regexp.MustCompile(`<<-?\s*['"]?(\w+)['"]?`)
-	for _, m := range re.FindAllStringSubmatchIndex(cmd, -1) {
+	if !strings.Contains(cmd, "<<") {
+		return nil
+	}
+	for _, m := range heredocOpenRE.FindAllStringSubmatchIndex(cmd, -1) {
 		tag := cmd[m[2]:m[3]]
 		nl := strings.IndexByte(cmd[m[1]:], '\n')
 		if nl < 0 {

@@ -50,7 +50,10 @@ var (
 //   - typed otherwise.
 func classify(ctx context.Context, msgs []history.Message) ([]Origin, error) {
 	out := make([]Origin, len(msgs))
-	textAgent := isTextActionSession(msgs)
+	textAgent, err := isTextActionSession(ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
 	for i := range msgs {
 		if i%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -86,6 +89,8 @@ func classify(ctx context.Context, msgs []history.Message) ([]Origin, error) {
 			}
 		case isToolNag(msgs, out, i, text):
 			out[i] = OriginHarness
+		case isUserRun(text):
+			out[i] = OriginObservation // a command the user ran, with its output
 		default:
 			out[i] = OriginTyped
 		}
@@ -179,12 +184,17 @@ func isCaveat(text string) bool {
 // isTextActionSession reports whether the agent acts through fenced command
 // blocks: the session has no tool calls, and most assistant messages hold
 // exactly one such block.
-func isTextActionSession(msgs []history.Message) bool {
+func isTextActionSession(ctx context.Context, msgs []history.Message) (bool, error) {
 	assistants, actions := 0, 0
 	for i := range msgs {
+		if i%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
 		m := &msgs[i]
 		if m.HasToolCalls() || m.Role == history.Tool {
-			return false
+			return false, nil
 		}
 		if m.Role != history.Assistant {
 			continue
@@ -194,7 +204,7 @@ func isTextActionSession(msgs []history.Message) bool {
 			actions++
 		}
 	}
-	return assistants >= 2 && actions*3 >= assistants*2
+	return assistants >= 2 && actions*3 >= assistants*2, nil
 }
 
 func afterAgent(msgs []history.Message, out []Origin, i int) bool {
@@ -216,6 +226,11 @@ func prevAgent(msgs []history.Message, i int) int {
 
 // toolNagRE matches a harness message about a missing or malformed tool call.
 var toolNagRE = regexp.MustCompile(`(?i)\b(no|missing|invalid|malformed|exactly one)\b[^.\n]{0,40}\b(tool[ _]?calls?|function[ _]?calls?|actions?)\b`)
+
+func isUserRun(text string) bool {
+	_, _, ok := userRun(text)
+	return ok
+}
 
 // isToolNag reports whether the user-role message at i is a harness nag in a
 // tool-calling session: it answers an assistant message without tool calls,

@@ -231,7 +231,7 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	}
 
 	logf("fact ledger")
-	if rep.Ledger, err = benchLedger(ctx); err != nil {
+	if rep.Ledger, err = benchLedger(ctx, p.big.Tokens != size1M.Tokens); err != nil {
 		return nil, err
 	}
 

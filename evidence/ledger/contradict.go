@@ -22,11 +22,23 @@ import (
 //     call of the record has a result (or the call it names has one);
 //   - the final state: a line about the final state that says the work was
 //     submitted, committed or pushed while the record shows no such step.
+//
+// The user's own words that a summary quotes are not its claims: the
+// sections about the goal, the requests, the restrictions and the focus,
+// and lines that give the user's latest request, are skipped.
 func Contradictions(summary string, rec *evidence.Record) []string {
 	var out []string
+	quoting := false
 	for _, raw := range strings.Split(summary, "\n") {
 		line := strings.TrimSpace(raw)
 		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			quoting = userSectionRE.MatchString(line)
+			continue
+		}
+		if quoting || userLineRE.MatchString(line) {
 			continue
 		}
 		lower := strings.ToLower(line)
@@ -42,6 +54,11 @@ func Contradictions(summary string, rec *evidence.Record) []string {
 	}
 	return out
 }
+
+var (
+	userSectionRE = regexp.MustCompile(`(?i)\b(goal|request|constraint|restriction|instruction|focus|task)`)
+	userLineRE    = regexp.MustCompile(`(?i)^\W*(latest |later |last )?(user('s)? )?(request|asked|said|wrote)\b|\buser (request|asked|said|wrote)\b|\(pasted by the user\)`)
+)
 
 var tickRE = regexp.MustCompile("`([^`\n]+)`")
 
@@ -65,12 +82,19 @@ var (
 // Commands compare in their normalized form (evidence.Normalize); a clipped
 // one names the last run of any command it is a prefix of, as a summary that
 // groups runs by what it shows means it.
-func matchCommand(s string, rec *evidence.Record) int {
+//
+// A command followed by " in `DIR`" ran in DIR (evidence.WorkDir); one
+// without ran where the record's command does not say.
+func matchCommand(s, dir string, rec *evidence.Record) int {
 	p, clipped := strings.CutSuffix(s, "…")
 	p = strings.TrimSpace(p)
 	for i := len(rec.Checks) - 1; i >= 0; i-- {
-		n := evidence.Normalize(rec.Checks[i].Command)
-		if n == s || rec.Checks[i].Command == s || clipped && len(p) >= 8 && strings.HasPrefix(n, p) {
+		c := rec.Checks[i].Command
+		if evidence.WorkDir(c) != dir && c != s {
+			continue
+		}
+		n := evidence.Normalize(c)
+		if n == s || c == s || clipped && len(p) >= 8 && strings.HasPrefix(n, p) {
 			return i
 		}
 	}
@@ -81,16 +105,22 @@ func checkClaim(line, lower string, ticks []string, rec *evidence.Record) string
 	if len(ticks) == 0 {
 		return ""
 	}
-	i := matchCommand(ticks[0], rec)
+	at := strings.Index(line, "`"+ticks[0]+"`")
+	after := line[at+len(ticks[0])+2:]
+	dir := ""
+	if len(ticks) > 1 && strings.HasPrefix(after, " in `"+ticks[1]+"`") {
+		dir = ticks[1]
+		after = after[len(" in `"+ticks[1]+"`"):]
+	}
+	i := matchCommand(ticks[0], dir, rec)
 	if i < 0 {
 		return ""
 	}
 	last := rec.Checks[i]
 	// Only the text before the first command and right after it speaks about it.
-	at := strings.Index(line, "`"+ticks[0]+"`")
-	claim := line[:at] + line[at+len(ticks[0])+2:]
-	if j := strings.Index(claim[at:], "`"); j >= 0 {
-		claim = claim[:at+j]
+	claim := line[:at] + after
+	if j := strings.Index(after, "`"); j >= 0 {
+		claim = line[:at] + after[:j]
 	}
 	passes, fails := passWordRE.MatchString(claim), failWordRE.MatchString(claim)
 	switch {

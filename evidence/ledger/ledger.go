@@ -245,9 +245,9 @@ func Write(w io.Writer, r *Report) error {
 	}
 	facts, sum, hist, contra := r.Totals()
 	fmt.Fprintf(&b, "%-62s %7d %9s %9s %8d\n", "total", facts, frac(sum, facts), frac(hist, facts), contra)
-	verdict := "PASS"
+	verdict := "met"
 	if !r.Pass() {
-		verdict = "FAIL"
+		verdict = "missed"
 	}
 	fmt.Fprintf(&b, "targets: history ≥ %.0f %%, summary ≥ %.0f %%, 0 contradictions: %s (history %s, summary %s)\n",
 		TargetHistory*100, TargetSummary*100, verdict, pct(hist, facts), pct(sum, facts))

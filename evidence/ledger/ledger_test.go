@@ -125,7 +125,11 @@ func TestContradictions(t *testing.T) {
 		t.Errorf("found %d contradictions, want 6 (check, rejected edit, read file, interruption, commit, push):\n%s", len(got), strings.Join(got, "\n"))
 	}
 	good := strings.Join([]string{
+		"## Goal",
+		"`go test ./parser` passed before the refactor; make it pass again.",
+		"## Checks",
 		"- failed: `go test ./parser` (exit 1)",
+		"- Latest user request: `go test ./parser` passed yesterday",
 		"- `parser/lex.go`: edit rejected, not applied",
 		"- `parser/parse.go`: modified",
 		"- `parser/doc.go`: read",

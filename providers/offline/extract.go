@@ -34,7 +34,7 @@ var sectionOrder = []string{secGoal, secRestrict, secDoing, secLast, secChecks, 
 const (
 	maxInstructionChars = 600
 	sentenceChars       = 240
-	goalChars           = 700
+	goalChars           = 1200
 	requestChars        = 220
 	commandChars        = 160
 	detailChars         = 150
@@ -64,7 +64,9 @@ type facts struct {
 	files        []entry
 	errors       []entry
 	next         []entry
-	root         string // the folder paths are shown relative to, "" for none
+	root         string          // the folder paths are shown relative to, "" for none
+	ran          map[string]bool // commands of the record, as shown
+	answered     map[string]bool // call ids of the record that have a result
 	prior        map[string][]string
 	priorFocus   string
 	priorGoal    string
@@ -86,6 +88,19 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	}
 	f := &facts{prior: map[string][]string{}}
 	f.root = workspaceRoot(rec)
+	f.ran, f.answered = map[string]bool{}, map[string]bool{}
+	for i, c := range rec.Checks {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		f.ran[f.shown(c.Command)] = true
+	}
+	for _, a := range rec.Actions {
+		if a.HasResult() && a.CallID != "" {
+			f.answered["call "+a.CallID] = true
+			f.answered[a.CallID] = true
+		}
+	}
 
 	// Earlier summaries, and the user's own messages.
 	var typed []int
@@ -135,10 +150,15 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f.noteChecks(rec)
+	if err := f.noteChecks(ctx, rec); err != nil {
+		return nil, err
+	}
 	f.noteFiles(rec)
 	f.noteErrors(rec)
 	f.noteAssistant(ctx, msgs, rec)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f.noteState(msgs, rec, lastTyped)
 	return f, ctx.Err()
 }
@@ -195,10 +215,19 @@ func (f *facts) rel(p string) string {
 	return p
 }
 
-// shown returns a command as the summary shows it: normalized (see
-// evidence.Normalize) and clipped; a script shows its first line. What it
-// shows is a prefix of the normalized command (before "…").
+// shown returns a command as the summary shows it, backquoted: normalized
+// (see evidence.Normalize) and clipped, a script by its first line, then the
+// folder it ran in when it says so (" in `DIR`"). What it shows of the
+// command is a prefix of the normalized command (before "…").
 func (f *facts) shown(cmd string) string {
+	s := "`" + f.command(cmd) + "`"
+	if d := evidence.WorkDir(cmd); d != "" {
+		s += " in `" + d + "`"
+	}
+	return s
+}
+
+func (f *facts) command(cmd string) string {
 	c := strings.TrimSpace(cmd)
 	if len(c) > 8*commandChars {
 		c = cutBytes(c, 8*commandChars) + "…"
@@ -218,14 +247,32 @@ type checkGroup struct {
 
 // isVerification reports whether a command builds, tests, lints or checks
 // something (or changes the repository's state), rather than inspecting.
-func isVerification(cmd string) bool { return buildCmdRE.MatchString(evidence.Normalize(cmd)) }
+func isVerification(cmd string) bool {
+	n := evidence.Normalize(cmd)
+	return buildCmdRE.MatchString(n) || stateCmdRE.MatchString(n)
+}
 
-var buildCmdRE = regexp.MustCompile(`(?i)(\btest\b|pytest|\bmake\b|\bbuild\b|\blint\b|\bvet\b|ruff|eslint|\btsc\b|cargo|gradle|\bmvn\b|\bcmake\b|\bnpm (run|test|ci|install)|\bpnpm\b|\byarn\b|\btox\b|\bnox\b|\bcheck\b|compile|\bgo (run|test|build|vet)\b|\bpython3? \S+\.py\b|\bnode \S+\.js\b|unittest|\bjest\b|\bmocha\b|\bphpunit\b|\brspec\b|\bctest\b|\bgit (commit|push|fsck|gc|rebase|merge|read-tree|reset|stash)\b|\bapt(-get)? install\b|\bpip install\b|\buv (run|sync|pip)\b)`)
+// isTestCommand reports whether a command verifies (builds, tests, lints)
+// rather than changes state.
+func isTestCommand(cmd string) bool {
+	n := evidence.Normalize(cmd)
+	return buildCmdRE.MatchString(n) && !stateCmdRE.MatchString(n)
+}
 
-func (f *facts) noteChecks(rec *evidence.Record) {
+var buildCmdRE = regexp.MustCompile(`(?i)(\btest\b|pytest|\bmake\b|\bbuild\b|\blint\b|\bvet\b|ruff|eslint|\btsc\b|cargo|gradle|\bmvn\b|\bcmake\b|\bnpm (run|test)|\bpnpm\b|\byarn\b|\btox\b|\bnox\b|\bcheck\b|compile|\bgo (run|test|build|vet)\b|\bpython3? \S+\.py\b|\bnode \S+\.js\b|unittest|\bjest\b|\bmocha\b|\bphpunit\b|\brspec\b|\bctest\b|\buv run\b)`)
+
+// stateCmdRE matches commands that change the repository or the
+// environment (commits, pushes, installs): checks that matter, but not the
+// verification a final state reports.
+var stateCmdRE = regexp.MustCompile(`(?i)(\bgit (commit|push|fsck|gc|rebase|merge|read-tree|reset|stash|apply|am|cherry-pick|revert)\b|\bapt(-get)? install\b|\bpip3? install\b|\buv (sync|pip)\b|\bnpm (ci|install)\b|\bbrew install\b)`)
+
+func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 	var groups []*checkGroup
 	byCmd := map[string]*checkGroup{}
 	for i, c := range rec.Checks {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if isFileOnlyCommand(rec, c) {
 			continue
 		}
@@ -258,7 +305,7 @@ func (f *facts) noteChecks(rec *evidence.Record) {
 		} else if o := shortOut(rec, last); o != "" {
 			parts = append(parts, "output: "+o)
 		}
-		line := fmt.Sprintf("%s: `%s`", status, f.shown(g.cmd))
+		line := fmt.Sprintf("%s: %s", status, f.shown(g.cmd))
 		if len(parts) > 0 {
 			line += " (" + strings.Join(parts, "; ") + ")"
 		}
@@ -272,7 +319,7 @@ func (f *facts) noteChecks(rec *evidence.Record) {
 			}
 		}
 		if last.Outcome == evidence.Failed && last.FixedBy >= 0 {
-			line += fmt.Sprintf("; fixed by a later run of `%s` that passed", f.shown(rec.Checks[last.FixedBy].Command))
+			line += fmt.Sprintf("; fixed by a later run of %s that passed", f.shown(rec.Checks[last.FixedBy].Command))
 		}
 		prio := 20
 		build := isVerification(g.cmd)
@@ -292,6 +339,7 @@ func (f *facts) noteChecks(rec *evidence.Record) {
 		}
 		f.checks = append(f.checks, entry{text: line, prio: prio, order: first.Index})
 	}
+	return nil
 }
 
 // isFileOnlyCommand reports whether a check only reads or writes files
@@ -325,7 +373,7 @@ func shortOut(rec *evidence.Record, c evidence.Check) string {
 		if l[0] == '-' || l[0] == '+' || l[0] == '@' {
 			return "" // a diff says what changed, not what was found
 		}
-		if !exitLineRE.MatchString(l) {
+		if !exitLineRE.MatchString(l) && !harnessLineRE.MatchString(l) {
 			lines = append(lines, l)
 		}
 	}
@@ -338,6 +386,11 @@ func shortOut(rec *evidence.Record, c evidence.Check) string {
 	}
 	return out
 }
+
+// harnessLineRE matches the status lines an editor interface appends to a
+// command's output: "(Open file: p)", "(Current directory: d)", a bare
+// prompt ("bash-$").
+var harnessLineRE = regexp.MustCompile(`^(\([A-Z][\w ]{2,30}: [^)]*\)|[\w.@:~/-]*[$#>])$`)
 
 // exitLineRE matches a line that only reports an exit code.
 var exitLineRE = regexp.MustCompile(`(?i)^\W*(?:the command completed with |process )?(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code)\W*\s*-?\d+\W*$`)
@@ -372,6 +425,8 @@ func statusWord(o evidence.Outcome) string {
 		return "running"
 	case evidence.Interrupted, evidence.NotRun:
 		return "not run"
+	case evidence.Submitted:
+		return "submitted"
 	}
 	return "ran"
 }
@@ -384,6 +439,8 @@ func exitDetail(c evidence.Check) string {
 		return "interrupted, no result"
 	case c.Outcome == evidence.NotRun:
 		return "refused before it ran"
+	case c.Outcome == evidence.Submitted:
+		return "the run ended with it"
 	case c.Outcome == evidence.Running:
 		return "no exit code yet"
 	case c.Outcome == evidence.Failed:
@@ -428,17 +485,17 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			fi.from = c.From
 		}
 	}
-	for _, p := range rec.Opened {
-		if fi := by[p]; fi != nil {
-			fi.read = true
-		}
-	}
 	for _, c := range rec.Rejected {
 		fi := by[c.Path]
 		if fi == nil {
 			fi = get(c.Path, c.Index)
 		}
 		fi.reject = append(fi.reject, rejectReason(rec, c))
+	}
+	for _, p := range rec.Opened {
+		if fi := by[p]; fi != nil {
+			fi.read = true
+		}
 	}
 	for _, fi := range order {
 		var acts []string
@@ -473,15 +530,22 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			f.files = append(f.files, entry{text: line, prio: prio, order: fi.first})
 		default:
 			reason := firstNonEmpty(fi.reject)
-			line := fmt.Sprintf("%s: edit rejected, not applied", p)
+			read := ""
+			if fi.read {
+				read = "read; "
+			}
+			line := fmt.Sprintf("%s: %sedit rejected, not applied", p, read)
 			if n := len(fi.reject); n > 1 {
-				line = fmt.Sprintf("%s: %d edits rejected, none applied", p, n)
+				line = fmt.Sprintf("%s: %s%d edits rejected, none applied", p, read, n)
 			}
 			if reason != "" {
 				line += " (" + clip(reason, detailChars) + ")"
 			}
 			f.files = append(f.files, entry{text: line, prio: 90, order: fi.first})
 		}
+	}
+	for _, c := range rec.Final.Commits {
+		f.files = append(f.files, entry{text: fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100)), prio: 95, order: c.Index})
 	}
 	for _, a := range rec.Artifacts {
 		line := fmt.Sprintf("%s %s", verbPast(a.Op), a.ID)
@@ -569,17 +633,18 @@ func (f *facts) noteErrors(rec *evidence.Record) {
 		// The first distinct errors and the latest matter most, then the
 		// errors that explain a failure (a refused tool call, a panic, a
 		// missing command, a diagnostic), then single failing tests.
-		prio := kindPrio[e.Kind]
+		// Within a kind, the later errors first.
+		prio := kindPrio[e.Kind]*100000 + i
 		switch {
 		case e.FromUser:
-			prio = 100
+			prio = 100 * 100000
 		case i < 3:
-			prio = max(prio, 85-i)
+			prio = max(prio, (85-i)*100000)
 		case i >= n-3:
-			prio = max(prio, 80+(i-(n-3)))
+			prio = max(prio, (80+(i-(n-3)))*100000)
 		}
 		if e.Count > 1 {
-			prio += 5
+			prio += 5 * 100000
 		}
 		f.errors = append(f.errors, entry{text: text, prio: prio, order: e.First})
 	}
@@ -714,7 +779,7 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		f.last = append(f.last, "Action: "+f.describe(lastAct))
 		f.last = append(f.last, "Result: "+f.result(rec, lastAct))
 		if lastTextIdx > lastAct.Index {
-			f.last = append(f.last, "Assistant then replied: "+clip(lastText, 240))
+			f.last = append(f.last, "Assistant then replied: "+clip(lastText, 500))
 		}
 	} else if lastText != "" {
 		f.last = append(f.last, "Assistant replied: "+clip(lastText, 300))
@@ -740,12 +805,12 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 			continue
 		}
 		a := rec.Actions[c.Action]
-		line := fmt.Sprintf("Running `%s` (call %s): check its output with %s", f.shown(c.Command), a.CallID, a.Tool)
+		line := fmt.Sprintf("Running %s (call %s): check its output with %s", f.shown(c.Command), a.CallID, a.Tool)
 		if id := sessionID(a.Output); id != "" {
-			line = fmt.Sprintf("Running %s from `%s`: poll or stop it with %s", id, f.shown(c.Command), a.Tool)
+			line = fmt.Sprintf("Running %s from %s: poll or stop it with %s", id, f.shown(c.Command), a.Tool)
 		}
 		f.pending = append(f.pending, entry{text: line, prio: 100, order: c.Index})
-		f.next = append(f.next, entry{text: fmt.Sprintf("Poll `%s` until it finishes and record its exit code.", f.shown(c.Command)), prio: 1 << 19, order: c.Index})
+		f.next = append(f.next, entry{text: fmt.Sprintf("Poll %s until it finishes and record its exit code.", f.shown(c.Command)), prio: 1 << 19, order: c.Index})
 	}
 	if lastTextIdx >= 0 && lastTextIdx == lastAgentIdx && lastTextIdx > lastTyped && strings.HasSuffix(strings.TrimSpace(lastText), "?") {
 		ss := sentences(lastText)
@@ -762,7 +827,7 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 			continue
 		}
 		// The latest failures first.
-		f.next = append(f.next, entry{text: fmt.Sprintf("Fix the failure of `%s` (%s) and re-run it.", f.shown(c.Command), exitDetail(c)), prio: 100000 + i, order: c.Index})
+		f.next = append(f.next, entry{text: fmt.Sprintf("Fix the failure of %s (%s) and re-run it.", f.shown(c.Command), exitDetail(c)), prio: 100000 + i, order: c.Index})
 	}
 	if lastText != "" && lastTextIdx > lastTyped {
 		for _, s := range sentences(lastText) {
@@ -812,7 +877,7 @@ func isSubmitAction(a *evidence.Action) bool {
 func (f *facts) describe(a *evidence.Action) string {
 	switch {
 	case a.Command != "":
-		return fmt.Sprintf("%s `%s`", a.Tool, f.shown(a.Command))
+		return fmt.Sprintf("%s %s", a.Tool, f.shown(a.Command))
 	case len(a.Args) > 0:
 		var keys []string
 		for k, v := range a.Args {
@@ -892,12 +957,12 @@ func (f *facts) finalState(rec *evidence.Record) string {
 		c := rec.Checks[i]
 		// The last check that verifies something, when there is one.
 		for j := len(rec.Checks) - 1; j >= 0; j-- {
-			if isVerification(rec.Checks[j].Command) && rec.Checks[j].Outcome != evidence.NotRun {
+			if isTestCommand(rec.Checks[j].Command) && rec.Checks[j].Outcome != evidence.NotRun {
 				c = rec.Checks[j]
 				break
 			}
 		}
-		s := fmt.Sprintf("last check `%s` %s", f.shown(c.Command), statusWord(c.Outcome))
+		s := fmt.Sprintf("last check %s %s", f.shown(c.Command), statusWord(c.Outcome))
 		if d := exitDetail(c); d != "" {
 			s += " (" + d + ")"
 		}

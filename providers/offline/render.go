@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -71,6 +72,16 @@ func canonicalSection(title string) string {
 	return ""
 }
 
+// shownRE finds a command as the summary shows it: "`cmd`" and an optional
+// " in `dir`".
+var shownRE = regexp.MustCompile("`[^`\n]+`(?: in `[^`\n]+`)?")
+
+// callIDRE finds a tool call id in an earlier summary's line.
+var callIDRE = regexp.MustCompile(`\bcall [A-Za-z0-9_.-]+|\b(?:call|toolu|fc)_[A-Za-z0-9_-]+`)
+
+// shownKey returns the first command a summary line shows, "" for none.
+func shownKey(l string) string { return shownRE.FindString(l) }
+
 // list is one bounded section: the entries of earlier summaries first (in
 // their order), then the new ones.
 type list struct {
@@ -84,37 +95,48 @@ type list struct {
 // shown in order, with a line saying how many were left out.
 func (l *list) pick() []string {
 	es := l.entries
-	omitted := 0
+	keep := make([]bool, len(es))
 	if len(es) > l.cap {
 		idx := make([]int, len(es))
 		for i := range idx {
 			idx[i] = i
 		}
 		sort.SliceStable(idx, func(a, b int) bool { return es[idx[a]].prio > es[idx[b]].prio })
-		keep := append([]int(nil), idx[:l.cap]...)
-		sort.Ints(keep)
-		picked := make([]entry, len(keep))
-		for i, k := range keep {
-			picked[i] = es[k]
+		for _, k := range idx[:max(0, l.cap)] {
+			keep[k] = true
 		}
-		omitted = len(es) - l.cap
-		es = picked
+	} else {
+		for i := range keep {
+			keep[i] = true
+		}
 	}
 	out := make([]string, 0, len(es)+1)
+	n, skipped := 0, 0
+	flush := func() {
+		if skipped == 0 {
+			return
+		}
+		note := fmt.Sprintf("(%d more omitted)", skipped)
+		if !l.numbers {
+			note = "- " + note
+		}
+		out = append(out, note)
+		skipped = 0
+	}
 	for i, e := range es {
+		if !keep[i] {
+			skipped++
+			continue
+		}
+		flush()
+		n++
 		if l.numbers {
-			out = append(out, fmt.Sprintf("%d. %s", i+1, e.text))
+			out = append(out, fmt.Sprintf("%d. %s", n, e.text))
 		} else {
 			out = append(out, "- "+e.text)
 		}
 	}
-	if omitted > 0 {
-		note := fmt.Sprintf("- (%d more omitted)", omitted)
-		if l.numbers {
-			note = fmt.Sprintf("(%d more omitted)", omitted)
-		}
-		out = append(out, note)
-	}
+	flush()
 	return out
 }
 
@@ -166,25 +188,39 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	for _, e := range f.files {
 		newFiles[pathOfLine(e.text)] = true
 	}
-	requests := &list{title: "", entries: dedupe(sortByOrder(append(priorEntries(f.prior[secGoal], 50, nil), f.requests...))), cap: 10}
-	restrict := &list{title: secRestrict, entries: dedupe(append(priorEntries(f.prior[secRestrict], 1, nil), f.restrictions...)), cap: 24}
-	checks := &list{title: secChecks, entries: dedupe(append(priorEntries(f.prior[secChecks], 40, nil), f.checks...)), cap: 16}
-	pending := &list{title: secPending, entries: dedupe(f.pending), cap: 8}
-	decisions := &list{title: secDecisions, entries: dedupe(append(priorEntries(f.prior[secDecisions], 5, nil), f.decisions...)), cap: 7}
-	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 24}
-	errs := &list{title: secErrors, entries: dedupe(append(priorEntries(f.prior[secErrors], 60, nil), f.errors...)), cap: 12}
+	requests := &list{title: "", entries: dedupe(sortByOrder(append(priorEntries(f.prior[secGoal], 50, nil), f.requests...))), cap: 16}
+	restrict := &list{title: secRestrict, entries: dedupe(append(priorEntries(f.prior[secRestrict], 1, nil), f.restrictions...)), cap: 30}
+	// An earlier summary's line about a command that ran again, or a call
+	// that has a result now, is superseded by the record.
+	stale := func(l string) bool {
+		if k := shownKey(l); k != "" && f.ran[k] {
+			return true
+		}
+		for _, id := range callIDRE.FindAllString(l, -1) {
+			if f.answered[id] {
+				return true
+			}
+		}
+		return false
+	}
+	checks := &list{title: secChecks, entries: dedupe(append(priorEntries(f.prior[secChecks], 40, stale), f.checks...)), cap: 30}
+	pending := &list{title: secPending, entries: dedupe(append(priorEntries(f.prior[secPending], 90, stale), f.pending...)), cap: 8}
+	decisions := &list{title: secDecisions, entries: dedupe(append(priorEntries(f.prior[secDecisions], 5, nil), f.decisions...)), cap: 8}
+	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 40}
+	errs := &list{title: secErrors, entries: dedupe(append(priorEntries(f.prior[secErrors], 60, nil), f.errors...)), cap: 24}
 	nextEntries := f.next
 	if len(nextEntries) == 0 {
-		nextEntries = priorEntries(f.prior[secNext], 1, nil)
+		nextEntries = priorEntries(f.prior[secNext], 1, stale)
 	}
 	sort.SliceStable(nextEntries, func(a, b int) bool { return nextEntries[a].prio > nextEntries[b].prio })
 	for i := range nextEntries {
 		nextEntries[i].order = i
 	}
 	next := &list{title: secNext, entries: dedupe(nextEntries), cap: 6, numbers: true}
-	// Least important first; restrictions shrink last.
+	// Least important first, and faster; restrictions shrink last.
 	shrink := []*list{decisions, requests, files, checks, errs, pending, next, restrict}
 	floors := map[*list]int{decisions: 1, requests: 2, files: 6, checks: 4, errs: 3, pending: 2, next: 2, restrict: 4}
+	rate := map[*list]int{decisions: 50, requests: 70, files: 75, checks: 80, errs: 80, pending: 90, next: 90, restrict: 90} // percent kept per round
 	for range 64 {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -196,7 +232,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 		shrunk := false
 		for _, l := range shrink {
 			if l.cap > floors[l] && l.cap > 0 && len(l.entries) > floors[l] {
-				l.cap = max(floors[l], min(l.cap, len(l.entries))*3/4)
+				l.cap = max(floors[l], min(l.cap, len(l.entries))*rate[l]/100)
 				shrunk = true
 			}
 			if out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next); len(out) <= limit {
