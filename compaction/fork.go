@@ -726,26 +726,32 @@ func selectLines(est *history.Estimator, s string, n int, must []string) string 
 	}
 	// Greedy by estimate (line + a possible gap marker), verified at the end.
 	budget := n
+	const lineSlack = 1 + 8 // the newline and a possible gap marker
+	npicked := 0
 	for _, c := range cands {
-		cost := est.Text(clipLine(lines[c.i])) + 1 + 8
+		if budget <= lineSlack {
+			break
+		}
+		cost := est.Text(clipLine(lines[c.i])) + lineSlack
 		if cost > budget {
 			continue
 		}
 		picked[c.i] = true
+		npicked++
 		budget -= cost
 	}
 	out := render()
 	for est.Text(out) > n {
-		// Drop the lowest-ranked picked line and try again.
-		dropped := false
-		for k := len(cands) - 1; k >= 0; k-- {
+		// Drop the lowest-ranked tenth of the picked lines and try again.
+		drop := max(1, npicked/10)
+		for k := len(cands) - 1; k >= 0 && drop > 0; k-- {
 			if picked[cands[k].i] {
 				picked[cands[k].i] = false
-				dropped = true
-				break
+				npicked--
+				drop--
 			}
 		}
-		if !dropped {
+		if npicked == 0 {
 			return truncateMiddle(est, s, n, "output")
 		}
 		out = render()
