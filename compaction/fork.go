@@ -462,35 +462,45 @@ func evidencePreview(est *history.Estimator, m history.Message, h *hint, budget 
 	return preview(est, m, budget)
 }
 
-// notedCut cuts text to n tokens with [selectLines], led by the note of
-// what h requires and the cut does not show. The note is recomputed for the
-// cut that leaves room for it until it is stable; if it does not settle, it
-// states everything h requires.
+// notedCut cuts text to n tokens with [selectLines], led by a note of what
+// h requires and the cut does not show (see [fitNote]). The note is
+// recomputed for the cut that leaves room for it until it is stable; if it
+// does not settle, it states everything h requires. When the budget holds
+// little more than the note, the note alone is returned: the facts matter
+// more than a line or two of output.
 func notedCut(est *history.Estimator, text string, n int, must []string, h *hint, args string) string {
 	cut := selectLines(est, text, n, must)
-	note := h.missing(cut, args)
-	for range 4 {
+	items := h.missing(cut, args)
+	// attempt leads a cut with the note of items; next is what that cut
+	// still does not show.
+	attempt := func(items []string) (out string, next []string) {
+		note := fitNote(est, items, n-1)
+		room := n - est.Text(note) - 1
+		if room <= minNotedCut {
+			return note, items // the note alone: nothing more to show
+		}
+		c := selectLines(est, text, room, must)
 		if note == "" {
+			return c, items
+		}
+		return note + "\n" + c, h.missing(c, args)
+	}
+	for range 4 {
+		if len(items) == 0 {
 			return cut
 		}
-		room := n - est.Text(note) - 1
-		if room <= 0 {
-			return truncateHead(est, note, n)
+		out, next := attempt(items)
+		if slices.Equal(next, items) {
+			return out
 		}
-		cut = selectLines(est, text, room, must)
-		next := h.missing(cut, args)
-		if next == note {
-			return strings.TrimSpace(note + "\n" + cut)
-		}
-		note = next
+		items = next
 	}
-	note = h.missing("", args)
-	room := n - est.Text(note) - 1
-	if room <= 0 {
-		return truncateHead(est, note, n)
-	}
-	return strings.TrimSpace(note + "\n" + selectLines(est, text, room, must))
+	out, _ := attempt(h.missing("", args))
+	return out
 }
+
+// minNotedCut is the smallest cut worth keeping beside a note.
+const minNotedCut = 8
 
 // forkArgs joins the arguments and inputs of calls.
 func forkArgs(calls []history.ToolCall) string {
@@ -502,34 +512,63 @@ func forkArgs(calls []history.ToolCall) string {
 	return b.String()
 }
 
-// missing returns a bracketed note of what the hint requires and neither
-// the cut text nor the kept arguments show, "" when nothing is missing.
-func (h *hint) missing(cut, args string) string {
+// missing lists, most important first, what the hint requires and neither
+// the cut text nor the kept arguments show: the exit code, the errors, the
+// changed files, a command too long to stay whole in its call.
+func (h *hint) missing(cut, args string) []string {
 	if h.empty() {
-		return ""
+		return nil
 	}
-	var parts []string
-	// A command up to maxArgValue bytes stays whole in its call's preview.
-	if len(h.command) > maxArgValue && !strings.Contains(cut, h.command) && !strings.Contains(args, h.command) {
-		parts = append(parts, "command `"+clipText(h.command, 160)+"`")
-	}
+	var items []string
 	if h.hasExit && !exitShown(cut, h.exit) {
-		parts = append(parts, fmt.Sprintf("exit code %d", h.exit))
+		items = append(items, fmt.Sprintf("exit code %d", h.exit))
 	}
 	for _, e := range h.errors {
 		if !strings.Contains(cut, e) {
-			parts = append(parts, "error: "+clipText(e, 200))
+			items = append(items, "error: "+clipText(e, 200))
 		}
 	}
 	for _, p := range h.paths {
 		if !strings.Contains(cut, p) && !strings.Contains(args, p) {
-			parts = append(parts, "changed "+p)
+			items = append(items, "changed "+p)
 		}
 	}
-	if len(parts) == 0 {
+	// A command up to maxArgValue bytes stays whole in its call's preview.
+	if len(h.command) > maxArgValue && !strings.Contains(cut, h.command) && !strings.Contains(args, h.command) {
+		items = append(items, "command `"+clipText(h.command, 160)+"`")
+	}
+	return items
+}
+
+// noteText renders the note of items.
+func noteText(items []string) string {
+	if len(items) == 0 {
 		return ""
 	}
-	return "[preview; the full output showed: " + strings.Join(parts, "; ") + "]"
+	return "[cut; the full output showed " + strings.Join(items, "; ") + "]"
+}
+
+// fitNote returns the note of items within n tokens: the last items are
+// dropped first, then the one left is clipped; "" when not even a clipped
+// first item fits.
+func fitNote(est *history.Estimator, items []string, n int) string {
+	for len(items) > 1 {
+		if note := noteText(items); est.Text(note) <= n {
+			return note
+		}
+		items = items[:len(items)-1]
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	for it := items[0]; ; it = clipText(it, len(it)*2/3) {
+		if note := noteText([]string{it}); est.Text(note) <= n {
+			return note
+		}
+		if len(it) <= 24 {
+			return ""
+		}
+	}
 }
 
 // exitShown reports whether text states exit code n in one of the usual
