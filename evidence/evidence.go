@@ -126,6 +126,9 @@ type Change struct {
 	Index  int    // message index of the call (or the text) that shows it
 	Action int    // index in Record.Actions, -1 for a change reported in text
 	Via    string // tool name, "shell", or "text" (a line such as "Applied edit to f")
+	// Where lists the code a patch's hunks name (their @@ context), nil
+	// when unknown.
+	Where []string
 }
 
 // Error is one distinct error the record shows.
@@ -189,7 +192,10 @@ type Record struct {
 	// Artifacts lists what tools created or changed outside the files
 	// (tickets, issues, pull requests), in order.
 	Artifacts []Artifact
-	Final     Final
+	// WorkDir is the workspace folder the harness reported (a <cwd> block),
+	// "" when none.
+	WorkDir string
+	Final   Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -349,8 +355,17 @@ func (x *extractor) run() error {
 				break
 			}
 			x.noteOpenFile(m.Text())
-		case OriginInjected, OriginHarness:
+		case OriginHarness:
+			// The harness refused the previous response: what it says is an
+			// error of the agent's.
+			if l := firstMessage(stripTags(m.Text())); l != "" {
+				x.addError(i, clip(l, errorChars), false, ErrTool)
+			}
+		case OriginInjected:
 			x.textChanges(i, m.Text())
+			if x.r.WorkDir == "" {
+				x.r.WorkDir = cwdOf(m.Text())
+			}
 		}
 		if err := x.ctx.Err(); err != nil {
 			return err
@@ -404,6 +419,16 @@ func (x *extractor) textAction(i int, cmd string, res int) {
 	x.noteOpenFile(raw)
 }
 
+var cwdRE = regexp.MustCompile(`<cwd>\s*([^<\n]+?)\s*</cwd>`)
+
+// cwdOf returns the folder an injected environment block names.
+func cwdOf(text string) string {
+	if m := cwdRE.FindStringSubmatch(headOf(text, 8192)); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // userRunRE matches the first line of a message reporting a command the
 // user ran themselves: one backquoted command and its exit code, ending
 // with a colon before the output ("Ran `make check` (exit code 2):").
@@ -443,7 +468,7 @@ func (x *extractor) record(a Action) {
 	if ap.HasResult() {
 		x.errorsIn(ap.Result, ap.Output, false)
 		if ap.Flagged || ap.Rejected {
-			if l := firstLine(stripTags(ap.Output)); l != "" && ap.Command == "" {
+			if l := firstMessage(stripTags(ap.Output)); l != "" && ap.Command == "" {
 				x.addError(ap.Result, clip(l, errorChars), false, ErrTool)
 			}
 		}
