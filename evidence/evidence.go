@@ -635,15 +635,15 @@ func pathSuffix(long, short string) bool {
 	return len(long) > len(short) && long[len(long)-len(short)-1] == '/' && strings.HasSuffix(long, short)
 }
 
-// commandWords returns the words of a command line without flags, shell
-// operators and environment activation prefixes.
+// commandWords returns the words of a command line without bare flags and
+// shell operators; a flag with a value ("--cov-fail-under=99") is kept.
 func commandWords(cmd string) []string {
 	var out []string
 	for _, w := range strings.Fields(cmd) {
 		w = strings.Trim(w, "();")
 		switch {
-		case w == "", w == "&&", w == "||", w == "|", strings.HasPrefix(w, "-"):
-			continue
+		case w == "", w == "&&", w == "||", w == "|", strings.HasPrefix(w, "-") && !strings.Contains(w, "="):
+			continue // a bare flag changes how, not what, a command verifies
 		}
 		out = append(out, w)
 	}

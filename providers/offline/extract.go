@@ -859,7 +859,11 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	if rec.Final.Submitted && len(f.pending) == 0 {
 		f.next = append(f.next, entry{text: "None: the run submitted its work; review the result.", prio: 1 << 21, order: -1})
 	}
-	if len(f.next) == 0 && lastTyped >= 0 {
+	switch {
+	case len(f.next) > 0 || lastTyped < 0:
+	case lastTextIdx > lastTyped && (lastAct == nil || lastTextIdx > lastAct.Index):
+		f.next = append(f.next, entry{text: "None recorded: the assistant answered the latest request; wait for the user's next one.", prio: 10, order: 1 << 30})
+	default:
 		f.next = append(f.next, entry{text: "Continue with the latest user request: " + clip(msgs[lastTyped].Text(), 200), prio: 10, order: 1 << 30})
 	}
 }
