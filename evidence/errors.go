@@ -217,6 +217,6 @@ func errorKey(s string) string {
 	return strings.ToLower(quotedRE.ReplaceAllString(timingRE.ReplaceAllString(s, ""), "`…`"))
 }
 
-var quotedRE = regexp.MustCompile("`[^`]*`")
+var quotedRE = regexp.MustCompile("`[^`]*(`|$)")
 
 var timingRE = regexp.MustCompile(`\b(in )?\d+(\.\d+)?m?s\b`)

@@ -582,3 +582,22 @@ func TestHarnessDetails(t *testing.T) {
 		t.Errorf("observation output = %q, want it without its tag lines", out)
 	}
 }
+
+// TestHarnessRejectsMalformedCall: a short user-role message right after a
+// tool result that says a parameter was wrong is the harness, not the user;
+// a submission that later actions follow is not how the record ends.
+func TestHarnessRejectsMalformedCall(t *testing.T) {
+	r := extract(t, one(user("Fix the parser.")),
+		call("c1", "str_replace_editor", map[string]string{"command": "view", "path": "a.c"}, "1 int x;"),
+		one(user("Parameter 'command' is expected to be one of ['view', 'create', 'str_replace'].")),
+		call("c2", "finish", map[string]string{"message": "done"}, "ok"),
+		one(user("Next task: fix the lexer.")),
+		call("c3", "bash", map[string]string{"command": "make"}, "Exit code: 2"),
+	)
+	if r.Origins[3] != OriginHarness || r.Origins[6] != OriginTyped {
+		t.Errorf("origins = %v", r.Origins)
+	}
+	if r.Final.Submitted {
+		t.Error("a finish followed by more work counts as how the record ends")
+	}
+}

@@ -686,9 +686,8 @@ func (x *extractor) addCommit(c Commit) {
 
 // finalState notes commits, pushes, releases and submissions.
 func (x *extractor) finalState(ai int, a *Action) {
-	if isSubmit(a) && (a.HasResult() || ai == len(x.r.Actions)-1) {
-		x.r.Final.Submitted = true
-	}
+	// Submitted says how the record ends: a later action undoes it.
+	x.r.Final.Submitted = isSubmit(a)
 	if a.Command == "" || !a.HasResult() {
 		return
 	}
