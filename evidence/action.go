@@ -236,6 +236,16 @@ func textExit(s string) (int, bool) {
 			return atoi(m[1])
 		}
 	}
+	// A header line of the harness ("Process exited with code 0" between
+	// "Wall time:" and "Output:").
+	for n, l := range strings.SplitN(headOf(head, 2048), "\n", 9) {
+		if n == 8 {
+			break
+		}
+		if m := tailExitRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil && !strings.Contains(l, "`") {
+			return atoi(m[1])
+		}
+	}
 	if l := lastLine(tail); l != "" {
 		if m := tailExitRE.FindStringSubmatch(l); m != nil {
 			return atoi(m[1])

@@ -59,6 +59,7 @@ func TestExitCodes(t *testing.T) {
 		{"leading Exit code", "Exit code 127\n/bin/bash: line 1: pytest: command not found", "pytest", 127, true},
 		{"Exit code colon", "Exit code: 2\nWall time: 0.1 seconds\nOutput:\nls: cannot access 'x'", "ls x", 2, true},
 		{"Process exited", "Output:\nok\nProcess exited with code 0", "go test", 0, true},
+		{"exec header", "Chunk ID: 1\nWall time: 0.2 seconds\nProcess exited with code 1\nOutput:\nFAIL\nthe fixture says exit code 0 is expected", "go test", 1, true},
 		{"exit status", "--- FAIL: TestX (0.00s)\nFAIL\nexit status 1\nFAIL\tpkg\t0.01s", "go test", 1, true},
 		{"bracketed", "boom\n[exit code: 3]", "make", 3, true},
 		{"bracketed sentence", "E: Unable to locate package x\n[The command completed with exit code 100.]", "apt-get install x", 100, true},
