@@ -600,16 +600,10 @@ func (x *extractor) finish() error {
 	return nil
 }
 
-// covers reports whether the passing command later covers the failed one:
-// the same command, or one holding every word of it (flags aside), as
-// `go test ./pkg/` failing and `gofmt -l . && go test -v ./pkg/` passing.
-func covers(later, failed string) bool {
-	if later == failed {
-		return true
-	}
-	return coversWords(commandWords(later), commandWords(failed))
-}
-
+// coversWords reports whether a passing command's words cover a failed
+// one's: every word of it, as `go test ./pkg/` failing and
+// `gofmt -l . && go test -v ./pkg/` passing; a path given relative to
+// another folder names the same file.
 func coversWords(have, want []string) bool {
 	if len(want) == 0 {
 		return false
