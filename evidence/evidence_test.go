@@ -337,10 +337,11 @@ func TestOrigins(t *testing.T) {
 		user(strings.Repeat("Edit main.go so that the handler validates the token before it reads the body. ", 4)),
 		user(summaryPrefix + "\n## Goal\nx"),
 		user("Also add a test."),
+		user("The earlier part was summarized; merge it.\n<summary_content>\n## Errors seen\n- fatal: x\n</summary_content>"),
 	}
 	r := extract(t, msgs)
 	want := []Origin{OriginSystem, OriginInjected, OriginInjected, OriginTyped, OriginInjected, OriginInjected, OriginInjected, OriginInjected,
-		OriginInjected, OriginSummary, OriginInjected, OriginAgent, OriginHarness, OriginAgent, OriginDelegated, OriginSummary, OriginTyped}
+		OriginInjected, OriginSummary, OriginInjected, OriginAgent, OriginHarness, OriginAgent, OriginDelegated, OriginSummary, OriginTyped, OriginSummary}
 	if diff := cmp.Diff(want, r.Origins); diff != "" {
 		t.Errorf("origins (-want +got):\n%s", diff)
 	}

@@ -122,10 +122,11 @@ func hasAnyFlag(m *history.Message) bool {
 const summaryPrefix = "Previous conversation summary:"
 
 // IsSummary reports whether text is the summary note of an earlier
-// compaction (this project's, or a <summary_content> carrier).
+// compaction: this project's summary message, or the message that carries an
+// earlier note in <summary_content> into a second summary pass.
 func IsSummary(text string) bool {
 	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, summaryPrefix) || strings.HasPrefix(t, "<summary_content>") || strings.HasPrefix(t, "<summary>")
+	return strings.HasPrefix(t, summaryPrefix) || strings.HasPrefix(t, "<summary>") || strings.Contains(headOf(t, 4096), "<summary_content>")
 }
 
 // isHarnessBlock reports whether text is made only of harness tag blocks
