@@ -173,35 +173,63 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typ
 		whole[k] = spanTokens(est, span(k))
 	}
 	capTok := min(max(allowance/(2*n), minUnitPreview), maxUnitPreview)
+	capOf := func(k int) int {
+		if rank[k] == 2 { // a user's words get a larger share
+			return min(4*capTok, SummaryMessageCap)
+		}
+		return capTok
+	}
+	// Previews are made only for the units that end up previewed; the
+	// choice is made on a bound of their size (the cap plus the unit's
+	// protocol floor, which a preview never exceeds).
+	floor := func(k int) int {
+		f := 0
+		for i := us[k].start; i < us[k].end; i++ {
+			f += floorTokens(est, &msgs[i])
+		}
+		return f
+	}
+	bound := make([]int, n)
+	sumB := 0
+	for k := range us {
+		bound[k] = min(whole[k], capOf(k)+floor(k))
+		sumB += bound[k]
+	}
 	pv := make([][]history.Message, n)
 	pt := make([]int, n)
-	sumP := 0
-	for k := range us {
-		c := capTok
-		if rank[k] == 2 { // a user's words get a larger share
-			c = min(4*capTok, SummaryMessageCap)
+	made := make([]bool, n)
+	previewed := func(k int) ([]history.Message, int) {
+		if !made[k] {
+			if whole[k] <= capOf(k) {
+				pv[k], pt[k] = span(k), whole[k]
+			} else {
+				pv[k], pt[k] = previewK(k, capOf(k))
+			}
+			made[k] = true
 		}
-		if whole[k] <= c {
-			pv[k], pt[k] = span(k), whole[k]
-		} else {
-			pv[k], pt[k] = previewK(k, c)
-		}
-		sumP += pt[k]
+		return pv[k], pt[k]
 	}
-	if sumP <= allowance {
+	if sumB <= allowance {
 		// cost(k) = previews of us[:k] + us[k:] whole; it only grows as k
 		// decreases, so the smallest k that fits keeps the most whole.
-		cost, k := sumP, n
-		for k > 0 && cost-pt[k-1]+whole[k-1] <= allowance {
-			cost += whole[k-1] - pt[k-1]
+		cost, k := sumB, n
+		for k > 0 && cost-bound[k-1]+whole[k-1] <= allowance {
+			cost += whole[k-1] - bound[k-1]
 			k--
 		}
-		if k == n { // not even the newest unit fits whole: give it the slack
-			room := allowance - (sumP - pt[n-1])
-			if q, t := previewK(n-1, room); t <= room && t > pt[n-1] {
-				cost += t - pt[n-1]
-				pv[n-1], pt[n-1] = q, t
+		total := 0
+		for i := range n {
+			if i < k {
+				_, t := previewed(i)
+				total += t
+			} else {
+				total += whole[i]
 			}
+		}
+		// The real previews are smaller than their bounds: upgrade more.
+		for k > 0 && total-pt[k-1]+whole[k-1] <= allowance {
+			total += whole[k-1] - pt[k-1]
+			k--
 		}
 		for i := range n {
 			if i < k {
@@ -210,7 +238,14 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typ
 				put(i, span(i))
 			}
 		}
-		return p, cost, nil
+		if k == n { // not even the newest unit fits whole: give it the slack
+			room := allowance - (total - pt[n-1])
+			if q, t := previewK(n-1, room); t <= room && t > pt[n-1] {
+				total += t - pt[n-1]
+				put(n-1, q)
+			}
+		}
+		return p, total, nil
 	}
 	half := allowance / 2
 	k, used := n, 0
@@ -239,7 +274,8 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typ
 	for i := range k {
 		if rank[i] == 2 {
 			typedUnits = append(typedUnits, i)
-			sumT += pt[i]
+			_, t := previewed(i)
+			sumT += t
 		}
 	}
 	if sumT > left && len(typedUnits) > 0 {
@@ -261,9 +297,12 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typ
 		return order[a] > order[b]
 	})
 	for _, i := range order {
-		if pt[i] <= left {
-			put(i, pv[i])
-			left -= pt[i]
+		if left < minUnitPreview && left < whole[i] || floor(i) > left {
+			continue // cannot fit; do not make its preview
+		}
+		if q, t := previewed(i); t <= left {
+			put(i, q)
+			left -= t
 		}
 	}
 	return p, allowance - left, nil
@@ -423,35 +462,45 @@ func evidencePreview(est *history.Estimator, m history.Message, h *hint, budget 
 	return preview(est, m, budget)
 }
 
-// notedCut cuts text to n tokens with [selectLines], led by the note of
-// what h requires and the cut does not show. The note is recomputed for the
-// cut that leaves room for it until it is stable; if it does not settle, it
-// states everything h requires.
+// notedCut cuts text to n tokens with [selectLines], led by a note of what
+// h requires and the cut does not show (see [fitNote]). The note is
+// recomputed for the cut that leaves room for it until it is stable; if it
+// does not settle, it states everything h requires. When the budget holds
+// little more than the note, the note alone is returned: the facts matter
+// more than a line or two of output.
 func notedCut(est *history.Estimator, text string, n int, must []string, h *hint, args string) string {
 	cut := selectLines(est, text, n, must)
-	note := h.missing(cut, args)
-	for range 4 {
+	items := h.missing(cut, args)
+	// attempt leads a cut with the note of items; next is what that cut
+	// still does not show.
+	attempt := func(items []string) (out string, next []string) {
+		note := fitNote(est, items, n-1)
+		room := n - est.Text(note) - 1
+		if room <= minNotedCut {
+			return note, items // the note alone: nothing more to show
+		}
+		c := selectLines(est, text, room, must)
 		if note == "" {
+			return c, items
+		}
+		return note + "\n" + c, h.missing(c, args)
+	}
+	for range 4 {
+		if len(items) == 0 {
 			return cut
 		}
-		room := n - est.Text(note) - 1
-		if room <= 0 {
-			return truncateHead(est, note, n)
+		out, next := attempt(items)
+		if slices.Equal(next, items) {
+			return out
 		}
-		cut = selectLines(est, text, room, must)
-		next := h.missing(cut, args)
-		if next == note {
-			return strings.TrimSpace(note + "\n" + cut)
-		}
-		note = next
+		items = next
 	}
-	note = h.missing("", args)
-	room := n - est.Text(note) - 1
-	if room <= 0 {
-		return truncateHead(est, note, n)
-	}
-	return strings.TrimSpace(note + "\n" + selectLines(est, text, room, must))
+	out, _ := attempt(h.missing("", args))
+	return out
 }
+
+// minNotedCut is the smallest cut worth keeping beside a note.
+const minNotedCut = 8
 
 // forkArgs joins the arguments and inputs of calls.
 func forkArgs(calls []history.ToolCall) string {
@@ -463,34 +512,63 @@ func forkArgs(calls []history.ToolCall) string {
 	return b.String()
 }
 
-// missing returns a bracketed note of what the hint requires and neither
-// the cut text nor the kept arguments show, "" when nothing is missing.
-func (h *hint) missing(cut, args string) string {
+// missing lists, most important first, what the hint requires and neither
+// the cut text nor the kept arguments show: the exit code, the errors, the
+// changed files, a command too long to stay whole in its call.
+func (h *hint) missing(cut, args string) []string {
 	if h.empty() {
-		return ""
+		return nil
 	}
-	var parts []string
-	// A command up to maxArgValue bytes stays whole in its call's preview.
-	if len(h.command) > maxArgValue && !strings.Contains(cut, h.command) && !strings.Contains(args, h.command) {
-		parts = append(parts, "command `"+clipText(h.command, 160)+"`")
-	}
+	var items []string
 	if h.hasExit && !exitShown(cut, h.exit) {
-		parts = append(parts, fmt.Sprintf("exit code %d", h.exit))
+		items = append(items, fmt.Sprintf("exit code %d", h.exit))
 	}
 	for _, e := range h.errors {
 		if !strings.Contains(cut, e) {
-			parts = append(parts, "error: "+clipText(e, 200))
+			items = append(items, "error: "+clipText(e, 200))
 		}
 	}
 	for _, p := range h.paths {
 		if !strings.Contains(cut, p) && !strings.Contains(args, p) {
-			parts = append(parts, "changed "+p)
+			items = append(items, "changed "+p)
 		}
 	}
-	if len(parts) == 0 {
+	// A command up to maxArgValue bytes stays whole in its call's preview.
+	if len(h.command) > maxArgValue && !strings.Contains(cut, h.command) && !strings.Contains(args, h.command) {
+		items = append(items, "command `"+clipText(h.command, 160)+"`")
+	}
+	return items
+}
+
+// noteText renders the note of items.
+func noteText(items []string) string {
+	if len(items) == 0 {
 		return ""
 	}
-	return "[preview; the full output showed: " + strings.Join(parts, "; ") + "]"
+	return "[cut; the full output showed " + strings.Join(items, "; ") + "]"
+}
+
+// fitNote returns the note of items within n tokens: the last items are
+// dropped first, then the one left is clipped; "" when not even a clipped
+// first item fits.
+func fitNote(est *history.Estimator, items []string, n int) string {
+	for len(items) > 1 {
+		if note := noteText(items); est.Text(note) <= n {
+			return note
+		}
+		items = items[:len(items)-1]
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	for it := items[0]; ; it = clipText(it, len(it)*2/3) {
+		if note := noteText([]string{it}); est.Text(note) <= n {
+			return note
+		}
+		if len(it) <= 24 {
+			return ""
+		}
+	}
 }
 
 // exitShown reports whether text states exit code n in one of the usual
@@ -687,26 +765,32 @@ func selectLines(est *history.Estimator, s string, n int, must []string) string 
 	}
 	// Greedy by estimate (line + a possible gap marker), verified at the end.
 	budget := n
+	const lineSlack = 1 + 8 // the newline and a possible gap marker
+	npicked := 0
 	for _, c := range cands {
-		cost := est.Text(clipLine(lines[c.i])) + 1 + 8
+		if budget <= lineSlack {
+			break
+		}
+		cost := est.Text(clipLine(lines[c.i])) + lineSlack
 		if cost > budget {
 			continue
 		}
 		picked[c.i] = true
+		npicked++
 		budget -= cost
 	}
 	out := render()
 	for est.Text(out) > n {
-		// Drop the lowest-ranked picked line and try again.
-		dropped := false
-		for k := len(cands) - 1; k >= 0; k-- {
+		// Drop the lowest-ranked tenth of the picked lines and try again.
+		drop := max(1, npicked/10)
+		for k := len(cands) - 1; k >= 0 && drop > 0; k-- {
 			if picked[cands[k].i] {
 				picked[cands[k].i] = false
-				dropped = true
-				break
+				npicked--
+				drop--
 			}
 		}
-		if !dropped {
+		if npicked == 0 {
 			return truncateMiddle(est, s, n, "output")
 		}
 		out = render()

@@ -307,7 +307,8 @@ func sameMessage(m, f history.Message) bool {
 	case len(m.ToolCalls) > 0:
 		return m.ToolCalls[0].ID == f.ToolCalls[0].ID
 	}
-	return f.Text() == "" || strings.HasPrefix(f.Text(), firstWord(m.Text())) // cut to nothing, or its head kept
+	label := firstWord(m.Text())
+	return f.Text() == "" || f.Text() == label || strings.HasPrefix(f.Text(), label+" ") // cut to nothing, or its head kept
 }
 
 func firstWord(s string) string {

@@ -274,8 +274,10 @@ func geminiToolResult(tc map[string]json.RawMessage) string {
 		}
 	}
 	text := strings.Join(out, "\n")
-	if text == "" {
-		text = str(tc["resultDisplay"])
+	if d := tc["resultDisplay"]; text == "" && !isNull(d) {
+		if text = str(d); text == "" && object(d) != nil {
+			text = string(compact(d)) // a structured display (a file diff)
+		}
 	}
 	if st := str(tc["status"]); st != "" && st != "success" {
 		text = strings.TrimSpace(text + "\n[status: " + st + "]")

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -265,5 +267,68 @@ func TestGeminiSDKShapes(t *testing.T) {
 	}
 	if tr.Messages[1].ToolCalls[0].ThoughtSignature != "c2ln" {
 		t.Error("snake_case thought signature lost")
+	}
+}
+
+// TestGeminiRecordWithoutResult: a recorded call whose result was not kept
+// is answered with what the CLI displayed, a structured display included.
+func TestGeminiRecordWithoutResult(t *testing.T) {
+	src := `{"sessionId":"s","projectHash":"h","startTime":"t","lastUpdated":"t","kind":"main"}
+{"id":"u1","timestamp":"t","type":"user","content":[{"text":"fix the typo"}]}
+{"id":"g1","timestamp":"t","type":"gemini","content":"","toolCalls":[{"id":"t1","name":"replace","args":{"file_path":"README.md"},"status":"success","timestamp":"t","resultDisplay":{"fileName":"README.md","fileDiff":"-teh\n+the"}}]}`
+	tr := parse(t, src)
+	if tr.Format != transcript.FormatGemini || len(tr.Messages) != 3 {
+		t.Fatalf("format %s, %d messages", tr.Format, len(tr.Messages))
+	}
+	if got := tr.Messages[2].Text(); !strings.Contains(got, "README.md") || !strings.Contains(got, "+the") {
+		t.Errorf("result = %q", got)
+	}
+	checkPaired(t, tr.Messages)
+}
+
+// TestOpenHandsV1ConversationDirectory: a persisted V1 conversation (a
+// directory with base_state.json and events/event-<index>-<id>.json) reads
+// like the same events in one list, in index order.
+func TestOpenHandsV1ConversationDirectory(t *testing.T) {
+	data, err := os.ReadFile("testdata/openhands-v1-events.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []json.RawMessage
+	if err := json.Unmarshal(data, &events); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "base_state.json"), []byte(`{"id":"c1","agent":{"kind":"Agent"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evDir := filepath.Join(dir, "events")
+	if err := os.Mkdir(evDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Written in reverse so that only the index orders them; the last one
+	// has a 6-digit index.
+	for i := len(events) - 1; i >= 0; i-- {
+		idx := fmt.Sprintf("%05d", i)
+		if i == len(events)-1 {
+			idx = "100000"
+		}
+		name := fmt.Sprintf("event-%s-%08x-aaaa-bbbb-cccc-000000000000.json", idx, i)
+		if err := os.WriteFile(filepath.Join(evDir, name), events[i], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := transcript.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := parse(t, string(data))
+	if got.Format != transcript.FormatOpenHandsV1 || cmp.Diff(summary(want.Messages), summary(got.Messages)) != "" {
+		t.Errorf("directory read as %s:\n%s", got.Format, cmp.Diff(summary(want.Messages), summary(got.Messages)))
+	}
+	// A directory without event files is refused with the formats.
+	var uf *transcript.UnknownFormatError
+	if _, err := transcript.Load(t.TempDir()); !errors.As(err, &uf) {
+		t.Errorf("empty directory: %v", err)
 	}
 }

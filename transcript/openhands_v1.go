@@ -1,8 +1,15 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -217,4 +224,84 @@ func v1ObservationText(obs map[string]json.RawMessage) string {
 		text = "Error: " + text
 	}
 	return text
+}
+
+// eventFileRE names one persisted event: event-<index, 5 or more
+// digits>-<event id>.json.
+var eventFileRE = regexp.MustCompile(`^event-(\d{5,})-[0-9A-Za-z\-]{8,}\.json$`)
+
+// loadEventDir reads a persisted V1 conversation: the directory itself or
+// its events/ subdirectory holds one JSON file per event, named
+// event-<index>-<id>.json; they are read in index order as one event list.
+func loadEventDir(dir string) (*Transcript, error) {
+	evDir := dir
+	if fi, err := os.Stat(filepath.Join(dir, "events")); err == nil && fi.IsDir() {
+		evDir = filepath.Join(dir, "events")
+	}
+	entries, err := os.ReadDir(evDir)
+	if err != nil {
+		return nil, fmt.Errorf("read transcript directory: %w", err)
+	}
+	type file struct {
+		idx  int
+		name string
+	}
+	var files []file
+	for _, e := range entries {
+		m := eventFileRE.FindStringSubmatch(e.Name())
+		if m == nil || !e.Type().IsRegular() {
+			continue
+		}
+		idx, err := strconv.Atoi(m[1])
+		if err != nil {
+			continue
+		}
+		files = append(files, file{idx, e.Name()})
+	}
+	if len(files) == 0 {
+		return nil, &UnknownFormatError{Name: dir, Reason: "a directory without OpenHands V1 event files (events/event-NNNNN-ID.json)"}
+	}
+	sort.Slice(files, func(a, b int) bool { return files[a].idx < files[b].idx })
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, f := range files {
+		data, err := readBounded(filepath.Join(evDir, f.name), maxSize-int64(buf.Len()))
+		if err != nil {
+			return nil, err
+		}
+		data = bytes.TrimSpace(data)
+		if len(data) == 0 || data[0] != '{' || !json.Valid(data) {
+			return nil, fmt.Errorf("%s: %s is not one JSON event", dir, f.name)
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(data)
+	}
+	buf.WriteByte(']')
+	t, err := Parse(&buf, dir)
+	if err != nil {
+		return nil, err
+	}
+	if t.Format != FormatOpenHandsV1 {
+		return nil, &UnknownFormatError{Name: dir, Reason: "a directory whose event files are not OpenHands V1 events"}
+	}
+	return t, nil
+}
+
+// readBounded reads at most limit bytes of the file at path.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: transcript larger than %d bytes", filepath.Dir(path), maxSize)
+	}
+	return data, nil
 }

@@ -24,7 +24,8 @@
 //     saved by /chat save) and session recordings (JSON or JSONL);
 //   - pi: pi coding-agent session JSONL (the branch the session continued on);
 //   - openhands-v1: OpenHands V1 (software-agent-sdk) events, as a JSON array,
-//     JSONL, or an export/evaluation object holding them.
+//     JSONL, an export/evaluation object holding them, or a persisted
+//     conversation directory (events/event-<index>-<id>.json).
 //
 // A file that matches a format but whose content the conversion mostly did
 // not carry (while dropping roles, parts or records it does not know) is a
@@ -130,8 +131,12 @@ func (e *UnknownFormatError) Error() string {
 // maxSize bounds what Parse reads.
 const maxSize = 1 << 30
 
-// Load reads and converts the transcript at path.
+// Load reads and converts the transcript at path. A directory is read as a
+// persisted OpenHands V1 conversation (see [loadEventDir]).
 func Load(path string) (*Transcript, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return loadEventDir(path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript: %w", err)
