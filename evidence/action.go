@@ -165,10 +165,33 @@ func resultOf(raw string) (out string, exit int, ok bool) {
 			}
 		}
 	}
-	if code, found := textExit(out); found {
-		return out, code, true
+	code, found := textExit(out)
+	return unwrapTags(out), code, found
+}
+
+// tagLineRE matches a line that is only a harness tag ("<output>",
+// "</output>", "<returncode>0</returncode>").
+var tagLineRE = regexp.MustCompile(`^\s*(</?[A-Za-z][\w-]*>|<([A-Za-z][\w-]*)>[^<\n]{0,20}</[A-Za-z][\w-]*>)\s*$`)
+
+// unwrapTags drops the lines of an observation that are only harness tags,
+// so what remains is the command's output.
+func unwrapTags(s string) string {
+	if !strings.HasPrefix(strings.TrimSpace(s), "<") {
+		return s
 	}
-	return out, 0, false
+	head := headOf(s, 4096)
+	lines := strings.SplitAfter(head, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if !tagLineRE.MatchString(strings.TrimRight(l, "\r\n")) {
+			b.WriteString(l)
+		}
+	}
+	rest := s[len(head):]
+	if i := strings.LastIndex(rest, "\n"); i >= 0 && tagLineRE.MatchString(rest[i+1:]) {
+		rest = rest[:i+1]
+	}
+	return strings.TrimRight(b.String()+rest, "\n")
 }
 
 // jsonExit finds an exit-code field in v or in its nested objects
@@ -210,6 +233,16 @@ func textExit(s string) (int, bool) {
 	}
 	if l := firstLine(head); l != "" {
 		if m := leadExitRE.FindStringSubmatch(l); m != nil {
+			return atoi(m[1])
+		}
+	}
+	// A header line of the harness ("Process exited with code 0" between
+	// "Wall time:" and "Output:").
+	for n, l := range strings.SplitN(headOf(head, 2048), "\n", 9) {
+		if n == 8 {
+			break
+		}
+		if m := tailExitRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil && !strings.Contains(l, "`") {
 			return atoi(m[1])
 		}
 	}
@@ -280,6 +313,11 @@ func testVerdict(out string) Outcome {
 	return ""
 }
 
+var (
+	failCountRE = regexp.MustCompile(`(?i)\b[1-9]\d* (failed|errors?|failures?)\b`)
+	failWordRE  = regexp.MustCompile(`(?i)\b(fail(ed|ure)?|error|not reached|below|required)\b`)
+)
+
 // summaryLineRE matches a test summary line ("3 failed, 5 passed in 0.2s").
 var summaryLineRE = regexp.MustCompile(`(?i)\b\d+ (passed|failed|errors?|selected|deselected|skipped|tests?)\b`)
 
@@ -289,7 +327,17 @@ func detailOf(out string, o Outcome) string {
 	lines := nonEmptyLines(tailOf(out, 8192))
 	for i := len(lines) - 1; i >= 0 && i >= len(lines)-12; i-- {
 		if summaryLineRE.MatchString(lines[i]) {
-			return clip(strings.Trim(lines[i], "= "), detailChars)
+			sum := strings.Trim(lines[i], "= ")
+			// A failed run whose summary shows no failure failed for
+			// another reason (a coverage floor, a hook): say which.
+			if o == Failed && !failCountRE.MatchString(sum) {
+				for j := len(lines) - 1; j >= 0 && j >= len(lines)-40; j-- {
+					if j != i && failWordRE.MatchString(lines[j]) && !summaryLineRE.MatchString(lines[j]) {
+						return clip(sum, detailChars/2) + "; " + clip(lines[j], detailChars)
+					}
+				}
+			}
+			return clip(sum, detailChars)
 		}
 	}
 	if o == Failed {
@@ -380,6 +428,20 @@ func firstLine(s string) string {
 		s = s[i+1:]
 	}
 	return ""
+}
+
+// firstMessage returns the first line of s, joined with the next one when
+// it is a bare label ("ERROR:").
+func firstMessage(s string) string {
+	l := firstLine(s)
+	if strings.HasSuffix(l, ":") && len(strings.Fields(l)) <= 2 {
+		if i := strings.Index(s, l); i >= 0 {
+			if n := firstLine(s[i+len(l):]); n != "" {
+				l += " " + n
+			}
+		}
+	}
+	return l
 }
 
 func lastLine(s string) string {

@@ -18,7 +18,10 @@ var (
 	diagRE = regexp.MustCompile(`^\S+\.\w+:\d+(:\d+)?:\s*(error|fatal|undefined|cannot|E\d+|[A-Z]{1,4}\d{2,4}|syntax error|\S+ error)\b.*`)
 	// lintCodeRE: a linter code first ("SIM115 Use a context manager…",
 	// "E999 SyntaxError: …", "- E999 SyntaxError: …").
-	lintCodeRE = regexp.MustCompile(`^(?:- )?[A-Z]{1,4}\d{2,4}\s+\S.*`)
+	// lintBulletRE: a linter code listed as a bullet ("- E999 SyntaxError: …"),
+	// not a removed line of a diff.
+	lintBulletRE = regexp.MustCompile(`^- [A-Z]{1,4}\d{2,4} [A-Z]\w*`)
+	lintCodeRE   = regexp.MustCompile(`^(?:- )?[A-Z]{1,4}\d{2,4}\s+\S.*`)
 	// prefixErrorRE: a line that starts with an error word
 	// ("error: …", "fatal: …", "E: …", "ERROR: …", "Error: …").
 	// makeErrorRE: make's report of a failed recipe ("make: *** [lint] Error 1").
@@ -58,7 +61,7 @@ func classifiedErrors(ctx context.Context, text string) []errLine {
 	var out []errLine
 	scan := func(s string) {
 		lines := strings.Split(s, "\n")
-		inTrace := false
+		inTrace, frame := false, ""
 		for i := 0; i < len(lines); i++ {
 			if i%2048 == 2047 && ctx.Err() != nil {
 				return
@@ -69,17 +72,23 @@ func classifiedErrors(ctx context.Context, text string) []errLine {
 				continue
 			}
 			if tracebackRE.MatchString(l) {
-				inTrace = true
+				inTrace, frame = true, ""
 				continue
 			}
 			if inTrace {
+				if strings.HasPrefix(l, "File \"") {
+					frame = l
+				}
 				if raw != "" && raw[0] != ' ' && raw[0] != '\t' && pyErrorRE.MatchString(l) {
+					if frame != "" {
+						l += " (raised at " + strings.TrimSuffix(frame, ",") + ")"
+					}
 					out = append(out, errLine{l, ErrException})
 					inTrace = false
 				}
 				continue
 			}
-			if isDiffLine(raw) {
+			if isDiffLine(raw) && !lintBulletRE.MatchString(raw) {
 				continue
 			}
 			if l[0] == '{' || l[0] == '[' && strings.HasSuffix(l, "]") && strings.Contains(l, "\"") {
@@ -201,8 +210,13 @@ func (x *extractor) addError(i int, text string, fromUser bool, kind string) {
 
 // errorKey identifies an error regardless of case and of the timing a test
 // runner appends ("in 0.23s").
+//
+// The code an error quotes in backquotes is dropped too, so the same
+// refusal of different edits is one error.
 func errorKey(s string) string {
-	return strings.ToLower(timingRE.ReplaceAllString(s, ""))
+	return strings.ToLower(quotedRE.ReplaceAllString(timingRE.ReplaceAllString(s, ""), "`…`"))
 }
+
+var quotedRE = regexp.MustCompile("`[^`]*(`|$)")
 
 var timingRE = regexp.MustCompile(`\b(in )?\d+(\.\d+)?m?s\b`)

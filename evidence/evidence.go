@@ -126,6 +126,9 @@ type Change struct {
 	Index  int    // message index of the call (or the text) that shows it
 	Action int    // index in Record.Actions, -1 for a change reported in text
 	Via    string // tool name, "shell", or "text" (a line such as "Applied edit to f")
+	// Where lists the code a patch's hunks name (their @@ context), nil
+	// when unknown.
+	Where []string
 }
 
 // Error is one distinct error the record shows.
@@ -189,7 +192,10 @@ type Record struct {
 	// Artifacts lists what tools created or changed outside the files
 	// (tickets, issues, pull requests), in order.
 	Artifacts []Artifact
-	Final     Final
+	// WorkDir is the workspace folder the harness reported (a <cwd> block),
+	// "" when none.
+	WorkDir string
+	Final   Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -349,8 +355,17 @@ func (x *extractor) run() error {
 				break
 			}
 			x.noteOpenFile(m.Text())
-		case OriginInjected, OriginHarness:
+		case OriginHarness:
+			// The harness refused the previous response: what it says is an
+			// error of the agent's.
+			if l := firstMessage(stripTags(m.Text())); l != "" {
+				x.addError(i, clip(l, errorChars), false, ErrTool)
+			}
+		case OriginInjected:
 			x.textChanges(i, m.Text())
+			if x.r.WorkDir == "" {
+				x.r.WorkDir = cwdOf(m.Text())
+			}
 		}
 		if err := x.ctx.Err(); err != nil {
 			return err
@@ -404,6 +419,16 @@ func (x *extractor) textAction(i int, cmd string, res int) {
 	x.noteOpenFile(raw)
 }
 
+var cwdRE = regexp.MustCompile(`<cwd>\s*([^<\n]+?)\s*</cwd>`)
+
+// cwdOf returns the folder an injected environment block names.
+func cwdOf(text string) string {
+	if m := cwdRE.FindStringSubmatch(headOf(text, 8192)); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // userRunRE matches the first line of a message reporting a command the
 // user ran themselves: one backquoted command and its exit code, ending
 // with a colon before the output ("Ran `make check` (exit code 2):").
@@ -443,7 +468,7 @@ func (x *extractor) record(a Action) {
 	if ap.HasResult() {
 		x.errorsIn(ap.Result, ap.Output, false)
 		if ap.Flagged || ap.Rejected {
-			if l := firstLine(stripTags(ap.Output)); l != "" && ap.Command == "" {
+			if l := firstMessage(stripTags(ap.Output)); l != "" && ap.Command == "" {
 				x.addError(ap.Result, clip(l, errorChars), false, ErrTool)
 			}
 		}
@@ -575,16 +600,10 @@ func (x *extractor) finish() error {
 	return nil
 }
 
-// covers reports whether the passing command later covers the failed one:
-// the same command, or one holding every word of it (flags aside), as
-// `go test ./pkg/` failing and `gofmt -l . && go test -v ./pkg/` passing.
-func covers(later, failed string) bool {
-	if later == failed {
-		return true
-	}
-	return coversWords(commandWords(later), commandWords(failed))
-}
-
+// coversWords reports whether a passing command's words cover a failed
+// one's: every word of it, as `go test ./pkg/` failing and
+// `gofmt -l . && go test -v ./pkg/` passing; a path given relative to
+// another folder names the same file.
 func coversWords(have, want []string) bool {
 	if len(want) == 0 {
 		return false
@@ -610,15 +629,15 @@ func pathSuffix(long, short string) bool {
 	return len(long) > len(short) && long[len(long)-len(short)-1] == '/' && strings.HasSuffix(long, short)
 }
 
-// commandWords returns the words of a command line without flags, shell
-// operators and environment activation prefixes.
+// commandWords returns the words of a command line without bare flags and
+// shell operators; a flag with a value ("--cov-fail-under=99") is kept.
 func commandWords(cmd string) []string {
 	var out []string
 	for _, w := range strings.Fields(cmd) {
 		w = strings.Trim(w, "();")
 		switch {
-		case w == "", w == "&&", w == "||", w == "|", strings.HasPrefix(w, "-"):
-			continue
+		case w == "", w == "&&", w == "||", w == "|", strings.HasPrefix(w, "-") && !strings.Contains(w, "="):
+			continue // a bare flag changes how, not what, a command verifies
 		}
 		out = append(out, w)
 	}

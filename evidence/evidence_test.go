@@ -59,6 +59,7 @@ func TestExitCodes(t *testing.T) {
 		{"leading Exit code", "Exit code 127\n/bin/bash: line 1: pytest: command not found", "pytest", 127, true},
 		{"Exit code colon", "Exit code: 2\nWall time: 0.1 seconds\nOutput:\nls: cannot access 'x'", "ls x", 2, true},
 		{"Process exited", "Output:\nok\nProcess exited with code 0", "go test", 0, true},
+		{"exec header", "Chunk ID: 1\nWall time: 0.2 seconds\nProcess exited with code 1\nOutput:\nFAIL\nthe fixture says exit code 0 is expected", "go test", 1, true},
 		{"exit status", "--- FAIL: TestX (0.00s)\nFAIL\nexit status 1\nFAIL\tpkg\t0.01s", "go test", 1, true},
 		{"bracketed", "boom\n[exit code: 3]", "make", 3, true},
 		{"bracketed sentence", "E: Unable to locate package x\n[The command completed with exit code 100.]", "apt-get install x", 100, true},
@@ -296,7 +297,7 @@ func TestErrors(t *testing.T) {
 	want := []string{
 		"error: fatal: bad tree object 082c2c44 (user)",
 		"panic: panic: runtime error: index out of range [3] with length 3 x2",
-		"exception: AttributeError: missing PixelRepresentation",
+		`exception: AttributeError: missing PixelRepresentation (raised at File "r.py", line 3, in <module>)`,
 		"not-found: /bin/bash: line 1: pytest: command not found",
 		"diagnostic: ./a.go:12:3: undefined: foo",
 		"diagnostic: a/b.py:191:14: SIM115 Use a context manager for opening files",
@@ -336,10 +337,11 @@ func TestOrigins(t *testing.T) {
 		user(strings.Repeat("Edit main.go so that the handler validates the token before it reads the body. ", 4)),
 		user(summaryPrefix + "\n## Goal\nx"),
 		user("Also add a test."),
+		user("The earlier part was summarized; merge it.\n<summary_content>\n## Errors seen\n- fatal: x\n</summary_content>"),
 	}
 	r := extract(t, msgs)
 	want := []Origin{OriginSystem, OriginInjected, OriginInjected, OriginTyped, OriginInjected, OriginInjected, OriginInjected, OriginInjected,
-		OriginInjected, OriginSummary, OriginInjected, OriginAgent, OriginHarness, OriginAgent, OriginDelegated, OriginSummary, OriginTyped}
+		OriginInjected, OriginSummary, OriginInjected, OriginAgent, OriginHarness, OriginAgent, OriginDelegated, OriginSummary, OriginTyped, OriginSummary}
 	if diff := cmp.Diff(want, r.Origins); diff != "" {
 		t.Errorf("origins (-want +got):\n%s", diff)
 	}
@@ -523,5 +525,81 @@ func TestUserRunCommand(t *testing.T) {
 	}
 	if len(r.Checks) != 2 || r.Checks[1].Command != "make check" || r.Checks[1].Outcome != Passed || r.Checks[0].FixedBy != 1 {
 		t.Errorf("checks = %+v", r.Checks)
+	}
+}
+
+// TestPatchHunksNameTheCode: a patch's hunk headers, or the first context
+// line after a bare "@@", say which code changed.
+func TestPatchHunksNameTheCode(t *testing.T) {
+	patch := "*** Begin Patch\n*** Update File: lib/chat.ts\n@@\n export const handleLocalChat = async (\n-  a\n+  b\n@@ export const fetchChatResponse = async (\n-x\n+y\n*** End Patch"
+	r := extract(t, one(user("Go.")), call("c1", "shell", map[string]any{"command": []string{"bash", "-lc", "apply_patch <<'PATCH'\n" + patch + "\nPATCH"}}, `{"output":"Success.","metadata":{"exit_code":0}}`),
+		[]history.Message{
+			{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "c2", Name: "apply_patch", Input: "--- a/p.go\n+++ b/p.go\n@@ -1,3 +1,4 @@ func Parse(s string) error {\n-a\n+b"}}},
+			history.NewToolResult("c2", "apply_patch", "ok"),
+		})
+	var got []string
+	for _, c := range r.Changes {
+		got = append(got, c.Path+": "+strings.Join(c.Where, ", "))
+	}
+	if diff := cmp.Diff([]string{"lib/chat.ts: handleLocalChat, fetchChatResponse", "p.go: Parse"}, got); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+}
+
+// TestHarnessDetails: the workspace an environment block names, a harness
+// complaint as an error, observations without their tag lines, a refusal of
+// different edits as one error, a failure behind a passing test summary, and
+// a linter code listed as a bullet.
+func TestHarnessDetails(t *testing.T) {
+	r := extract(t,
+		one(user("<environment_context>\n  <cwd>/home/u/app</cwd>\n</environment_context>")),
+		one(user("Fix it.")),
+		one(assistant("Done, I think.")),
+		one(user("No tool calls found in the response. Use a tool.")),
+		call("c1", "str_replace_editor", map[string]string{"command": "str_replace", "path": "a.c", "old_str": "x"}, "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in a.c."),
+		call("c2", "str_replace_editor", map[string]string{"command": "str_replace", "path": "a.c", "old_str": "y"}, "ERROR:\nNo replacement was performed, old_str `y` did not appear verbatim in a.c."),
+		call("c3", "bash", map[string]string{"command": "pytest --cov-fail-under=99"}, "Exit code 1\n66 passed in 3.8s\nFAIL Required test coverage of 99% not reached. Total coverage: 98.82%"),
+		call("c4", "bash", map[string]string{"command": "pytest --version"}, "<returncode>0</returncode>\n<output>\npytest 6.0.0\n</output>"),
+		call("c5", "bash", map[string]string{"command": "flake8 a.py"}, "ERRORS:\n- E999 SyntaxError: unmatched ']'\nExit code: 1"),
+	)
+	if r.WorkDir != "/home/u/app" {
+		t.Errorf("WorkDir = %q", r.WorkDir)
+	}
+	var errs []string
+	for _, e := range r.Errors {
+		errs = append(errs, fmt.Sprintf("%s x%d", e.Text, e.Count))
+	}
+	want := []string{
+		"No tool calls found in the response. Use a tool. x1",
+		"ERROR: No replacement was performed, old_str `x` did not appear verbatim in a.c. x2",
+		"- E999 SyntaxError: unmatched ']' x1",
+	}
+	if diff := cmp.Diff(want, errs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	if d := r.Checks[0].Detail; d != "66 passed in 3.8s; FAIL Required test coverage of 99% not reached. Total coverage: 98.82%" {
+		t.Errorf("coverage failure detail = %q", d)
+	}
+	if out := r.Actions[r.Checks[1].Action].Output; out != "pytest 6.0.0" {
+		t.Errorf("observation output = %q, want it without its tag lines", out)
+	}
+}
+
+// TestHarnessRejectsMalformedCall: a short user-role message right after a
+// tool result that says a parameter was wrong is the harness, not the user;
+// a submission that later actions follow is not how the record ends.
+func TestHarnessRejectsMalformedCall(t *testing.T) {
+	r := extract(t, one(user("Fix the parser.")),
+		call("c1", "str_replace_editor", map[string]string{"command": "view", "path": "a.c"}, "1 int x;"),
+		one(user("Parameter 'command' is expected to be one of ['view', 'create', 'str_replace'].")),
+		call("c2", "finish", map[string]string{"message": "done"}, "ok"),
+		one(user("Next task: fix the lexer.")),
+		call("c3", "bash", map[string]string{"command": "make"}, "Exit code: 2"),
+	)
+	if r.Origins[3] != OriginHarness || r.Origins[6] != OriginTyped {
+		t.Errorf("origins = %v", r.Origins)
+	}
+	if r.Final.Submitted {
+		t.Error("a finish followed by more work counts as how the record ends")
 	}
 }

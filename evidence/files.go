@@ -15,6 +15,7 @@ var (
 type fileChange struct {
 	path, from string
 	op         Op
+	where      []string
 }
 
 // files records the files an action changed or read.
@@ -43,7 +44,7 @@ func (x *extractor) files(ai int, a *Action) {
 		changes = append(changes, changes0...)
 	}
 	for _, c := range changes {
-		ch := Change{Path: cleanPath(c.path), Op: c.op, From: cleanPath(c.from), Index: a.Index, Action: ai, Via: a.Tool}
+		ch := Change{Path: cleanPath(c.path), Op: c.op, From: cleanPath(c.from), Index: a.Index, Action: ai, Via: a.Tool, Where: c.where}
 		if ch.Path == "" {
 			continue
 		}
@@ -156,6 +157,40 @@ func cleanPath(p string) string {
 	return p
 }
 
+// hunkIdentRE finds the name a hunk's context line declares or calls.
+var hunkIdentRE = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*(?:=\s*(?:async\s*)?(?:function\b|\()|\()`)
+
+// hunkName returns the code a patch hunk header names: "@@ -1,2 +1,3 @@
+// func Parse(" and "@@ export const handleLocal = async (" name Parse and
+// handleLocal; "" when the header names nothing.
+func hunkName(line string) string {
+	ctx := strings.TrimPrefix(line, "@@")
+	if i := strings.Index(ctx, "@@"); i >= 0 {
+		ctx = ctx[i+2:]
+	}
+	ctx = strings.TrimSpace(ctx)
+	if ctx == "" {
+		return ""
+	}
+	if m := hunkIdentRE.FindStringSubmatch(ctx); m != nil {
+		switch m[1] {
+		case "if", "for", "while", "switch", "return", "catch", "function":
+		default:
+			return m[1]
+		}
+	}
+	return clip(ctx, 60)
+}
+
+func containsString(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
 // patchChanges reads the files of a patch: an apply_patch envelope ("***
 // Update File: p", "*** Add File: p", "*** Delete File: p", "*** Move to: q")
 // or a unified diff ("+++ b/p").
@@ -167,8 +202,25 @@ func patchChanges(patch string) []fileChange {
 		return nil
 	}
 	var out []fileChange
+	bareHunk := false
 	for _, line := range strings.Split(patch, "\n") {
 		line = strings.TrimRight(line, "\r")
+		if (strings.HasPrefix(line, "@@") || bareHunk && strings.HasPrefix(line, " ")) && len(out) > 0 {
+			ctx := line
+			if bareHunk {
+				ctx = "@@ " + line
+			}
+			w := hunkName(ctx)
+			bareHunk = w == "" && !bareHunk // a bare "@@": its first context line names the code
+			if w != "" {
+				last := &out[len(out)-1]
+				if len(last.where) < 8 && !containsString(last.where, w) {
+					last.where = append(last.where, w)
+				}
+			}
+			continue
+		}
+		bareHunk = false
 		switch {
 		case strings.HasPrefix(line, "*** Update File: "):
 			out = append(out, fileChange{path: line[len("*** Update File: "):], op: Modified})
@@ -634,9 +686,8 @@ func (x *extractor) addCommit(c Commit) {
 
 // finalState notes commits, pushes, releases and submissions.
 func (x *extractor) finalState(ai int, a *Action) {
-	if isSubmit(a) && (a.HasResult() || ai == len(x.r.Actions)-1) {
-		x.r.Final.Submitted = true
-	}
+	// Submitted says how the record ends: a later action undoes it.
+	x.r.Final.Submitted = isSubmit(a)
 	if a.Command == "" || !a.HasResult() {
 		return
 	}

@@ -122,10 +122,11 @@ func hasAnyFlag(m *history.Message) bool {
 const summaryPrefix = "Previous conversation summary:"
 
 // IsSummary reports whether text is the summary note of an earlier
-// compaction (this project's, or a <summary_content> carrier).
+// compaction: this project's summary message, or the message that carries an
+// earlier note in <summary_content> into a second summary pass.
 func IsSummary(text string) bool {
 	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, summaryPrefix) || strings.HasPrefix(t, "<summary_content>") || strings.HasPrefix(t, "<summary>")
+	return strings.HasPrefix(t, summaryPrefix) || strings.HasPrefix(t, "<summary>") || strings.Contains(headOf(t, 4096), "<summary_content>")
 }
 
 // isHarnessBlock reports whether text is made only of harness tag blocks
@@ -235,10 +236,26 @@ func isUserRun(text string) bool {
 // isToolNag reports whether the user-role message at i is a harness nag in a
 // tool-calling session: it answers an assistant message without tool calls,
 // is short, and names the missing tool call.
+//
+// A short message right after a tool result that says a tool parameter was
+// wrong is the harness rejecting a malformed call.
 func isToolNag(msgs []history.Message, out []Origin, i int, text string) bool {
-	if i == 0 || msgs[i-1].Role != history.Assistant || msgs[i-1].HasToolCalls() {
+	if i == 0 {
 		return false
 	}
 	t := strings.TrimSpace(text)
-	return len(t) < 800 && toolNagRE.MatchString(t)
+	if len(t) >= 800 {
+		return false
+	}
+	prev := &msgs[i-1]
+	switch {
+	case prev.Role == history.Assistant && !prev.HasToolCalls():
+		return toolNagRE.MatchString(t)
+	case prev.Role == history.Tool || prev.HasToolCalls():
+		return badParamRE.MatchString(t)
+	}
+	return false
 }
+
+// badParamRE matches a harness's complaint about a tool call's parameters.
+var badParamRE = regexp.MustCompile(`(?i)\b(parameter|argument|field)s?\b.{0,60}\b(is expected|expected to be|is required|are required|must be|is invalid|invalid value|unknown)\b`)

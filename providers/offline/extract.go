@@ -65,6 +65,7 @@ type facts struct {
 	errors       []entry
 	next         []entry
 	root         string          // the folder paths are shown relative to, "" for none
+	workDir      string          // the workspace folder the harness reported
 	ran          map[string]bool // commands of the record, as shown
 	answered     map[string]bool // call ids of the record that have a result
 	prior        map[string][]string
@@ -88,6 +89,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	}
 	f := &facts{prior: map[string][]string{}}
 	f.root = workspaceRoot(rec)
+	f.workDir = rec.WorkDir
 	f.ran, f.answered = map[string]bool{}, map[string]bool{}
 	for i, c := range rec.Checks {
 		if i%1024 == 0 && ctx.Err() != nil {
@@ -464,6 +466,7 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 		last   int
 		from   string
 		reject []string
+		where  []string
 	}
 	var order []*fileInfo
 	by := map[string]*fileInfo{}
@@ -483,6 +486,11 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 		fi.edits++
 		if c.From != "" {
 			fi.from = c.From
+		}
+		for _, w := range c.Where {
+			if len(fi.where) < 4 && !containsStr(fi.where, w) {
+				fi.where = append(fi.where, w)
+			}
 		}
 	}
 	for _, c := range rec.Rejected {
@@ -516,6 +524,9 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			}
 			if fi.edits > 1 {
 				line += fmt.Sprintf(", %d edits", fi.edits)
+			}
+			if len(fi.where) > 0 {
+				line += " (in " + strings.Join(fi.where, ", ") + ")"
 			}
 			if n := len(fi.reject); n > 0 {
 				line += fmt.Sprintf("; %d other edits rejected, not applied", n)
@@ -585,6 +596,15 @@ func verbPast(op string) string {
 		return strings.ToUpper(op[:1]) + op[1:] + "ed"
 	}
 	return strings.ToUpper(op[:1]) + op[1:]
+}
+
+func containsStr(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func firstNonEmpty(xs []string) string {
@@ -839,7 +859,11 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	if rec.Final.Submitted && len(f.pending) == 0 {
 		f.next = append(f.next, entry{text: "None: the run submitted its work; review the result.", prio: 1 << 21, order: -1})
 	}
-	if len(f.next) == 0 && lastTyped >= 0 {
+	switch {
+	case len(f.next) > 0 || lastTyped < 0:
+	case lastTextIdx > lastTyped && (lastAct == nil || lastTextIdx > lastAct.Index):
+		f.next = append(f.next, entry{text: "None recorded: the assistant answered the latest request; wait for the user's next one.", prio: 10, order: 1 << 30})
+	default:
 		f.next = append(f.next, entry{text: "Continue with the latest user request: " + clip(msgs[lastTyped].Text(), 200), prio: 10, order: 1 << 30})
 	}
 }

@@ -305,8 +305,11 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 	section(secPending, pending.pick())
 	section(secDecisions, decisions.pick())
 	fl := files.pick()
-	if f.root != "" && len(fl) > 0 {
+	switch {
+	case f.root != "" && len(fl) > 0:
 		fl = append([]string{"(paths relative to `" + f.root + "`)"}, fl...)
+	case f.workDir != "" && len(fl) > 0:
+		fl = append([]string{"(workspace `" + f.workDir + "`)"}, fl...)
 	}
 	section(secFiles, fl)
 	section(secErrors, errs.pick())

@@ -324,3 +324,18 @@ func TestCancelledDuringLargeInput(t *testing.T) {
 		}
 	}
 }
+
+// TestNextStepAfterAnAnswer: when the assistant answered the latest request
+// and nothing failed or is pending, the next step is to wait, not to redo
+// the request; mid-turn, it is to go on with it.
+func TestNextStepAfterAnAnswer(t *testing.T) {
+	answered := join([]history.Message{userMsg("Rename the flag.")}, shell("c1", "go test ./...", "ok\nexit status 0"),
+		[]history.Message{history.NewText(history.Assistant, "Renamed; the tests pass."), userMsg("Thanks!"), history.NewText(history.Assistant, "You're welcome.")})
+	if n := section(whole(t, answered, 0, ""), secNext); !strings.Contains(n, "None recorded: the assistant answered the latest request") {
+		t.Errorf("next steps after an answer:\n%s", n)
+	}
+	midTurn := join([]history.Message{userMsg("Rename the flag.")}, shell("c1", "go test ./...", "ok\nexit status 0"))
+	if n := section(whole(t, midTurn, 0, ""), secNext); !strings.Contains(n, "Continue with the latest user request: Rename the flag.") {
+		t.Errorf("next steps mid-turn:\n%s", n)
+	}
+}
