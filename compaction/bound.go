@@ -229,36 +229,6 @@ func pruneToolResults(est *history.Estimator, msgs []history.Message) []history.
 	return out
 }
 
-// unit is an atomic span of messages for selection: a protocol group, or, before
-// the first user message, one message or one batch.
-type unit struct{ start, end int }
-
-// units splits msgs (normalized) into selection units, oldest first, starting
-// at index from.
-func units(msgs []history.Message, from int) []unit {
-	var us []unit
-	i := from
-	for i < len(msgs) && msgs[i].Role != history.User {
-		j := i + 1
-		if msgs[i].HasToolCalls() {
-			for j < len(msgs) && msgs[j].Role == history.Tool {
-				j++
-			}
-		}
-		us = append(us, unit{i, j})
-		i = j
-	}
-	for i < len(msgs) {
-		j := i + 1
-		for j < len(msgs) && msgs[j].Role != history.User {
-			j++
-		}
-		us = append(us, unit{i, j})
-		i = j
-	}
-	return us
-}
-
 func spanTokens(est *history.Estimator, msgs []history.Message) int {
 	n := 0
 	for i := range msgs {
@@ -300,137 +270,15 @@ func previewSpan(est *history.Estimator, msgs []history.Message, budget int) (ou
 	return out, tokens, tokens <= budget
 }
 
-// budgetError reports that a fork cannot fit: need is the smallest input it
-// could be bounded to.
-type budgetError struct{ need int }
-
-func (e *budgetError) Error() string {
-	return fmt.Sprintf("needs at least %s tokens", history.FormatCount(e.need))
-}
-
-// selectFork bounds msgs (normalized, already pruned) to allowance tokens for
-// a summary request: the whole list when it fits; otherwise the leading
-// system messages (earlier summaries) and the first user message (the goal)
-// as previews capped at a quarter of the allowance, plus the newest complete
-// protocol groups that fit, newest first; when not even the newest group fits
-// whole, a bounded preview of it. The result keeps the original order.
-func selectFork(est *history.Estimator, msgs []history.Message, allowance int) ([]history.Message, int, error) {
-	total := spanTokens(est, msgs)
-	if total <= allowance && len(msgs) > 0 {
-		return msgs, total, nil
-	}
-	if allowance <= 0 {
-		need := 0
-		if len(msgs) > 0 {
-			need = floorTokens(est, &msgs[len(msgs)-1])
-		}
-		return nil, 0, &budgetError{need: max(1, need-allowance)}
-	}
-	// Pinned: leading system messages and the first user message.
-	firstUser := slices.IndexFunc(msgs, func(m history.Message) bool { return m.Role == history.User })
-	var pinned []int
-	for i := 0; i < len(msgs) && msgs[i].Role == history.System; i++ {
-		pinned = append(pinned, i)
-	}
-	if firstUser >= 0 {
-		pinned = append(pinned, firstUser)
-	}
-	pinnedOut := map[int]history.Message{}
-	pinBudget := allowance / 4
-	used := 0
-	for _, i := range pinned {
-		lim := min(pinBudget-used, SummaryMessageCap)
-		if lim < floorTokens(est, &msgs[i]) {
-			continue
-		}
-		p := preview(est, msgs[i], lim)
-		if t := est.Message(&p); used+t <= pinBudget {
-			pinnedOut[i] = p
-			used += t
-		}
-	}
-	// Walk units newest-first over everything that is not pinned.
-	from := 0
-	for from < len(msgs) && msgs[from].Role == history.System {
-		from++
-	}
-	us := units(msgs, from)
-	remaining := allowance - used
-	var chosen []unit
-	var chosenMsgs = map[int][]history.Message{}
-	for k := len(us) - 1; k >= 0; k-- {
-		u := us[k]
-		s := u.start
-		if s == firstUser {
-			s++ // the goal message is pinned
-		}
-		if s >= u.end {
-			continue
-		}
-		t := spanTokens(est, msgs[s:u.end])
-		if t <= remaining {
-			chosen = append(chosen, unit{s, u.end})
-			remaining -= t
-			continue
-		}
-		if len(chosen) == 0 {
-			pv, pt, ok := previewSpan(est, msgs[s:u.end], remaining)
-			if !ok && used > 0 { // drop the pins rather than fail
-				clear(pinnedOut)
-				remaining, used, s = allowance, 0, u.start
-				pv, pt, ok = previewSpan(est, msgs[s:u.end], remaining)
-			}
-			if !ok {
-				return nil, 0, &budgetError{need: pt}
-			}
-			chosen = append(chosen, unit{s, u.end})
-			chosenMsgs[s] = pv
-			remaining -= pt
-		}
-		break
-	}
-	if len(chosen) == 0 && len(pinnedOut) == 0 {
-		return nil, 0, &budgetError{need: total}
-	}
-	// Assemble in original order.
-	slices.Reverse(chosen)
-	out := make([]history.Message, 0, len(pinnedOut)+len(chosen)*4)
-	tokens := 0
-	add := func(m history.Message) {
-		tokens += est.Message(&m)
-		out = append(out, m)
-	}
-	ci := 0
-	for i := 0; i < len(msgs); {
-		if p, ok := pinnedOut[i]; ok {
-			add(p)
-			i++
-			continue
-		}
-		if ci < len(chosen) && chosen[ci].start == i {
-			c := chosen[ci]
-			if pv, ok := chosenMsgs[c.start]; ok {
-				for _, m := range pv {
-					add(m)
-				}
-			} else {
-				for _, m := range msgs[c.start:c.end] {
-					add(m)
-				}
-			}
-			i = c.end
-			ci++
-			continue
-		}
-		i++
-	}
-	return out, tokens, nil
-}
-
 // continuityTail returns the newest complete protocol groups of msgs within
-// budget tokens and the index where they start. When the newest group alone
-// exceeds budget it is returned as a bounded preview. Messages before the
-// first user message never belong to the tail; with budget 0 there is none.
+// budget tokens and the index where they start. A group larger than the
+// whole budget (a long agent turn) is not skipped when it is the first that
+// does not fit: its opening user message and its newest whole batches that
+// fit what is left are kept (see [groupSuffix]), so the agent's last turn
+// survives a short user follow-up.
+// When nothing of the newest group fits whole it is returned as a bounded
+// preview. Messages before the first user message never belong to the tail;
+// with budget 0 there is none.
 func continuityTail(est *history.Estimator, msgs []history.Message, budget int) ([]history.Message, int) {
 	if budget <= 0 {
 		return nil, len(msgs)
@@ -443,24 +291,27 @@ func continuityTail(est *history.Estimator, msgs []history.Message, budget int) 
 			break
 		}
 		t := spanTokens(est, msgs[g.Start:g.End])
-		if used+t > budget {
-			if start == len(msgs) { // oversized newest group
-				if sfx := groupSuffix(est, msgs[g.Start:g.End], budget); sfx != nil {
-					return sfx, g.Start
-				}
-				pv, _, _ := previewSpan(est, msgs[g.Start:g.End], budget)
-				if pv == nil { // even the floors do not fit: keep the skeleton
-					pv = make([]history.Message, g.End-g.Start)
-					for i := range pv {
-						pv[i] = preview(est, msgs[g.Start+i], 0)
-					}
-				}
-				return pv, g.Start
-			}
-			break
+		if used+t <= budget {
+			used += t
+			start = g.Start
+			continue
 		}
-		used += t
-		start = g.Start
+		if t > budget { // a long agent turn: larger than the whole tail
+			if sfx := groupSuffix(est, msgs[g.Start:g.End], budget-used, start == len(msgs)); sfx != nil {
+				return append(sfx, msgs[start:]...), g.Start
+			}
+		}
+		if start == len(msgs) { // oversized newest group
+			pv, _, _ := previewSpan(est, msgs[g.Start:g.End], budget)
+			if pv == nil { // even the floors do not fit: keep the skeleton
+				pv = make([]history.Message, g.End-g.Start)
+				for i := range pv {
+					pv[i] = preview(est, msgs[g.Start+i], 0)
+				}
+			}
+			return pv, g.Start
+		}
+		break
 	}
 	return msgs[start:], start
 }
@@ -470,9 +321,9 @@ func continuityTail(est *history.Estimator, msgs []history.Message, budget int) 
 // message (previewed to at most a quarter of the budget), then the newest
 // whole units (a batch with its results, or a single message) that fit, in
 // order; the middle of the turn is what the summary covers. When not even
-// the newest unit fits, it is previewed into what is left. It returns nil
-// when nothing useful fits.
-func groupSuffix(est *history.Estimator, grp []history.Message, budget int) []history.Message {
+// the newest unit fits, it is previewed into what is left if allowPreview is
+// set. It returns nil when nothing useful fits.
+func groupSuffix(est *history.Estimator, grp []history.Message, budget int, allowPreview bool) []history.Message {
 	if len(grp) < 2 {
 		return nil
 	}
@@ -490,6 +341,9 @@ func groupSuffix(est *history.Estimator, grp []history.Message, budget int) []hi
 		t := spanTokens(est, grp[u:j])
 		if t > remaining {
 			if j == len(grp) {
+				if !allowPreview {
+					return nil
+				}
 				pv, pt, ok := previewSpan(est, grp[u:j], remaining)
 				if !ok || pt > remaining {
 					return nil

@@ -164,7 +164,7 @@ func TestRetainUserMessages(t *testing.T) {
 
 func TestSelectForkKeepsOrderAndPins(t *testing.T) {
 	msgs := append([]history.Message{history.NewText(history.System, SummaryPrefix+"older summary")}, conv(20, 29, 471)...)
-	fork, n, err := selectFork(approx, msgs, 3000)
+	fork, n, err := selectFork(context.Background(), approx, msgs, 3000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestSelectForkKeepsOrderAndPins(t *testing.T) {
 		t.Error(err)
 	}
 	var be *budgetError
-	if _, _, err := selectFork(approx, msgs, 0); !errors.As(err, &be) {
+	if _, _, err := selectFork(context.Background(), approx, msgs, 0); !errors.As(err, &be) {
 		t.Errorf("zero allowance: %v", err)
 	}
 }

@@ -61,8 +61,11 @@ type Options struct {
 	RoutePolicy RoutePolicy
 	Envelope    *Envelope // nil: no envelope reuse
 	Route       providers.Route
-	// Client generates summaries; it may also implement providers.Compactor.
-	// It must be safe for concurrent use when a TwoPass is set.
+	// Client generates summaries; it may also implement providers.Compactor
+	// (native standalone) or providers.Summarizer (a summarizer that reads
+	// the whole history: Local then makes one Summarize call instead of
+	// bounded forks, two-pass and hierarchical bands). It must be safe for
+	// concurrent use when a TwoPass is set.
 	Client    providers.Generator
 	Estimator *history.Estimator // nil: o200k
 	// Progress receives progress reports; nil is fine. percent is 0–100, or
@@ -110,10 +113,16 @@ type Result struct {
 //	  System:   envelope system prompt, or "" without a matching envelope,
 //	  Tools:    envelope tool schemas (tool use disabled), or nil,
 //	  Messages: [carrier note (two-pass pass 2 / hierarchical band 2)]
-//	            + bounded fork of the history
+//	            + bounded fork of the history (newest batches whole, older
+//	              ones previewed)
 //	            + user: prompt [+ "\n\nAdditional instructions for this summary:\n" + Instructions],
 //	  MaxOutputTokens: opts.SummaryOutputLimit,
 //	}
+//
+// A [providers.Summarizer] client instead gets one
+// providers.SummaryRequest{Messages: the whole normalized history,
+// Instructions, Prompt, MaxOutputTokens: min(opts.SummaryOutputLimit when
+// set, 4,096, max(256, min(half of what the summary replaces, window/10)))}.
 func Compact(ctx context.Context, msgs []history.Message, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -258,26 +267,39 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 			return nil, ErrAlreadyCompact
 		}
 	}
-	pruned := pruneToolResults(r.est, work)
-
-	summary, err := r.summary(ctx, work, pruned, res)
-	if err != nil {
-		return nil, err
-	}
-	res.Summary = summary
-
 	count := r.opts.RetainedMessages
 	if count == 0 {
 		count = DefaultRetainedMessages
 	}
 	retained := retainUserMessages(r.est, work[:tailStart], tailBudget, count)
+	if nothingNew(work[:tailStart], retained) {
+		// Only an earlier summary and messages that would be retained again
+		// precede a verbatim tail: a new summary would restate the old one.
+		if tailStart == len(work) || spanTokens(r.est, tail) == spanTokens(r.est, work[tailStart:]) {
+			return nil, ErrAlreadyCompact
+		}
+	}
+	pruned := pruneToolResults(r.est, work)
+
+	replaced := spanTokens(r.est, work) - spanTokens(r.est, tail) - spanTokens(r.est, retained)
+	summary, err := r.summary(ctx, work, pruned, replaced, res)
+	if err != nil {
+		return nil, err
+	}
+	res.Summary = summary
+
 	sum := history.NewText(history.System, SummaryPrefix+summary)
 	return boundToWindow(r.est, sum, retained, tail, WindowBound(r.opts.Capacity, r.opts.ReservedOutput, r.opts.Prefix)), nil
 }
 
 // summary produces the summary text of work (pruned is work with oversized
-// tool results previewed).
-func (r *run) summary(ctx context.Context, work, pruned []history.Message, res *Result) (string, error) {
+// tool results previewed; replaced is the size of what the summary stands
+// in for). A client that is a [providers.Summarizer] reads the whole of work
+// in one call; every other client gets bounded forks.
+func (r *run) summary(ctx context.Context, work, pruned []history.Message, replaced int, res *Result) (string, error) {
+	if s, ok := r.opts.Client.(providers.Summarizer); ok {
+		return r.summarizeWhole(ctx, s, work, replaced)
+	}
 	if tp := r.opts.TwoPass; tp != nil {
 		if note, n, ok := tp.lookup(work, r.opts.Route); ok {
 			lead := []history.Message{carrier(r.est, note)}
@@ -300,6 +322,27 @@ func (r *run) summary(ctx context.Context, work, pruned []history.Message, res *
 	}
 	return r.summarize(ctx, nil, pruned, "local", 20)
 }
+
+// nothingNew reports whether prefix (what precedes the continuity tail)
+// holds nothing a summary would add: only system messages that carry an
+// earlier summary and user messages kept verbatim in retained.
+func nothingNew(prefix, retained []history.Message) bool {
+	summaries := 0
+	for i := range prefix {
+		m := &prefix[i]
+		switch {
+		case m.Role == history.System && strings.HasPrefix(m.Text(), SummaryPrefix):
+			summaries++
+		case m.Role == history.User && slices.ContainsFunc(retained, func(k history.Message) bool { return history.Equal(k, *m) }):
+		default:
+			return false
+		}
+	}
+	return summaries > 0
+}
+
+// minWholeSummary is the smallest output bound of a whole-history summary.
+const minWholeSummary = 256
 
 // minSummarizable is the size below which the part of the history before
 // the continuity tail is not worth a summary call.
@@ -331,10 +374,16 @@ func (r *run) hierarchical(ctx context.Context, pruned []history.Message) (strin
 	leadReserve := r.est.Message(&placeholder) + reserve
 	if r.opts.Capacity > 0 {
 		budget := SummaryBudget(r.opts.Capacity, r.prefix, r.opts.SummaryOutputLimit)
-		if _, _, err := selectFork(r.est, band1, budget-r.instr); err != nil {
+		if _, _, err := selectFork(ctx, r.est, band1, budget-r.instr); err != nil {
+			if ctx.Err() != nil {
+				return "", true, ctx.Err()
+			}
 			return "", true, r.budgetErr(err, 0, budget)
 		}
-		if _, _, err := selectFork(r.est, band2, budget-r.instr-leadReserve); err != nil {
+		if _, _, err := selectFork(ctx, r.est, band2, budget-r.instr-leadReserve); err != nil {
+			if ctx.Err() != nil {
+				return "", true, ctx.Err()
+			}
 			return "", true, r.budgetErr(err, leadReserve, budget)
 		}
 	}
@@ -370,8 +419,11 @@ func (r *run) summarize(ctx context.Context, lead, body []history.Message, label
 		fork, forkTok := body, 0
 		if known {
 			var err error
-			fork, forkTok, err = selectFork(r.est, body, budget-r.instr-leadTok)
+			fork, forkTok, err = selectFork(ctx, r.est, body, budget-r.instr-leadTok)
 			if err != nil {
+				if ctx.Err() != nil {
+					return "", ctx.Err()
+				}
 				if lastErr != nil {
 					return "", lastErr // the retry cannot be bounded any further
 				}
@@ -435,6 +487,46 @@ func (r *run) summarize(ctx context.Context, lead, body []history.Message, label
 	}
 }
 
+// summarizeWhole asks a summarizer whose input is not limited by a model
+// window for a summary of the whole history (earlier summaries included),
+// with the typed prompt, instructions and output bound; nothing but the
+// output is bounded: to the summary output limit, [SummaryMessageCap], and
+// the smaller of half of what the summary replaces and a tenth of the
+// window (at least [minWholeSummary]), so that the summary is smaller than
+// what it stands in for and leaves the window room to work.
+func (r *run) summarizeWhole(ctx context.Context, s providers.Summarizer, work []history.Message, replaced int) (string, error) {
+	limit := SummaryMessageCap
+	if r.opts.SummaryOutputLimit > 0 {
+		limit = min(limit, r.opts.SummaryOutputLimit)
+	}
+	bound := replaced / 2
+	if r.opts.Capacity > 0 {
+		bound = min(bound, r.opts.Capacity/10)
+	}
+	limit = min(limit, max(minWholeSummary, bound))
+	r.progress(fmt.Sprintf("Summarizing %d messages (local)", len(work)), 20)
+	r.calls++
+	resp, err := s.Summarize(ctx, &providers.SummaryRequest{
+		Messages:        work,
+		Instructions:    strings.TrimSpace(r.opts.Instructions),
+		Prompt:          r.opts.Prompt,
+		MaxOutputTokens: limit,
+	})
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	input := spanTokens(r.est, work)
+	if err != nil {
+		return "", r.newErr(KindProvider, input, 0, err)
+	}
+	r.addUsage(resp.Usage)
+	text := strings.TrimSpace(resp.Message.Text())
+	if text == "" {
+		return "", r.newErr(KindEmpty, input, 0, errEmptySummary)
+	}
+	return text, nil
+}
+
 // standalone runs NativeStandalone. fallback is non-empty when Local must run
 // instead; err is only ctx's error.
 func (r *run) standalone(ctx context.Context, work []history.Message) (out []history.Message, fallback string, err error) {
@@ -450,7 +542,10 @@ func (r *run) standalone(ctx context.Context, work []history.Message) (out []his
 	if budget > 0 {
 		budget = max(1, budget-r.est.Text(instructions))
 	}
-	input := boundNative(r.est, work, budget)
+	input, err := boundNative(ctx, r.est, work, budget)
+	if err != nil {
+		return nil, "", err
+	}
 	r.calls++
 	resp, cerr := c.Compact(ctx, &providers.CompactRequest{Model: r.opts.Route.Model, Input: input, Instructions: instructions})
 	if ctx.Err() != nil {
@@ -472,7 +567,10 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 	fork := work
 	if r.opts.Capacity > 0 {
 		budget := SummaryBudget(r.opts.Capacity, r.prefix, r.opts.SummaryOutputLimit)
-		f, _, ferr := selectFork(r.est, work, budget-r.est.Text(r.opts.Instructions))
+		f, _, ferr := selectFork(ctx, r.est, work, budget-r.est.Text(r.opts.Instructions))
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
 		if ferr != nil {
 			return nil, "history does not fit the inline compaction budget: " + ferr.Error(), nil
 		}
@@ -549,11 +647,13 @@ func isCompactionItem(d json.RawMessage) bool {
 
 // boundNative bounds the input of a native standalone request to budget
 // tokens (0: unbounded): every message carrying an opaque compaction item of
-// an earlier pass is kept, then the newest protocol groups that fit, the
-// newest one previewed when none fits whole.
-func boundNative(est *history.Estimator, msgs []history.Message, budget int) []history.Message {
+// an earlier pass is kept, and the rest is chosen as for a summary fork
+// ([chooseUnits]): the newest batches whole, older ones as bounded previews.
+// When not even the newest batch's skeleton fits, that skeleton is sent.
+// It fails only with ctx's error.
+func boundNative(ctx context.Context, est *history.Estimator, msgs []history.Message, budget int) ([]history.Message, error) {
 	if budget <= 0 || spanTokens(est, msgs) <= budget {
-		return msgs
+		return msgs, nil
 	}
 	pinned := make([]bool, len(msgs))
 	used := 0
@@ -568,57 +668,31 @@ func boundNative(est *history.Estimator, msgs []history.Message, budget int) []h
 			used += est.Message(&msgs[j])
 		}
 	}
-	remaining := budget - used
-	keep := slices.Clone(pinned)
-	replaced := map[int]history.Message{}
-	us := units(msgs, 0)
-	for k := len(us) - 1; k >= 0; k-- {
-		u := us[k]
-		var idx []int
-		t := 0
+	var us []unit
+	for _, u := range units(msgs, 0) {
+		if !pinned[u.start] {
+			us = append(us, u)
+		}
+	}
+	hs, typed, err := hintsFor(ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
+	chosen, _, err := chooseUnits(est, msgs, hs, typed, us, budget-used)
+	if err != nil && len(us) > 0 {
+		u := us[len(us)-1]
+		chosen = plan{}
 		for i := u.start; i < u.end; i++ {
-			if !pinned[i] {
-				idx = append(idx, i)
-				t += est.Message(&msgs[i])
-			}
+			chosen[i] = preview(est, msgs[i], 0)
 		}
-		if len(idx) == 0 {
-			continue
-		}
-		if t <= remaining {
-			for _, i := range idx {
-				keep[i] = true
-			}
-			remaining -= t
-			continue
-		}
-		if remaining == budget-used { // nothing taken yet: preview the newest group
-			span := make([]history.Message, len(idx))
-			for n, i := range idx {
-				span[n] = msgs[i]
-			}
-			pv, _, ok := previewSpan(est, span, max(0, remaining))
-			for n, i := range idx {
-				keep[i] = true
-				if ok {
-					replaced[i] = pv[n]
-				} else {
-					replaced[i] = preview(est, msgs[i], 0)
-				}
-			}
-		}
-		break
 	}
 	out := make([]history.Message, 0, len(msgs))
 	for i := range msgs {
-		if !keep[i] {
-			continue
-		}
-		if m, ok := replaced[i]; ok {
+		if pinned[i] {
+			out = append(out, msgs[i])
+		} else if m, ok := chosen[i]; ok {
 			out = append(out, m)
-			continue
 		}
-		out = append(out, msgs[i])
 	}
-	return out
+	return out, nil
 }

@@ -14,10 +14,23 @@
 //   - [NativeInline]: an Anthropic generate request carrying the
 //     compact_20260112 edit; the returned compaction block becomes the first
 //     message of the new history, followed by the continuity tail.
-//   - [Local]: a summary written by any [providers.Generator] (including the
-//     offline extractive summarizer) over a bounded fork of the history,
-//     rebuilt as a "Previous conversation summary:\n…" system message,
-//     retained user messages and the continuity tail, bounded to the window.
+//   - [Local]: a summary written by any [providers.Generator] over a bounded
+//     fork of the history, or, when the client is a [providers.Summarizer]
+//     (the offline extractive summarizer), over the whole history with only
+//     its output bounded; rebuilt as a "Previous conversation summary:\n…"
+//     system message, retained user messages and the continuity tail,
+//     bounded to the window.
+//
+// A fork or a tail is cut at batch boundaries, never only at protocol-group
+// boundaries: one long agent turn is a single group, and dropping it whole
+// drops the work. A fork sends the newest batches whole and every older one
+// as a bounded preview that keeps ids, short arguments (commands, paths) and
+// the output lines carrying exit codes, errors and paths, led by a
+// "[cut; the full output showed …]" note of the exit code, errors and
+// changed files (from the history's evidence record, package evidence) that
+// the cut hides; what the user typed is previewed first. The continuity
+// tail keeps the newest whole batches of the agent's last turn even when a
+// short user follow-up comes after it.
 //
 // A native strategy that fails or does not fire falls back to Local, and the
 // result says so. Local summaries respect a budget derived from the window

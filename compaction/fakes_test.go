@@ -98,3 +98,26 @@ func reqTokens(req *providers.Request) int {
 	}
 	return n
 }
+
+// wholeSummarizer is a providers.Summarizer (and a Generator that must not
+// be called); it records every summary request.
+type wholeSummarizer struct {
+	mu        sync.Mutex
+	reqs      []*providers.SummaryRequest
+	generated int
+	reply     func(req *providers.SummaryRequest) (*providers.Response, error)
+}
+
+func (s *wholeSummarizer) Summarize(_ context.Context, req *providers.SummaryRequest) (*providers.Response, error) {
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	s.mu.Unlock()
+	return s.reply(req)
+}
+
+func (s *wholeSummarizer) Generate(context.Context, *providers.Request) (*providers.Response, error) {
+	s.mu.Lock()
+	s.generated++
+	s.mu.Unlock()
+	return reply("generated"), nil
+}

@@ -59,7 +59,8 @@ func NewTwoPass(logger *slog.Logger) *TwoPass {
 // Prefire starts pass 1 over the first 95 % of msgs in the background and
 // returns at once. It does nothing when a pass 1 is already running, when the
 // cached note still covers a prefix of msgs for this route, when the route
-// would not compact locally, or after Close. msgs is copied before Prefire
+// would not compact locally, when the client is a [providers.Summarizer]
+// (it reads the whole history in one call anyway), or after Close. msgs is copied before Prefire
 // returns; opts is used as for Compact, except that Progress and TwoPass are
 // ignored.
 //
@@ -72,6 +73,9 @@ func (t *TwoPass) Prefire(ctx context.Context, msgs []history.Message, opts Opti
 	}
 	if !strings.EqualFold(opts.Strategy, "local") && StrategyFor(opts.Route) != Local {
 		return
+	}
+	if _, whole := opts.Client.(providers.Summarizer); whole {
+		return // one call over the whole history needs no pass 1
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 
@@ -113,9 +114,38 @@ func (c *aiderConv) flushAssistant() {
 	}
 }
 
+// aiderReport matches the UI lines that say what aider did to the
+// repository after a reply: the files it edited and the commits it made.
+var aiderReport = regexp.MustCompile(`^>\s*(Applied edit to \S+|Commit [0-9a-f]{7,40} \S.*)$`)
+
+// report keeps the edit and commit lines of the UI output block c.lines[from:to]
+// as a user-role message flagged isMeta (aider wrote it, not the user), merged
+// with a report just before it, so that what changed survives the import.
+func (c *aiderConv) report(from, to int) {
+	var lines []string
+	for _, l := range c.lines[from:to] {
+		if m := aiderReport.FindStringSubmatch(strings.TrimRight(l, " ")); m != nil {
+			lines = append(lines, m[1])
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	msgs := c.b.t.Messages
+	if n := len(msgs); n > 0 && msgs[n-1].Role == history.User && string(msgs[n-1].Extra["isMeta"]) == "true" {
+		msgs[n-1].Content = history.Text(msgs[n-1].Text() + "\n" + strings.Join(lines, "\n"))
+		return
+	}
+	m := history.NewText(history.User, strings.Join(lines, "\n"))
+	m.Extra = map[string]json.RawMessage{"isMeta": json.RawMessage("true")}
+	c.b.add(m)
+}
+
 // skipOutput skips a block of "> " lines starting at c.i, with the
 // unquoted continuation lines of multi-line output (a commit message).
 func (c *aiderConv) skipOutput() {
+	start := c.i
+	defer func() { c.report(start, c.i+1) }()
 	for c.i+1 < len(c.lines) {
 		next := c.lines[c.i+1]
 		if strings.TrimSpace(next) == "" || strings.HasPrefix(next, "####") || strings.HasPrefix(next, aiderHeader) {

@@ -33,6 +33,12 @@ func isSWEAgent(o map[string]json.RawMessage) bool {
 	return false
 }
 
+// chatFields are the message fields the chat reader converts.
+var chatFields = map[string]bool{
+	"role": true, "content": true, "id": true, "name": true, "tool_calls": true, "tool_call_id": true,
+	"tool_call_ids": true, "function_call": true, "reasoning_content": true, "reasoning": true,
+}
+
 // chatConv pairs tool messages without a tool_call_id with the oldest
 // unanswered call, so synthesized call ids stay paired.
 type chatConv struct {
@@ -71,7 +77,13 @@ func (c *chatConv) message(o map[string]json.RawMessage) (history.Message, bool,
 		m.Role = history.Tool
 	default:
 		c.b.skip("role:" + role)
+		c.b.drop("roles", role)
 		return m, false, nil
+	}
+	for k, v := range o {
+		if !chatFields[k] && len(v) > 64 && (v[0] == '[' || v[0] == '{') {
+			c.b.drop("fields", k) // structured content this reader does not know
+		}
 	}
 	content, err := contentOf(o["content"])
 	if err != nil {

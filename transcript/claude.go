@@ -100,12 +100,30 @@ func isTrue(v json.RawMessage) bool { return string(v) == "true" }
 
 func (c *claudeConv) push(p *pending) { c.out = append(c.out, p) }
 
+// claudeFlags are the record flags that mark a user record the CLI wrote
+// itself (a caveat, its own continuation summary); they are kept on the
+// message, so that summarizers do not take it for the user's request.
+var claudeFlags = []string{"isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"}
+
+func userFlags(rec map[string]json.RawMessage) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for _, k := range claudeFlags {
+		if isTrue(rec[k]) {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[k] = json.RawMessage("true")
+		}
+	}
+	return out
+}
+
 func (c *claudeConv) user(rec, msg map[string]json.RawMessage) {
 	id := str(rec["uuid"])
 	content := msg["content"]
 	if len(content) > 0 && content[0] == '"' {
 		c.open = -1
-		c.push(&pending{msg: history.Message{ID: id, Role: history.User, Content: history.Text(str(content))}})
+		c.push(&pending{msg: history.Message{ID: id, Role: history.User, Content: history.Text(str(content)), Extra: userFlags(rec)}})
 		return
 	}
 	blocks := rawArray(content)
@@ -137,7 +155,7 @@ func (c *claudeConv) user(rec, msg map[string]json.RawMessage) {
 	}
 	if len(user) > 0 {
 		c.open = -1
-		m := history.Message{Role: history.User}
+		m := history.Message{Role: history.User, Extra: userFlags(rec)}
 		if results == 0 {
 			m.ID = id
 		}

@@ -370,6 +370,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":{"content":"x"}}}`))
 	f.Add([]byte(`[{"id":1,"source":"agent","observation":"run","cause":1}]`))
 	f.Add([]byte("# aider chat started at x\n#### /run\n> Add the output to the chat?\n"))
+	f.Add([]byte(`[{"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"ls","response":{"output":"a"}}}]}]`))
+	f.Add([]byte(`{"sessionId":"s","projectHash":"h"}` + "\n" + `{"id":"g","type":"gemini","content":"","toolCalls":[{"id":"t","name":"x","args":{},"result":[{"functionResponse":{"response":{"error":"e"}}}]}]}` + "\n" + `{"$rewindTo":"g"}`))
+	f.Add([]byte(`{"type":"session","id":"s","cwd":"/"}` + "\n" + `{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"bash","arguments":{}}]}}` + "\n" + `{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"toolResult","toolCallId":"c","content":[{"type":"text","text":"x"}]}}`))
+	f.Add([]byte(`[{"kind":"ActionEvent","id":"a","source":"agent","tool_call_id":"c","tool_name":"terminal","llm_response_id":"r"},{"kind":"ObservationEvent","id":"o","source":"environment","tool_call_id":"c","observation":{"content":[{"type":"text","text":"x"}],"metadata":{"exit_code":2}}}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := transcript.Parse(strings.NewReader(string(data)), "fuzz")
 		if err != nil {

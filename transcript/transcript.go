@@ -19,7 +19,17 @@
 //   - mini-swe-agent: mini-swe-agent .traj.json (messages);
 //   - openhands: OpenHands event history, as a JSON array of events, a JSONL
 //     of events, or evaluation output JSONL whose lines carry a history;
-//   - aider: aider's .aider.chat.history.md markdown.
+//   - aider: aider's .aider.chat.history.md markdown;
+//   - gemini-cli: Gemini CLI chat history ({role, parts} Content values, as
+//     saved by /chat save) and session recordings (JSON or JSONL);
+//   - pi: pi coding-agent session JSONL (the branch the session continued on);
+//   - openhands-v1: OpenHands V1 (software-agent-sdk) events, as a JSON array,
+//     JSONL, an export/evaluation object holding them, or a persisted
+//     conversation directory (events/event-<index>-<id>.json).
+//
+// A file that matches a format but whose content the conversion mostly did
+// not carry (while dropping roles, parts or records it does not know) is a
+// [*MisreadError] that says what was dropped, never a silent misread.
 //
 // Conversion keeps the ids the source has (message ids and tool call ids);
 // a tool call without an id gets a deterministic one (call_1, call_2, … in
@@ -49,6 +59,9 @@ const (
 	FormatMiniSWEAgent = "mini-swe-agent"
 	FormatOpenHands    = "openhands"
 	FormatAider        = "aider"
+	FormatGemini       = "gemini-cli"
+	FormatPi           = "pi"
+	FormatOpenHandsV1  = "openhands-v1"
 )
 
 var formats = []struct{ name, desc string }{
@@ -60,6 +73,9 @@ var formats = []struct{ name, desc string }{
 	{FormatMiniSWEAgent, "mini-swe-agent .traj.json"},
 	{FormatOpenHands, "OpenHands event history JSON/JSONL"},
 	{FormatAider, "aider chat history markdown"},
+	{FormatGemini, "Gemini CLI chat history or session JSON/JSONL"},
+	{FormatPi, "pi coding-agent session JSONL"},
+	{FormatOpenHandsV1, "OpenHands V1 software-agent-sdk events JSON/JSONL"},
 }
 
 // Formats returns the names of the supported formats, in the order above.
@@ -86,6 +102,8 @@ type Transcript struct {
 	// they are concatenated in Messages. It is 1 except for evaluation outputs
 	// with several instances.
 	Conversations int
+
+	dropped map[string]map[string]int // what the conversion did not carry, for the misread guard
 }
 
 // UnknownFormatError reports content that matches no supported format.
@@ -113,8 +131,12 @@ func (e *UnknownFormatError) Error() string {
 // maxSize bounds what Parse reads.
 const maxSize = 1 << 30
 
-// Load reads and converts the transcript at path.
+// Load reads and converts the transcript at path. A directory is read as a
+// persisted OpenHands V1 conversation (see [loadEventDir]).
 func Load(path string) (*Transcript, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return loadEventDir(path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript: %w", err)
@@ -136,6 +158,9 @@ func Parse(r io.Reader, name string) (*Transcript, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	t, err := parse(data, name)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkCoverage(t, len(data), name); err != nil {
 		return nil, err
 	}
 	if len(t.Messages) == 0 {
@@ -209,8 +234,14 @@ func parseDocument(doc json.RawMessage, name string) (t *Transcript, err error, 
 			return nil, nil, false
 		}
 		switch {
+		case isV1Event(objs[0]):
+			t, err := convertOpenHandsV1([][]map[string]json.RawMessage{objs})
+			return t, wrap(name, err), true
 		case isEvent(objs[0]):
 			t, err := convertOpenHands([][]map[string]json.RawMessage{objs})
+			return t, wrap(name, err), true
+		case isGeminiContents(objs):
+			t, err := convertGeminiContents(objs)
 			return t, wrap(name, err), true
 		case hasKey(objs[0], "role"):
 			if anyProtocolMessage(objs) {
@@ -225,6 +256,18 @@ func parseDocument(doc json.RawMessage, name string) (t *Transcript, err error, 
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &obj); err != nil || obj == nil {
 		return nil, nil, false
+	}
+	if evs, ok := v1Events(obj); ok {
+		t, err := convertOpenHandsV1([][]map[string]json.RawMessage{evs})
+		return t, wrap(name, err), true
+	}
+	if h, ok := objectArray(obj["history"]); ok && isGeminiContents(h) {
+		t, err := convertGeminiContents(h)
+		return t, wrap(name, err), true
+	}
+	if msgs, ok := objectArray(obj["messages"]); ok && isGeminiSession(obj) {
+		t, err := convertGeminiSession(msgs)
+		return t, wrap(name, err), true
 	}
 	switch {
 	case isMiniSWEAgent(obj):
@@ -294,6 +337,12 @@ func parseJSONL(data []byte, name string) (*Transcript, error) {
 		t, err = convertCodex(lines)
 	case FormatOpenHands:
 		t, err = convertOpenHandsLines(lines)
+	case FormatOpenHandsV1:
+		t, err = convertOpenHandsV1Lines(lines)
+	case FormatGemini:
+		t, err = convertGeminiLines(lines)
+	case FormatPi:
+		t, err = convertPi(lines)
 	case FormatChat:
 		objs := make([]map[string]json.RawMessage, len(lines))
 		for i, l := range lines {
@@ -321,6 +370,14 @@ func detectJSONL(lines []line) string {
 		o := l.obj
 		typ := str(o["type"])
 		switch {
+		case isPiHeader(o) || isPiEntry(o):
+			return FormatPi
+		case isGeminiRecord(o):
+			return FormatGemini
+		case isV1Event(o):
+			return FormatOpenHandsV1
+		case func() bool { _, ok := v1Events(o); return ok }():
+			return FormatOpenHandsV1
 		case hasKey(o, "payload") && (typ == "session_meta" || typ == "response_item" || typ == "event_msg" || typ == "turn_context" || typ == "compacted"):
 			return FormatCodex
 		case claudeTypes[typ] && (hasKey(o, "uuid") || hasKey(o, "sessionId") || hasKey(o, "leafUuid") || hasKey(o, "messageId") || hasKey(o, "snapshot")):

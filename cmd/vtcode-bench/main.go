@@ -4,7 +4,9 @@
 // and warm, at 10k, 100k and 1M history tokens), a vtcode/prepareRequest round
 // trip against a bare JSON-RPC echo of the same bytes, token estimation
 // against the raw o200k tokenizer, offline compaction time and size, and
-// memory per 1M history tokens. It checks the performance targets of issue 2
+// memory per 1M history tokens, then the fact ledger of issue 10 (facts kept
+// by compaction of the shared sessions) and how promptly a cancelled offline
+// compaction of a 20 MB message returns. It checks the performance targets of issue 2
 // and prints PASS or FAIL beside each.
 //
 // Usage:
@@ -55,6 +57,7 @@ type Report struct {
 	Compaction []CompactionRow   `json:"compaction"`
 	Memory     *MemoryResult     `json:"memory"`
 	Resume     *ResumeResult     `json:"resume"`
+	Ledger     *LedgerResult     `json:"ledger"`
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -169,7 +172,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 	if *asJSON {
 		return rep, writeJSON(stdout, rep)
 	}
-	return rep, writeTable(stdout, rep)
+	if err := writeTable(stdout, rep); err != nil {
+		return rep, err
+	}
+	return rep, writeLedger(stdout, rep.Ledger)
 }
 
 func writeJSON(w io.Writer, rep *Report) error {
@@ -233,6 +239,11 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	logf("resume: %d chunks of %d tokens, checkpointed vs full replay", p.resumeChunks, p.resumeChunkTokens)
 	if rep.Resume, err = benchResume(ctx, p.resumeChunks, p.resumeChunkTokens, p.resumeReps); err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
+	}
+
+	logf("fact ledger")
+	if rep.Ledger, err = benchLedger(ctx, p.big.Tokens != size1M.Tokens); err != nil {
+		return nil, err
 	}
 
 	rep.Targets = targets(rep, p)

@@ -90,8 +90,9 @@ func TestFacts(t *testing.T) {
 		{"debugging.jsonl", []string{
 			"## Goal\nThe CI run for the parser package is red.",
 			"- Don't change the public API of package timefmt.",
-			"- completed: `go test ./timefmt -run TestParseDuration` (exit 0), run 2 times",
-			"- failed: `go test ./...` (exit 1)",
+			"- passed: `go test ./timefmt -run TestParseDuration` (exit 0; output: ok github.com/acme/timefmt 0.010s), run 2 times; failed 1 of them first",
+			"- failed: `go test ./...` (exit 1; --- FAIL: TestFormatRoundTrip (0.00s) / format_test.go:77",
+			"- Final state: last check `go test ./...` failed (exit 1)",
 			"`timefmt/parse.go`: read, modified",
 			"parse_test.go:41: ParseDuration(\"1h30m\") = 1h0m0s, want 1h30m0s",
 			"I decided to accumulate units in a loop rather than rewriting the parser with regexp",
@@ -100,11 +101,11 @@ func TestFacts(t *testing.T) {
 		}, []string{"You are a coding agent", prompt}},
 		{"refactor.jsonl", []string{
 			"`internal/repo/repository.go`: created",
-			"`internal/api/handler.go`: read, modified",
+			"`internal/api/handler.go`: read, modified, 2 edits",
 			"`internal/api/handler_test.go`: modified",
 			"`internal/db/store.go`: read, deleted",
-			"`internal`: searched",
-			"- completed: `go build ./...` (exit 0), run 2 times",
+			"`internal`: read",
+			"- passed: `go build ./...` (exit 0), run 2 times; failed 1 of them first (exit 1: internal/api/handler.go:3:2: undefined: repo)",
 			"internal/api/handler.go:3:2: undefined: repo",
 			"Result: exit 0; empty output",
 			"The remaining step is to run go vet and the api tests.",
@@ -114,13 +115,13 @@ func TestFacts(t *testing.T) {
 			"- Never touch the migrations folder.",
 			"- Always run `make lint` before you say you are done; only use the standard library.",
 			"- Don't use a global map for the buckets, keep it per Server.",
-			"- failed: `make lint` (exit 2)",
+			"- failed: `make lint` (exit 2; make: *** [lint] Error 1)",
 			"- running: `go run ./cmd/server` (session term-7f3a)",
 			"Running session term-7f3a from `go run ./cmd/server`: poll or stop it with run_terminal_cmd",
 			"Interrupted call toolu_06: run_terminal_cmd `for i in 1 2 3 4 5 6;",
 			"- not run: `for i in 1 2 3 4 5 6;",
 			"Awaiting the user's answer: Should I remove the unused newBucket helper, or do you want to keep it for the tests?",
-			"`server/ratelimit.go`: modified, created",
+			"`server/ratelimit.go`: created, modified, 2 edits",
 			"`server/login.go`: read",
 			"1. Re-run or verify the interrupted call toolu_06 (run_terminal_cmd).",
 			"Also the limit should be 5 attempts per minute.",
@@ -241,36 +242,13 @@ func TestMergesPriorSummary(t *testing.T) {
 	for _, w := range []string{
 		"## Goal\nThe CI run for the parser package is red.", // the original goal survives
 		"Don't change the public API of package timefmt.",
-		"failed: `go test ./...` (exit 1)",
+		"failed: `go test ./...` (exit 1",
 		"`timefmt/parse.go`: read, modified",
 		"`CHANGELOG.md`: modified",
 		"Latest user request: Please also update the changelog.",
 	} {
 		if !strings.Contains(got, w) {
 			t.Errorf("merged summary lacks %q\n%s", w, got)
-		}
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int
-		ok   bool
-	}{
-		{"Exit code: 1", 1, true},
-		{"exit code 0", 0, true},
-		{"exited with code 137", 137, true},
-		{"make: *** [lint] Error 1\nexit status 2", 2, true},
-		{`{"output":"x","exit_code":3}`, 3, true},
-		{`{"stdout":"","returncode":0}`, 0, true},
-		{"returncode: 4", 4, true},
-		{"all good", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := exitCode(tt.in)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("exitCode(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -1,0 +1,479 @@
+package evidence
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Bounds of the strings a Record holds.
+const (
+	commandChars = 240
+	errorChars   = 240
+	detailChars  = 200
+)
+
+// commandTools are substrings of the names of tools that run shell commands.
+var commandTools = []string{"bash", "shell", "exec", "terminal", "command", "cmd", "powershell", "pty", "run_in", "run_command", "run_shell", "console"}
+
+// cmdKeys are the argument names a shell tool takes its command line in.
+var cmdKeys = []string{"command", "cmd", "script", "commandLine", "command_line", "code"}
+
+func isCommandTool(name string) bool {
+	n := strings.ToLower(name)
+	if strings.Contains(n, "edit") || strings.Contains(n, "write") {
+		return false
+	}
+	for _, s := range commandTools {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return n == "run" || n == "sh"
+}
+
+// commandOf returns the shell command line an action runs, "" for none.
+func commandOf(a *Action) string {
+	if !isCommandTool(a.Tool) {
+		return ""
+	}
+	for _, k := range cmdKeys {
+		switch v := a.Args[k].(type) {
+		case string:
+			if strings.TrimSpace(v) != "" {
+				return strings.TrimSpace(v)
+			}
+		case []any:
+			var parts []string
+			for _, e := range v {
+				if s, ok := e.(string); ok {
+					parts = append(parts, s)
+				}
+			}
+			// ["bash", "-lc", "cmd"] runs cmd.
+			if len(parts) == 3 && isShell(parts[0]) && strings.HasPrefix(parts[1], "-") && strings.Contains(parts[1], "c") {
+				return strings.TrimSpace(parts[2])
+			}
+			if len(parts) > 0 {
+				return strings.Join(parts, " ")
+			}
+		}
+	}
+	if strings.TrimSpace(a.Input) != "" {
+		return strings.TrimSpace(a.Input)
+	}
+	return ""
+}
+
+func isShell(s string) bool {
+	switch s[strings.LastIndex(s, "/")+1:] {
+	case "bash", "sh", "zsh", "dash", "fish", "pwsh", "powershell":
+		return true
+	}
+	return false
+}
+
+// shellFences are the info strings of fenced blocks that hold a command.
+var shellFences = map[string]bool{"": true, "bash": true, "sh": true, "shell": true, "console": true, "zsh": true}
+
+// fences returns the contents of the command blocks of text.
+func fences(text string) []string {
+	var out []string
+	text = tailOf(text, maxScan) // an action block ends a response
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(l, "```") {
+			continue
+		}
+		info := strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "`")))
+		j := i + 1
+		for j < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "```") {
+			j++
+		}
+		if shellFences[info] && j < len(lines) {
+			body := strings.TrimSpace(strings.Join(lines[i+1:j], "\n"))
+			if body != "" {
+				out = append(out, body)
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// actionBlocks counts the command blocks of text.
+func actionBlocks(text string) int { return len(fences(text)) }
+
+// textAction returns the command of an assistant message that acts through
+// exactly one fenced block.
+func textAction(text string) (string, bool) {
+	f := fences(text)
+	if len(f) != 1 {
+		return "", false
+	}
+	return f[0], true
+}
+
+var (
+	returnCodeRE = regexp.MustCompile(`(?i)<(?:returncode|exit_code|exitcode|exit-code|return_code)>\s*(-?\d{1,3})\s*</`)
+	// leadExitRE: a first line such as "Exit code 127" or "Exit code: 2".
+	leadExitRE = regexp.MustCompile(`(?i)^\s*(?:exit(?:ed)?[ _-]?(?:code|status)|return[ _-]?code|returncode)\s*[:=]?\s*(-?\d{1,3})\s*$`)
+	// tailExitRE: a last line such as "[exit code: 1]", "[The command
+	// completed with exit code 2.]", "Process exited with code 0",
+	// "exit status 1", "Exit code: 0".
+	tailExitRE = regexp.MustCompile(`(?i)^\W*(?:.{0,40}\b)?(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code|returncode)\s*[:=]?\s*(-?\d{1,3})\b\W*$`)
+	// anyExitRE finds an exit code mentioned anywhere.
+	anyExitRE = regexp.MustCompile(`(?i)\b(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code|returncode)["']?\s*[:=]?\s*(-?\d{1,3})\b`)
+)
+
+// jsonExitKeys are the JSON fields harnesses report an exit code in.
+var jsonExitKeys = []string{"exit_code", "exitCode", "returncode", "return_code", "exit_status", "exitStatus", "status_code"}
+
+// jsonOutputKeys are the JSON fields that hold a command's output.
+var jsonOutputKeys = []string{"output", "stdout", "stderr", "error", "message", "content", "result"}
+
+// resultOf returns the output text of a tool result and the exit code it
+// reports, in whichever format the harness printed it.
+func resultOf(raw string) (out string, exit int, ok bool) {
+	t := strings.TrimSpace(raw)
+	out = raw
+	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+		var v map[string]any
+		if json.Unmarshal([]byte(t), &v) == nil {
+			if code, found := jsonExit(v, 0); found {
+				exit, ok = code, true
+			}
+			var parts []string
+			known := false
+			for _, k := range jsonOutputKeys {
+				if s, isStr := v[k].(string); isStr {
+					known = true
+					if strings.TrimSpace(s) != "" {
+						parts = append(parts, s)
+					}
+				}
+			}
+			if known {
+				out = strings.Join(parts, "\n")
+			}
+			if ok {
+				return out, exit, true
+			}
+		}
+	}
+	code, found := textExit(out)
+	return unwrapTags(out), code, found
+}
+
+// tagLineRE matches a line that is only a harness tag ("<output>",
+// "</output>", "<returncode>0</returncode>").
+var tagLineRE = regexp.MustCompile(`^\s*(</?[A-Za-z][\w-]*>|<([A-Za-z][\w-]*)>[^<\n]{0,20}</[A-Za-z][\w-]*>)\s*$`)
+
+// unwrapTags drops the lines of an observation that are only harness tags,
+// so what remains is the command's output.
+func unwrapTags(s string) string {
+	if !strings.HasPrefix(strings.TrimSpace(s), "<") {
+		return s
+	}
+	head := headOf(s, 4096)
+	lines := strings.SplitAfter(head, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if !tagLineRE.MatchString(strings.TrimRight(l, "\r\n")) {
+			b.WriteString(l)
+		}
+	}
+	rest := s[len(head):]
+	if i := strings.LastIndex(rest, "\n"); i >= 0 && tagLineRE.MatchString(rest[i+1:]) {
+		rest = rest[:i+1]
+	}
+	return strings.TrimRight(b.String()+rest, "\n")
+}
+
+// jsonExit finds an exit-code field in v or in its nested objects
+// (metadata.exit_code).
+func jsonExit(v map[string]any, depth int) (int, bool) {
+	for _, k := range jsonExitKeys {
+		if n, ok := v[k].(float64); ok {
+			return int(n), true
+		}
+	}
+	if depth >= 2 {
+		return 0, false
+	}
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if o, ok := v[k].(map[string]any); ok {
+			if n, found := jsonExit(o, depth+1); found {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// textExit finds the exit code a text result reports: a <returncode> tag, a
+// first line "Exit code N", a last line "[exit code: N]" / "Process exited
+// with code N" / "exit status N", else the last mention anywhere.
+func textExit(s string) (int, bool) {
+	head, tail := s, s
+	if len(s) > 2*maxScan {
+		head, tail = s[:maxScan], s[len(s)-maxScan:]
+	}
+	if m := returnCodeRE.FindStringSubmatch(head); m != nil {
+		return atoi(m[1])
+	}
+	if l := firstLine(head); l != "" {
+		if m := leadExitRE.FindStringSubmatch(l); m != nil {
+			return atoi(m[1])
+		}
+	}
+	// A header line of the harness ("Process exited with code 0" between
+	// "Wall time:" and "Output:").
+	for n, l := range strings.SplitN(headOf(head, 2048), "\n", 9) {
+		if n == 8 {
+			break
+		}
+		if m := tailExitRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil && !strings.Contains(l, "`") {
+			return atoi(m[1])
+		}
+	}
+	if l := lastLine(tail); l != "" {
+		if m := tailExitRE.FindStringSubmatch(l); m != nil {
+			return atoi(m[1])
+		}
+	}
+	all := anyExitRE.FindAllStringSubmatch(tail, -1)
+	if len(all) > 0 {
+		return atoi(all[len(all)-1][1])
+	}
+	return 0, false
+}
+
+func atoi(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// echoStatusRE matches a command that prints $? at its end.
+var echoStatusRE = regexp.MustCompile(`echo\s+["']?[^"'$;&|]*\$\?["']?\s*$`)
+
+// echoedExit returns the status a command printed with `echo $?`: the number
+// on the output's last line.
+func echoedExit(command, output string) (int, bool) {
+	if !echoStatusRE.MatchString(strings.TrimSpace(command)) {
+		return 0, false
+	}
+	m := trailingNumRE.FindStringSubmatch(lastLine(output))
+	if m == nil {
+		return 0, false
+	}
+	return atoi(m[1])
+}
+
+var trailingNumRE = regexp.MustCompile(`(?:^|[^\w.])(-?\d{1,3})\W*$`)
+
+var runningRE = regexp.MustCompile(`(?i)\b(still running|running in (the )?background|started in (the )?background|process running with session id|command is still running)\b`)
+
+func isRunning(out string) bool {
+	return runningRE.MatchString(headOf(out, 4096)) || runningRE.MatchString(tailOf(out, 4096))
+}
+
+var (
+	// testFailRE matches a test runner's failure summary.
+	testFailRE = regexp.MustCompile(`(?m)(\b\d+ (failed|failures?|errors?)\b|^FAIL\b|^--- FAIL:|^FAILED\b|\bTests? failed\b|^ERROR:|\bBUILD FAILED\b)`)
+	testPassRE = regexp.MustCompile(`(?m)(\b\d+ passed\b|^ok\s+\S|^PASS$|\bAll checks passed\b|\b0 failures\b|\bOK \(\d+ tests?\)|^Ran \d+ tests?)`)
+	noFailRE   = regexp.MustCompile(`\b0 (failed|failures|errors)\b`)
+)
+
+// testVerdict reads a test runner's summary: Failed, Passed or "".
+func testVerdict(out string) Outcome {
+	t := tailOf(out, 8192)
+	fails := testFailRE.FindAllString(t, -1)
+	nf := 0
+	for _, f := range fails {
+		if !noFailRE.MatchString(f) {
+			nf++
+		}
+	}
+	if nf > 0 {
+		return Failed
+	}
+	if testPassRE.MatchString(t) {
+		return Passed
+	}
+	return ""
+}
+
+var (
+	failCountRE = regexp.MustCompile(`(?i)\b[1-9]\d* (failed|errors?|failures?)\b`)
+	failWordRE  = regexp.MustCompile(`(?i)\b(fail(ed|ure)?|error|not reached|below|required)\b`)
+)
+
+// summaryLineRE matches a test summary line ("3 failed, 5 passed in 0.2s").
+var summaryLineRE = regexp.MustCompile(`(?i)\b\d+ (passed|failed|errors?|selected|deselected|skipped|tests?)\b`)
+
+// detailOf returns a short line explaining an outcome: a test summary, else
+// for a failure its first error line, else "".
+func detailOf(out string, o Outcome) string {
+	lines := nonEmptyLines(tailOf(out, 8192))
+	for i := len(lines) - 1; i >= 0 && i >= len(lines)-12; i-- {
+		if summaryLineRE.MatchString(lines[i]) {
+			sum := strings.Trim(lines[i], "= ")
+			// A failed run whose summary shows no failure failed for
+			// another reason (a coverage floor, a hook): say which.
+			if o == Failed && !failCountRE.MatchString(sum) {
+				for j := len(lines) - 1; j >= 0 && j >= len(lines)-40; j-- {
+					if j != i && failWordRE.MatchString(lines[j]) && !summaryLineRE.MatchString(lines[j]) {
+						return clip(sum, detailChars/2) + "; " + clip(lines[j], detailChars)
+					}
+				}
+			}
+			return clip(sum, detailChars)
+		}
+	}
+	if o == Failed {
+		if e := errorLines(out); len(e) > 0 {
+			return clip(e[0], detailChars)
+		}
+		if l := firstLine(stripTags(out)); l != "" && !leadExitRE.MatchString(l) {
+			return clip(l, detailChars)
+		}
+	}
+	return ""
+}
+
+// editTools are substrings of the names of tools that change files.
+var editTools = []string{"edit", "write", "replace", "patch", "apply", "insert", "create", "update", "modify", "delete", "remove", "rename", "move", "notebook"}
+
+func isEditTool(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range editTools {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isEdit reports whether an action is meant to change a file.
+func isEdit(a *Action) bool {
+	if a.Command != "" {
+		return len(shellChanges(a.Command)) > 0 || isLineEdit(a.Command)
+	}
+	if sub, ok := a.Args["command"].(string); ok && sub == "view" {
+		return false
+	}
+	return isEditTool(a.Tool)
+}
+
+// rejectRE matches the first line of a result that says an edit was not
+// made.
+var rejectRE = regexp.MustCompile(`(?i)(\berror\b|\berrors\b|\bfailed\b|\brejected\b|\bdenied\b|\binvalid\b|\bnot allowed\b|\bno replacement\b|\bno changes? (was|were)? ?(made|applied|performed)\b|\bdid not appear\b|\bnot found\b|\bdoes not exist\b|\bunable to\b|\bcannot\b|\bcan't\b|\bmultiple occurrences\b|\bfound \d+ matches\b|\bis expected to be\b)`)
+
+// rejected reports whether an edit's result shows it had no effect.
+func rejected(a *Action) bool {
+	if a.Flagged {
+		return true
+	}
+	if a.HasExit && a.Exit != 0 {
+		return true
+	}
+	l := firstLine(stripTags(a.Output))
+	return rejectRE.MatchString(l)
+}
+
+var tagRE = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9_-]*>`)
+
+func stripTags(s string) string { return tagRE.ReplaceAllString(headOf(s, 4096), "") }
+
+func headOf(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func tailOf(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
+}
+
+func firstLine(s string) string {
+	for len(s) > 0 {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return strings.TrimSpace(s)
+		}
+		if l := strings.TrimSpace(s[:i]); l != "" {
+			return l
+		}
+		s = s[i+1:]
+	}
+	return ""
+}
+
+// firstMessage returns the first line of s, joined with the next one when
+// it is a bare label ("ERROR:").
+func firstMessage(s string) string {
+	l := firstLine(s)
+	if strings.HasSuffix(l, ":") && len(strings.Fields(l)) <= 2 {
+		if i := strings.Index(s, l); i >= 0 {
+			if n := firstLine(s[i+len(l):]); n != "" {
+				l += " " + n
+			}
+		}
+	}
+	return l
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[i+1:])
+	}
+	return strings.TrimSpace(s)
+}
+
+func nonEmptyLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// clip collapses whitespace and cuts s to n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) > 4*n {
+		s = headOf(s, 4*n)
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

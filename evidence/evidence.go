@@ -1,0 +1,692 @@
+// Package evidence reads, from a coding-agent history, what the record shows
+// happened: the checks that ran (command, exit code, passed or failed, and
+// whether a later run fixed a failure), the files changed (through editor
+// tools, patches or a shell) and the files only read, the distinct errors,
+// the final state (last check, committed, pushed, released, submitted), and
+// which user-role messages were typed by the user rather than injected by the
+// agent's harness (reminders, environment blocks, command echoes,
+// continuation summaries, tool observations, format nags).
+//
+// Every rule is structural (tag shapes, tool-argument names, the shapes in
+// which harnesses print exit codes, shell syntax), so that sessions of agents
+// the package has never seen are read the same way. [Extract] is
+// deterministic: the same history gives the same [Record].
+package evidence
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// Origin says who wrote a message, as far as the record shows.
+type Origin string
+
+// The origins [Extract] assigns. Assistant, tool and system messages get
+// OriginAgent, OriginTool and OriginSystem; user-role messages get one of the
+// others.
+const (
+	OriginTyped    Origin = "typed"    // typed by the user: the request, a restriction, a follow-up
+	OriginInjected Origin = "injected" // harness context: reminders, environment, command echoes, caveats
+	OriginSummary  Origin = "summary"  // the continuation summary of an earlier compaction
+	// OriginObservation is a user-role message that carries a tool result
+	// (agents that act through text blocks receive their output this way).
+	OriginObservation Origin = "observation"
+	// OriginHarness is a harness complaint about the previous response's
+	// format ("no tool call found", "exactly one action expected").
+	OriginHarness Origin = "harness"
+	// OriginDelegated is a prompt one agent role wrote for another (an
+	// architect's instructions to its editor).
+	OriginDelegated Origin = "delegated"
+	OriginAgent     Origin = "agent"
+	OriginTool      Origin = "tool"
+	OriginSystem    Origin = "system"
+)
+
+// Outcome is the outcome of a check.
+type Outcome string
+
+// Check outcomes.
+const (
+	Passed      Outcome = "passed"      // exit 0, or a harness that flags failures did not flag it
+	Failed      Outcome = "failed"      // a non-zero exit code, or a flagged or failing result
+	Unknown     Outcome = "unknown"     // ran; the record shows no exit code
+	Running     Outcome = "running"     // still running in the background when the record ends
+	Interrupted Outcome = "interrupted" // the call has no result
+	// NotRun is a command the harness or the user refused: its result is
+	// flagged and carries no exit code, while the same tool reports exit
+	// codes elsewhere in the record.
+	NotRun Outcome = "not run"
+	// Submitted is a command that hands the work in and ends the record
+	// without a result.
+	Submitted Outcome = "submitted"
+)
+
+// Action is one tool call, or one command an agent wrote in a fenced block
+// (agents that act through text), with its result.
+type Action struct {
+	Index  int    // message index of the call
+	Result int    // message index of the result, -1 when there is none
+	CallID string // "" for a text action
+	Tool   string // tool name; "shell" for a text action
+	// Command is the shell command line, "" when the call runs none.
+	Command string
+	Args    map[string]any // decoded JSON arguments, nil when none
+	Input   string         // freeform input (patches)
+	Output  string         // the result's text (the output of a JSON envelope)
+	Exit    int
+	HasExit bool
+	// Flagged is true when the harness marked the result as an error.
+	Flagged bool
+	// Rejected is true when the call was refused or had no effect (a
+	// rejected or failed edit, a denied permission).
+	Rejected bool
+}
+
+// HasResult reports whether the action has a result.
+func (a *Action) HasResult() bool { return a.Result >= 0 }
+
+// Check is one run of a command.
+type Check struct {
+	Command string
+	Outcome Outcome
+	Exit    int
+	HasExit bool
+	Index   int // message index of the call
+	Action  int // index in Record.Actions
+	// FixedBy is the index in Record.Checks of a later passing run that
+	// covers this failed one (the same command, or one that contains all its
+	// words), -1 when none.
+	FixedBy int
+	// Detail is a short line of the output that explains the outcome (a
+	// test summary, the first error), "" when none.
+	Detail string
+}
+
+// Op is what happened to a file.
+type Op string
+
+// File operations.
+const (
+	Modified Op = "modified"
+	Created  Op = "created"
+	Deleted  Op = "deleted"
+	Moved    Op = "moved" // Path is the new name, From the old one
+	Reverted Op = "reverted"
+)
+
+// Change is one change to a file the record shows.
+type Change struct {
+	Path   string
+	Op     Op
+	From   string // old name of a move
+	Index  int    // message index of the call (or the text) that shows it
+	Action int    // index in Record.Actions, -1 for a change reported in text
+	Via    string // tool name, "shell", or "text" (a line such as "Applied edit to f")
+	// Where lists the code a patch's hunks name (their @@ context), nil
+	// when unknown.
+	Where []string
+}
+
+// Error is one distinct error the record shows.
+type Error struct {
+	Text  string
+	First int // message index of the first occurrence
+	Last  int // message index of the latest occurrence
+	Count int
+	// FromUser is true when the user pasted it (a CI log, a terminal).
+	FromUser bool
+	// Kind classifies the error (see the Err* constants).
+	Kind string
+}
+
+// Error kinds.
+const (
+	ErrPanic      = "panic"      // a Go or Rust panic, a fatal runtime error
+	ErrException  = "exception"  // the last line of a traceback, an exception line
+	ErrDiagnostic = "diagnostic" // a compiler or linter diagnostic
+	ErrNotFound   = "not-found"  // a missing command, file or package
+	ErrTest       = "test"       // a failing test or a test summary
+	ErrTool       = "tool"       // a tool refused the call (a rejected edit, a bad argument)
+	ErrOther      = "error"      // a line that starts with an error word
+)
+
+// Commit is a commit the record shows.
+type Commit struct {
+	Ref     string // short hash
+	Message string
+	Index   int
+}
+
+// Final is the state the record ends in.
+type Final struct {
+	// LastCheck is the index in Record.Checks of the last check, -1 when none.
+	LastCheck int
+	Commits   []Commit
+	Pushed    bool
+	Released  bool
+	Submitted bool
+	// Interrupted is true when the last action has no result.
+	Interrupted bool
+}
+
+// Record is everything [Extract] found.
+type Record struct {
+	Origins []Origin // one per message
+	Actions []Action
+	Checks  []Check
+	// Changes lists file changes in order; rejected edits are not changes.
+	Changes []Change
+	// Rejected lists the edits that were refused or had no effect.
+	Rejected []Change
+	// Reads lists, in first-seen order, the files read or searched and
+	// never changed.
+	Reads []string
+	// Opened lists, in first-seen order, every file read or searched,
+	// changed or not.
+	Opened []string
+	Errors []Error
+	// Artifacts lists what tools created or changed outside the files
+	// (tickets, issues, pull requests), in order.
+	Artifacts []Artifact
+	// WorkDir is the workspace folder the harness reported (a <cwd> block),
+	// "" when none.
+	WorkDir string
+	Final   Final
+}
+
+// Artifact is something a tool created, updated or closed outside the
+// workspace files, as its result identifies it.
+type Artifact struct {
+	Tool  string
+	Op    string // the verb of the tool name: create, update, close, delete, comment, ...
+	ID    string // the identifier the result reports (key, identifier, number, id)
+	Title string
+	State string // the state the result reports, "" when none
+	URL   string
+	Index int
+}
+
+// ChangedPaths returns the changed paths in first-change order, each once.
+func (r *Record) ChangedPaths() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range r.Changes {
+		if !seen[c.Path] {
+			seen[c.Path] = true
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// Changed reports whether path was changed.
+func (r *Record) Changed(path string) bool {
+	for _, c := range r.Changes {
+		if c.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// UserRequests returns the indexes of the messages the user typed.
+func (r *Record) UserRequests() []int {
+	var out []int
+	for i, o := range r.Origins {
+		if o == OriginTyped {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// LastRun returns the index in r.Checks of the last run of command, -1 when
+// it never ran.
+func (r *Record) LastRun(command string) int {
+	for i := len(r.Checks) - 1; i >= 0; i-- {
+		if r.Checks[i].Command == command {
+			return i
+		}
+	}
+	return -1
+}
+
+// ctxEvery is how many loop steps run between two context checks.
+const ctxEvery = 256
+
+// maxScan bounds how much of one text is scanned, from each end: output in
+// the middle of a huge result is not read.
+const maxScan = 256 << 10
+
+// Extract reads msgs and returns what the record shows. It fails only with
+// ctx's error.
+func Extract(ctx context.Context, msgs []history.Message) (*Record, error) {
+	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}}
+	if err := x.run(); err != nil {
+		return nil, err
+	}
+	return x.r, nil
+}
+
+type extractor struct {
+	ctx     context.Context
+	msgs    []history.Message
+	r       *Record
+	changed map[string]bool
+	read    map[string]bool
+	readOrd []string
+	errIdx  map[string]int
+	steps   int
+	// openFile is the file an editor interface reports as open (for
+	// line-range edit commands that name no file).
+	openFile string
+	flagging bool // the harness flags failed results
+}
+
+func (x *extractor) tick() error {
+	x.steps++
+	if x.steps%ctxEvery == 0 {
+		return x.ctx.Err()
+	}
+	return nil
+}
+
+func (x *extractor) run() error {
+	if err := x.ctx.Err(); err != nil {
+		return err
+	}
+	origins, err := classify(x.ctx, x.msgs)
+	if err != nil {
+		return err
+	}
+	x.r.Origins = origins
+	textAgent, err := isTextActionSession(x.ctx, x.msgs)
+	if err != nil {
+		return err
+	}
+	for i := range x.msgs {
+		if isFlagged(&x.msgs[i]) {
+			x.flagging = true
+			break
+		}
+	}
+	pairing := history.Pair(x.msgs)
+	consumed := map[int]bool{} // observations that answer a text action
+	for i := range x.msgs {
+		if err := x.tick(); err != nil {
+			return err
+		}
+		m := &x.msgs[i]
+		switch origins[i] {
+		case OriginAgent:
+			if m.HasToolCalls() {
+				b := pairing.Batches[pairing.BatchOf[i]]
+				for c, tc := range m.ToolCalls {
+					if err := x.tick(); err != nil {
+						return err
+					}
+					res := -1
+					if c < len(b.Results) {
+						res = b.Results[c]
+					}
+					x.toolAction(i, tc, res)
+				}
+			} else if cmd, ok := textAction(m.Text()); ok && i+1 < len(x.msgs) && origins[i+1] == OriginObservation {
+				x.textAction(i, cmd, i+1)
+				consumed[i+1] = true
+			} else if ok && textAgent && i == len(x.msgs)-1 {
+				x.textAction(i, cmd, -1) // the record ends with it
+			}
+			x.textChanges(i, m.Text())
+		case OriginTool:
+			if pairing.BatchOf[i] < 0 { // an orphan result
+				x.errorsIn(i, m.Text(), false)
+			}
+		case OriginTyped:
+			x.errorsIn(i, m.Text(), true)
+			x.textChanges(i, m.Text())
+		case OriginObservation:
+			if cmd, out, ok := userRun(m.Text()); ok && !consumed[i] {
+				x.userAction(i, cmd, out)
+				break
+			}
+			x.noteOpenFile(m.Text())
+		case OriginHarness:
+			// The harness refused the previous response: what it says is an
+			// error of the agent's.
+			if l := firstMessage(stripTags(m.Text())); l != "" {
+				x.addError(i, clip(l, errorChars), false, ErrTool)
+			}
+		case OriginInjected:
+			x.textChanges(i, m.Text())
+			if x.r.WorkDir == "" {
+				x.r.WorkDir = cwdOf(m.Text())
+			}
+		}
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if err := x.finish(); err != nil {
+		return err
+	}
+	return x.ctx.Err()
+}
+
+func isFlagged(m *history.Message) bool {
+	v, ok := m.Extra["isError"]
+	return ok && string(v) == "true"
+}
+
+// toolAction records a tool call and what its result shows.
+func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
+	a := Action{Index: i, Result: res, CallID: tc.ID, Tool: tc.Name, Input: tc.Input}
+	if strings.TrimSpace(tc.Arguments) != "" {
+		var v any
+		if json.Unmarshal([]byte(tc.Arguments), &v) == nil {
+			a.Args, _ = v.(map[string]any)
+		}
+	}
+	a.Command = commandOf(&a)
+	if res >= 0 {
+		rm := &x.msgs[res]
+		raw := rm.Text()
+		if strings.HasPrefix(raw, history.InterruptedResult) || strings.HasPrefix(strings.ToLower(raw), "canceled: tool execution was interrupted") {
+			a.Result = -1
+		} else {
+			a.Output, a.Exit, a.HasExit = resultOf(raw)
+			a.Flagged = isFlagged(rm)
+		}
+	}
+	x.record(a)
+}
+
+// textAction records a command written in a fenced block and answered by
+// the observation at index res.
+func (x *extractor) textAction(i int, cmd string, res int) {
+	a := Action{Index: i, Result: res, Tool: "shell", Command: cmd}
+	if res < 0 {
+		x.record(a)
+		return
+	}
+	raw := x.msgs[res].Text()
+	a.Output, a.Exit, a.HasExit = resultOf(raw)
+	x.record(a)
+	x.noteOpenFile(raw)
+}
+
+var cwdRE = regexp.MustCompile(`<cwd>\s*([^<\n]+?)\s*</cwd>`)
+
+// cwdOf returns the folder an injected environment block names.
+func cwdOf(text string) string {
+	if m := cwdRE.FindStringSubmatch(headOf(text, 8192)); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// userRunRE matches the first line of a message reporting a command the
+// user ran themselves: one backquoted command and its exit code, ending
+// with a colon before the output ("Ran `make check` (exit code 2):").
+var userRunRE = regexp.MustCompile(`^[^\x60\n]{0,60}\x60([^\x60\n]+)\x60[^\x60\n]{0,30}\b(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code)\s*[:=]?\s*-?\d{1,3}\b[^\x60\n]{0,20}:\s*$`)
+
+// userRun reports whether text is the report of a command the user ran,
+// and returns the command and the report (exit code and output).
+func userRun(text string) (cmd, report string, ok bool) {
+	t := strings.TrimSpace(headOf(text, maxScan))
+	first, rest, _ := strings.Cut(t, "\n")
+	m := userRunRE.FindStringSubmatch(strings.TrimSpace(first))
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], first + "\n" + rest, true
+}
+
+// userAction records a command the user ran as a check.
+func (x *extractor) userAction(i int, cmd, report string) {
+	first, rest, _ := strings.Cut(report, "\n")
+	a := Action{Index: i, Result: i, Tool: "user", Command: cmd, Output: rest}
+	if code, ok := textExit(first); ok {
+		a.Exit, a.HasExit = code, true
+	}
+	x.record(a)
+}
+
+func (x *extractor) record(a Action) {
+	if a.HasResult() && !a.HasExit && a.Command != "" {
+		a.Exit, a.HasExit = echoedExit(a.Command, a.Output)
+	}
+	a.Rejected = a.HasResult() && isEdit(&a) && rejected(&a)
+	x.r.Actions = append(x.r.Actions, a)
+	ai := len(x.r.Actions) - 1
+	ap := &x.r.Actions[ai]
+	x.files(ai, ap)
+	if ap.HasResult() {
+		x.errorsIn(ap.Result, ap.Output, false)
+		if ap.Flagged || ap.Rejected {
+			if l := firstMessage(stripTags(ap.Output)); l != "" && ap.Command == "" {
+				x.addError(ap.Result, clip(l, errorChars), false, ErrTool)
+			}
+		}
+	}
+	if ap.Command != "" {
+		x.check(ai, ap)
+	} else if ap.HasResult() && !ap.Flagged {
+		x.artifact(ap)
+	}
+	x.finalState(ai, ap)
+}
+
+// check records a shell action as a check.
+func (x *extractor) check(ai int, a *Action) {
+	c := Check{Command: a.Command, Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
+	switch {
+	case !a.HasResult() && isSubmit(a):
+		c.Outcome = Submitted
+	case !a.HasResult():
+		c.Outcome = Interrupted
+	case a.HasExit && a.Exit == 0:
+		c.Outcome = Passed
+	case a.HasExit:
+		c.Outcome = Failed
+	case a.Flagged:
+		c.Outcome = Failed
+	case isRunning(a.Output):
+		c.Outcome = Running
+	default:
+		switch testVerdict(a.Output) {
+		case Failed:
+			c.Outcome = Failed
+		case Passed:
+			c.Outcome = Passed
+		default:
+			switch {
+			case crashed(x.ctx, a.Output):
+				c.Outcome = Failed // an uncaught exception or a panic exits non-zero
+			case x.flagging:
+				c.Outcome = Passed // the harness flags failures and did not flag this one
+			default:
+				c.Outcome = Unknown
+			}
+		}
+	}
+	if a.HasResult() {
+		c.Detail = detailOf(a.Output, c.Outcome)
+	}
+	x.r.Checks = append(x.r.Checks, c)
+}
+
+// coverWindow bounds how many later checks are compared with a failed one
+// for a broader command that covers it; the same command is found at any
+// distance.
+const coverWindow = 256
+
+func (x *extractor) finish() error {
+	r := x.r
+	reports := map[string]bool{} // tools whose results carry exit codes
+	for _, a := range r.Actions {
+		if a.Command != "" && a.HasExit {
+			reports[a.Tool] = true
+		}
+	}
+	for i := range r.Checks {
+		c := &r.Checks[i]
+		a := &r.Actions[c.Action]
+		if c.Outcome == Failed && !c.HasExit && a.Flagged && reports[a.Tool] {
+			c.Outcome = NotRun
+		}
+	}
+	// The next passing run of the same command, by a reverse scan.
+	nextPass := make([]int, len(r.Checks))
+	words := make([][]string, len(r.Checks)) // computed on demand
+	seen := map[string]int{}
+	for i := len(r.Checks) - 1; i >= 0; i-- {
+		if err := x.tick(); err != nil {
+			return err
+		}
+		k := Normalize(r.Checks[i].Command) + "\x00" + WorkDir(r.Checks[i].Command)
+		nextPass[i] = -1
+		if j, ok := seen[k]; ok {
+			nextPass[i] = j
+		}
+		if r.Checks[i].Outcome == Passed {
+			seen[k] = i
+		}
+	}
+	for i := range r.Checks {
+		if r.Checks[i].Outcome != Failed {
+			continue
+		}
+		if err := x.tick(); err != nil {
+			return err
+		}
+		limit := min(len(r.Checks), i+1+coverWindow)
+		if nextPass[i] >= 0 {
+			limit = min(limit, nextPass[i])
+		}
+		r.Checks[i].FixedBy = nextPass[i]
+		want := commandWords(r.Checks[i].Command)
+		for j := i + 1; j < limit; j++ {
+			if r.Checks[j].Outcome != Passed {
+				continue
+			}
+			if words[j] == nil {
+				words[j] = commandWords(r.Checks[j].Command)
+			}
+			if coversWords(words[j], want) {
+				r.Checks[i].FixedBy = j
+				break
+			}
+		}
+	}
+	if n := len(r.Checks); n > 0 {
+		r.Final.LastCheck = n - 1
+	}
+	if n := len(r.Actions); n > 0 {
+		last := &r.Actions[n-1]
+		r.Final.Interrupted = !last.HasResult() && !isSubmit(last)
+	}
+	r.Reads = r.Reads[:0]
+	r.Opened = append([]string(nil), x.readOrd...)
+	for _, p := range x.readOrd {
+		if !x.changed[p] {
+			r.Reads = append(r.Reads, p)
+		}
+	}
+	return nil
+}
+
+// coversWords reports whether a passing command's words cover a failed
+// one's: every word of it, as `go test ./pkg/` failing and
+// `gofmt -l . && go test -v ./pkg/` passing; a path given relative to
+// another folder names the same file.
+func coversWords(have, want []string) bool {
+	if len(want) == 0 {
+		return false
+	}
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			// A path given relative to another folder names the same file.
+			if h == w || pathSuffix(h, w) || pathSuffix(w, h) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// pathSuffix reports whether long ends with "/" + short.
+func pathSuffix(long, short string) bool {
+	return len(long) > len(short) && long[len(long)-len(short)-1] == '/' && strings.HasSuffix(long, short)
+}
+
+// commandWords returns the words of a command line without bare flags and
+// shell operators; a flag with a value ("--cov-fail-under=99") is kept.
+func commandWords(cmd string) []string {
+	var out []string
+	for _, w := range strings.Fields(cmd) {
+		w = strings.Trim(w, "();")
+		switch {
+		case w == "", w == "&&", w == "||", w == "|", strings.HasPrefix(w, "-") && !strings.Contains(w, "="):
+			continue // a bare flag changes how, not what, a command verifies
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// gitDirRE matches git's -C DIR option.
+var gitDirRE = regexp.MustCompile(`\bgit\s+-C\s+("[^"]*"|'[^']*'|\S+)\s+`)
+
+// cdRE matches a leading "cd DIR &&" (or ";").
+var cdRE = regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|\S+)\s*(&&|;)\s*`)
+
+// Normalize returns a command line as a reader compares it: whitespace
+// collapsed, without a leading "cd DIR &&" and without git's "-C DIR", so
+// `git -C /repo fsck --full` reads as `git fsck --full`. A huge command is
+// normalized from its first 64 KiB.
+func Normalize(cmd string) string {
+	c := strings.Join(strings.Fields(headOf(cmd, 64<<10)), " ")
+	for {
+		n := cdRE.ReplaceAllString(c, "")
+		if n == c {
+			break
+		}
+		c = n
+	}
+	return gitDirRE.ReplaceAllString(c, "git ")
+}
+
+// WorkDir returns the folder a command line runs in when it says so itself
+// (a leading "cd DIR &&", or git's "-C DIR"), "" otherwise. Together with
+// [Normalize] it identifies a command: `cd /a && make` and `cd /b && make`
+// are different checks.
+func WorkDir(cmd string) string {
+	c := strings.Join(strings.Fields(headOf(cmd, 64<<10)), " ")
+	dir := ""
+	for {
+		m := cdRE.FindStringSubmatch(c)
+		if m == nil {
+			break
+		}
+		d := strings.Trim(m[1], `"'`)
+		if dir != "" && !strings.HasPrefix(d, "/") && !strings.HasPrefix(d, "~") {
+			d = strings.TrimSuffix(dir, "/") + "/" + d
+		}
+		dir = d
+		c = c[len(m[0]):]
+	}
+	if m := gitDirRE.FindStringSubmatch(c); m != nil && dir == "" {
+		dir = strings.Trim(m[1], `"'`)
+	}
+	return dir
+}

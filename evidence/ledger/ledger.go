@@ -1,0 +1,290 @@
+// Package ledger is the fact ledger of compaction (issue 10): it compacts
+// recorded sessions through the real path (transcript import, then
+// compaction.Compact with the offline summarizer at a fixed window) and
+// counts, per session, the facts of a facts.json kept in the summary and in
+// the whole compacted history, and the claims of the summary that the record
+// contradicts (see [Contradictions]). `vtcode-ls eval` and `make bench` print
+// its table; a test holds the totals to the targets.
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vtcode/vtcode-ls/compaction"
+	"github.com/vtcode/vtcode-ls/evidence"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/transcript"
+)
+
+// Window is the context window the ledger compacts at.
+const Window = 32_000
+
+// Targets of issue 10.
+const (
+	TargetHistory = 0.95 // share of facts in the compacted history
+	TargetSummary = 0.85 // share of facts in the summary itself
+)
+
+// Options of the compaction the ledger runs, as a session with the default
+// policy would (4,096 tokens reserved for output, a 3,000-token prefix).
+const (
+	reservedOutput = 4096
+	prefixTokens   = 3000
+)
+
+// Session is the ledger of one session.
+type Session struct {
+	Name            string   `json:"name"`
+	Facts           []string `json:"facts"`
+	InSummary       []bool   `json:"inSummary"`
+	InHistory       []bool   `json:"inHistory"`
+	Contradictions  []string `json:"contradictions"`
+	OriginalTokens  int      `json:"originalTokens"`
+	CompactedTokens int      `json:"compactedTokens"`
+	Summary         string   `json:"summary"`
+	ElapsedNs       int64    `json:"elapsedNs"`
+	// Error is set when the session could not be compacted.
+	Error string `json:"error,omitempty"`
+}
+
+// Kept returns the number of facts kept in the summary and in the history.
+func (s *Session) Kept() (summary, hist int) {
+	for i := range s.Facts {
+		if s.InSummary[i] {
+			summary++
+		}
+		if s.InHistory[i] {
+			hist++
+		}
+	}
+	return summary, hist
+}
+
+// Report is the ledger of every session.
+type Report struct {
+	Dir      string    `json:"dir"`
+	Window   int       `json:"window"`
+	Sessions []Session `json:"sessions"`
+}
+
+// Totals returns the facts, those kept in the summary and in the history,
+// and the contradictions, over every session.
+func (r *Report) Totals() (facts, summary, hist, contradictions int) {
+	for i := range r.Sessions {
+		s := &r.Sessions[i]
+		a, b := s.Kept()
+		facts += len(s.Facts)
+		summary += a
+		hist += b
+		contradictions += len(s.Contradictions)
+	}
+	return
+}
+
+// Pass reports whether the totals meet the targets.
+func (r *Report) Pass() bool {
+	facts, summary, hist, contra := r.Totals()
+	if facts == 0 {
+		return false
+	}
+	return float64(hist) >= TargetHistory*float64(facts) && float64(summary) >= TargetSummary*float64(facts) && contra == 0
+}
+
+// FindDir returns the shared transcripts folder: $VTCODE_TRANSCRIPTS, else
+// shared/transcripts beside the module root or beside one of its parents.
+func FindDir(start string) (string, error) {
+	if d := os.Getenv("VTCODE_TRANSCRIPTS"); d != "" {
+		return d, nil
+	}
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", fmt.Errorf("find transcripts: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("find transcripts: no module root (go.mod) above " + start)
+		}
+		dir = parent
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		cand := filepath.Join(d, "shared", "transcripts")
+		if _, err := os.Stat(filepath.Join(cand, "facts.json")); err == nil {
+			return cand, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("find transcripts: no shared/transcripts/facts.json beside %s or its parents (set VTCODE_TRANSCRIPTS)", dir)
+		}
+	}
+}
+
+// Run compacts every session listed in dir/facts.json, and the long-turn
+// scenario, and returns the ledger.
+func Run(ctx context.Context, dir string) (*Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "facts.json"))
+	if err != nil {
+		return nil, fmt.Errorf("read facts: %w", err)
+	}
+	var facts map[string][]string
+	if err := json.Unmarshal(data, &facts); err != nil {
+		return nil, fmt.Errorf("read facts: %s: %w", filepath.Join(dir, "facts.json"), err)
+	}
+	names := make([]string, 0, len(facts))
+	for n := range facts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	rep := &Report{Dir: dir, Window: Window}
+	for _, n := range names {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := Session{Name: n, Facts: facts[n]}
+		tr, err := transcript.Load(filepath.Join(dir, n))
+		if err != nil {
+			s.Error = err.Error()
+			s.InSummary, s.InHistory = make([]bool, len(s.Facts)), make([]bool, len(s.Facts))
+			rep.Sessions = append(rep.Sessions, s)
+			continue
+		}
+		if err := Measure(ctx, &s, tr.Messages); err != nil {
+			return nil, err
+		}
+		rep.Sessions = append(rep.Sessions, s)
+	}
+	lt := Session{Name: LongTurnName, Facts: LongTurnFacts()}
+	if err := Measure(ctx, &lt, LongTurn()); err != nil {
+		return nil, err
+	}
+	rep.Sessions = append(rep.Sessions, lt)
+	return rep, nil
+}
+
+// Measure compacts msgs at [Window] and fills in s. It fails only with ctx's
+// error; a compaction failure is recorded in s.Error.
+func Measure(ctx context.Context, s *Session, msgs []history.Message) error {
+	s.InSummary, s.InHistory = make([]bool, len(s.Facts)), make([]bool, len(s.Facts))
+	began := time.Now()
+	res, err := compaction.Compact(ctx, msgs, compaction.Options{
+		Trigger:        compaction.TriggerManual,
+		Strategy:       "local",
+		Capacity:       Window,
+		ReservedOutput: reservedOutput,
+		Prefix:         prefixTokens,
+		Route:          providers.Route{Provider: offline.Name},
+		Client:         offline.New(),
+	})
+	s.ElapsedNs = time.Since(began).Nanoseconds()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.Error = err.Error()
+		return nil
+	}
+	s.OriginalTokens, s.CompactedTokens = res.OriginalTokens, res.CompactedTokens
+	s.Summary = res.Summary
+	var all strings.Builder
+	for i := range res.Messages {
+		all.WriteString(Texts(&res.Messages[i]))
+		all.WriteByte('\n')
+	}
+	for i, f := range s.Facts {
+		s.InSummary[i] = strings.Contains(res.Summary, f)
+		s.InHistory[i] = strings.Contains(all.String(), f)
+	}
+	rec, err := evidence.Extract(ctx, msgs)
+	if err != nil {
+		return err
+	}
+	s.Contradictions = Contradictions(res.Summary, rec)
+	return nil
+}
+
+// Texts returns every string of m a model reads: content, tool call
+// arguments and inputs, reasoning.
+func Texts(m *history.Message) string {
+	var b strings.Builder
+	b.WriteString(m.Text())
+	for _, tc := range m.ToolCalls {
+		b.WriteString("\n" + tc.Name + " " + tc.Arguments + " " + tc.Input)
+	}
+	if m.Reasoning != "" {
+		b.WriteString("\n" + m.Reasoning)
+	}
+	return b.String()
+}
+
+// Write prints the ledger as a table.
+func Write(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Fact ledger: offline compaction at a %s-token window (%s)\n\n", history.FormatCount(r.Window), r.Dir)
+	fmt.Fprintf(&b, "%-62s %7s %9s %9s %8s %18s\n", "session", "facts", "summary", "history", "contra", "tokens")
+	for i := range r.Sessions {
+		s := &r.Sessions[i]
+		a, h := s.Kept()
+		tokens := history.FormatCount(s.OriginalTokens) + " → " + history.FormatCount(s.CompactedTokens)
+		if s.Error != "" {
+			tokens = "error"
+		}
+		fmt.Fprintf(&b, "%-62s %7d %9s %9s %8d %18s\n", s.Name, len(s.Facts), frac(a, len(s.Facts)), frac(h, len(s.Facts)), len(s.Contradictions), tokens)
+	}
+	facts, sum, hist, contra := r.Totals()
+	fmt.Fprintf(&b, "%-62s %7d %9s %9s %8d\n", "total", facts, frac(sum, facts), frac(hist, facts), contra)
+	verdict := "met"
+	if !r.Pass() {
+		verdict = "missed"
+	}
+	fmt.Fprintf(&b, "targets: history ≥ %.0f %%, summary ≥ %.0f %%, 0 contradictions: %s (history %s, summary %s)\n",
+		TargetHistory*100, TargetSummary*100, verdict, pct(hist, facts), pct(sum, facts))
+	for i := range r.Sessions {
+		s := &r.Sessions[i]
+		var missing []string
+		for j, f := range s.Facts {
+			if !s.InSummary[j] {
+				where := "summary"
+				if !s.InHistory[j] {
+					where = "history"
+				}
+				missing = append(missing, fmt.Sprintf("%q (not in %s)", f, where))
+			}
+		}
+		if len(missing) > 0 || len(s.Contradictions) > 0 || s.Error != "" {
+			fmt.Fprintf(&b, "\n%s:\n", s.Name)
+		}
+		if s.Error != "" {
+			fmt.Fprintf(&b, "  error: %s\n", s.Error)
+		}
+		for _, m := range missing {
+			fmt.Fprintf(&b, "  missing %s\n", m)
+		}
+		for _, c := range s.Contradictions {
+			fmt.Fprintf(&b, "  contradiction: %s\n", c)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func frac(a, n int) string { return fmt.Sprintf("%d/%d", a, n) }
+
+func pct(a, n int) string {
+	if n == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f %%", 100*float64(a)/float64(n))
+}

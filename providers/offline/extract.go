@@ -1,0 +1,1094 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vtcode/vtcode-ls/evidence"
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// Section titles, mirroring the default summary prompt.
+const (
+	secGoal      = "Goal"
+	secRestrict  = "Constraints and user restrictions"
+	secDoing     = "What was just being done"
+	secLast      = "Last action and result"
+	secChecks    = "Checks"
+	secPending   = "Pending sessions and approvals"
+	secDecisions = "Key decisions"
+	secFiles     = "Files read or changed"
+	secErrors    = "Errors seen"
+	secNext      = "Next steps"
+	// secFocus carries a compaction's custom instructions, first.
+	secFocus = "Focus requested for this summary"
+)
+
+var sectionOrder = []string{secGoal, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
+
+// Bounds.
+const (
+	maxInstructionChars = 600
+	sentenceChars       = 240
+	goalChars           = 1200
+	requestChars        = 220
+	commandChars        = 160
+	detailChars         = 150
+	// maxUserScan bounds how much of one user message is read for the
+	// request and its restrictions.
+	maxUserScan = 64 << 10
+)
+
+// entry is one line of a list section. Lists keep their highest-priority
+// entries when they must shrink, and show them in order.
+type entry struct {
+	text  string
+	prio  int
+	order int
+}
+
+// facts is what the summary is built from.
+type facts struct {
+	goal         string
+	requests     []entry // later typed requests
+	restrictions []entry
+	doing        []string
+	last         []string
+	checks       []entry
+	pending      []entry
+	decisions    []entry
+	files        []entry
+	errors       []entry
+	next         []entry
+	root         string          // the folder paths are shown relative to, "" for none
+	workDir      string          // the workspace folder the harness reported
+	ran          map[string]bool // commands of the record, as shown
+	answered     map[string]bool // call ids of the record that have a result
+	prior        map[string][]string
+	priorFocus   string
+	priorGoal    string
+}
+
+var (
+	restrictionRE = regexp.MustCompile(`(?i)\b(must|mustn't|never|don't|do not|dont|always|only|avoid|without|should|shouldn't|cannot|can't|make sure|no need to|prefer|keep|not yet|stop)\b`)
+	decisionRE    = regexp.MustCompile(`(?i)\b(decided|decision|i'll use|we'll use|i will use|instead|chose|choosing|going with|switch(ed|ing)? to|rather than|because|root cause|the cause|caused by)\b`)
+	nextRE        = regexp.MustCompile(`(?i)\b(next|todo|remaining|still need|then i|we need to|needs to be|will now)\b`)
+	// codeIdentRE matches a backquoted code identifier: snake_case,
+	// camelCase, a call or a qualified name, not a path.
+	codeIdentRE = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]*(?:[.:]{1,2}[A-Za-z_][A-Za-z0-9_]*)*(?:\\(\\))?)`")
+)
+
+func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
+	rec, err := evidence.Extract(ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
+	f := &facts{prior: map[string][]string{}}
+	f.root = workspaceRoot(rec)
+	f.workDir = rec.WorkDir
+	f.ran, f.answered = map[string]bool{}, map[string]bool{}
+	for i, c := range rec.Checks {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		f.ran[f.shown(c.Command)] = true
+	}
+	for _, a := range rec.Actions {
+		if a.HasResult() && a.CallID != "" {
+			f.answered["call "+a.CallID] = true
+			f.answered[a.CallID] = true
+		}
+	}
+
+	// Earlier summaries, and the user's own messages.
+	var typed []int
+	for i := range msgs {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		text := msgs[i].Text()
+		if (rec.Origins[i] == evidence.OriginSystem || rec.Origins[i] == evidence.OriginSummary || msgs[i].Role == history.User) && isPriorSummary(text) {
+			f.mergePrior(text)
+			continue
+		}
+		if rec.Origins[i] == evidence.OriginTyped {
+			typed = append(typed, i)
+		}
+	}
+	for n, i := range typed {
+		text := strings.TrimSpace(msgs[i].Text())
+		text = cutBytes(text, maxUserScan) // a huge paste: its start says what it is
+		if n == 0 {
+			f.goal = clip(text, goalChars)
+		} else {
+			prio := n // the latest requests, and the first ones that set the scene
+			if n <= 3 {
+				prio = 1 << 20
+			}
+			f.requests = append(f.requests, entry{text: clip(text, requestChars), prio: prio, order: i})
+		}
+		for _, s := range sentences(text) {
+			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") {
+				f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: 1, order: i})
+			}
+		}
+	}
+	if f.priorGoal != "" {
+		if f.goal != "" {
+			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 0, order: -1}}, f.requests...)
+		}
+		f.goal = f.priorGoal
+	}
+	lastTyped := -1
+	if len(typed) > 0 {
+		lastTyped = typed[len(typed)-1]
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := f.noteChecks(ctx, rec); err != nil {
+		return nil, err
+	}
+	f.noteFiles(rec)
+	f.noteErrors(rec)
+	f.noteAssistant(ctx, msgs, rec)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.noteState(msgs, rec, lastTyped)
+	return f, ctx.Err()
+}
+
+// workspaceRoot returns the deepest folder that holds most absolute paths of
+// the record, so paths can be shown relative to it; "" when there is none.
+func workspaceRoot(rec *evidence.Record) string {
+	var paths []string
+	for _, c := range rec.Changes {
+		paths = append(paths, c.Path)
+	}
+	for _, c := range rec.Rejected {
+		paths = append(paths, c.Path)
+	}
+	paths = append(paths, rec.Reads...)
+	count := map[string]int{}
+	abs := 0
+	distinct := map[string]bool{}
+	for _, p := range paths {
+		if !strings.HasPrefix(p, "/") || distinct[p] {
+			continue
+		}
+		distinct[p] = true
+		abs++
+		for d := dirOf(p); d != "/" && d != ""; d = dirOf(d) {
+			count[d]++
+		}
+	}
+	best := ""
+	for d, n := range count {
+		if 2*n > abs && strings.Count(d, "/") >= 2 && (len(d) > len(best) || len(d) == len(best) && d < best) {
+			best = d
+		}
+	}
+	if abs < 2 {
+		return ""
+	}
+	return best
+}
+
+func dirOf(p string) string {
+	i := strings.LastIndexByte(strings.TrimSuffix(p, "/"), '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+// rel shows a path relative to the workspace root.
+func (f *facts) rel(p string) string {
+	if f.root != "" && strings.HasPrefix(p, f.root+"/") {
+		return p[len(f.root)+1:]
+	}
+	return p
+}
+
+// shown returns a command as the summary shows it, backquoted: normalized
+// (see evidence.Normalize) and clipped, a script by its first line, then the
+// folder it ran in when it says so (" in `DIR`"). What it shows of the
+// command is a prefix of the normalized command (before "…").
+func (f *facts) shown(cmd string) string {
+	s := "`" + f.command(cmd) + "`"
+	if d := evidence.WorkDir(cmd); d != "" {
+		s += " in `" + d + "`"
+	}
+	return s
+}
+
+func (f *facts) command(cmd string) string {
+	c := strings.TrimSpace(cmd)
+	if len(c) > 8*commandChars {
+		c = cutBytes(c, 8*commandChars) + "…"
+	}
+	if i := strings.IndexByte(c, '\n'); i >= 0 && len(c) > commandChars {
+		c = strings.TrimSpace(c[:i]) + " …" // a script: its first line
+	}
+	return clip(evidence.Normalize(c), commandChars)
+}
+
+// checkGroup is every run of one command.
+type checkGroup struct {
+	cmd      string
+	runs     []int // indexes in rec.Checks
+	failures int
+}
+
+// isVerification reports whether a command builds, tests, lints or checks
+// something (or changes the repository's state), rather than inspecting.
+func isVerification(cmd string) bool {
+	n := evidence.Normalize(cmd)
+	return buildCmdRE.MatchString(n) || stateCmdRE.MatchString(n)
+}
+
+// isTestCommand reports whether a command verifies (builds, tests, lints)
+// rather than changes state.
+func isTestCommand(cmd string) bool {
+	n := evidence.Normalize(cmd)
+	return buildCmdRE.MatchString(n) && !stateCmdRE.MatchString(n)
+}
+
+var buildCmdRE = regexp.MustCompile(`(?i)(\btest\b|pytest|\bmake\b|\bbuild\b|\blint\b|\bvet\b|ruff|eslint|\btsc\b|cargo|gradle|\bmvn\b|\bcmake\b|\bnpm (run|test)|\bpnpm\b|\byarn\b|\btox\b|\bnox\b|\bcheck\b|compile|\bgo (run|test|build|vet)\b|\bpython3? \S+\.py\b|\bnode \S+\.js\b|unittest|\bjest\b|\bmocha\b|\bphpunit\b|\brspec\b|\bctest\b|\buv run\b)`)
+
+// stateCmdRE matches commands that change the repository or the
+// environment (commits, pushes, installs): checks that matter, but not the
+// verification a final state reports.
+var stateCmdRE = regexp.MustCompile(`(?i)(\bgit (commit|push|fsck|gc|rebase|merge|read-tree|reset|stash|apply|am|cherry-pick|revert)\b|\bapt(-get)? install\b|\bpip3? install\b|\buv (sync|pip)\b|\bnpm (ci|install)\b|\bbrew install\b)`)
+
+func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
+	var groups []*checkGroup
+	byCmd := map[string]*checkGroup{}
+	for i, c := range rec.Checks {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if isFileOnlyCommand(rec, c) {
+			continue
+		}
+		k := f.shown(c.Command) // runs that read the same are one line
+		g := byCmd[k]
+		if g == nil {
+			g = &checkGroup{cmd: c.Command}
+			byCmd[k] = g
+			groups = append(groups, g)
+		}
+		g.runs = append(g.runs, i)
+		if c.Outcome == evidence.Failed {
+			g.failures++
+		}
+	}
+	for _, g := range groups {
+		last := rec.Checks[g.runs[len(g.runs)-1]]
+		first := rec.Checks[g.runs[0]]
+		status := statusWord(last.Outcome)
+		var parts []string
+		if d := exitDetail(last); d != "" {
+			parts = append(parts, d)
+		}
+		if last.Outcome == evidence.Running {
+			if id := sessionID(rec.Actions[last.Action].Output); id != "" {
+				parts = []string{id}
+			}
+		} else if last.Detail != "" {
+			parts = append(parts, clip(last.Detail, detailChars))
+		} else if o := shortOut(rec, last); o != "" {
+			parts = append(parts, "output: "+o)
+		}
+		line := fmt.Sprintf("%s: %s", status, f.shown(g.cmd))
+		if len(parts) > 0 {
+			line += " (" + strings.Join(parts, "; ") + ")"
+		}
+		if n := len(g.runs); n > 1 {
+			line += fmt.Sprintf(", run %d times", n)
+			if g.failures > 0 && last.Outcome == evidence.Passed {
+				line += fmt.Sprintf("; failed %d of them first", g.failures)
+				if fd := firstFailure(rec, g); fd != "" && fd != last.Detail {
+					line += " (" + clip(fd, detailChars) + ")"
+				}
+			}
+		}
+		if last.Outcome == evidence.Failed && last.FixedBy >= 0 {
+			line += fmt.Sprintf("; fixed by a later run of %s that passed", f.shown(rec.Checks[last.FixedBy].Command))
+		}
+		prio := 20
+		build := isVerification(g.cmd)
+		switch {
+		case last.Outcome == evidence.Failed && last.FixedBy < 0 && build:
+			prio = 100
+		case build && g.failures > 0:
+			prio = 90
+		case build:
+			prio = 70
+		case g.failures > 0:
+			prio = 60
+		case last.Outcome == evidence.Running || last.Outcome == evidence.Interrupted:
+			prio = 95
+		case shortOutput(rec, last):
+			prio = 30
+		}
+		f.checks = append(f.checks, entry{text: line, prio: prio, order: first.Index})
+	}
+	return nil
+}
+
+// isFileOnlyCommand reports whether a check only reads or writes files
+// (cat, sed -n, an editor interface's open/create/edit) and is shown with
+// the files instead; a failed one stays a check.
+func isFileOnlyCommand(rec *evidence.Record, c evidence.Check) bool {
+	if c.Outcome == evidence.Failed {
+		return false
+	}
+	w := strings.Fields(evidence.Normalize(c.Command))
+	if len(w) == 0 {
+		return true
+	}
+	switch w[0] {
+	case "cat", "head", "tail", "nl", "less", "open", "create", "edit", "insert", "goto", "scroll_up", "scroll_down", "view":
+		return !strings.Contains(c.Command, "|") && !strings.Contains(c.Command, "&&")
+	case "sed":
+		return true
+	}
+	return false
+}
+
+// shortOut returns the output of a check that printed one or two short
+// lines (what an inspection found), "" otherwise.
+func shortOut(rec *evidence.Record, c evidence.Check) string {
+	if c.Action < 0 {
+		return ""
+	}
+	var lines []string
+	for _, l := range nonEmptyLines(rec.Actions[c.Action].Output) {
+		if l[0] == '-' || l[0] == '+' || l[0] == '@' {
+			return "" // a diff says what changed, not what was found
+		}
+		if !exitLineRE.MatchString(l) && !harnessLineRE.MatchString(l) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 || len(lines) > 2 {
+		return ""
+	}
+	out := clip(strings.Join(lines, " / "), detailChars+1)
+	if len(out) > detailChars {
+		return ""
+	}
+	return out
+}
+
+// harnessLineRE matches the status lines an editor interface appends to a
+// command's output: "(Open file: p)", "(Current directory: d)", a bare
+// prompt ("bash-$").
+var harnessLineRE = regexp.MustCompile(`^(\([A-Z][\w ]{2,30}: [^)]*\)|[\w.@:~/-]*[$#>])$`)
+
+// exitLineRE matches a line that only reports an exit code.
+var exitLineRE = regexp.MustCompile(`(?i)^\W*(?:the command completed with |process )?(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code)\W*\s*-?\d+\W*$`)
+
+func shortOutput(rec *evidence.Record, c evidence.Check) bool {
+	a := rec.Actions[c.Action]
+	n := strings.Count(strings.TrimSpace(a.Output), "\n")
+	return strings.TrimSpace(a.Output) != "" && n < 3
+}
+
+func firstFailure(rec *evidence.Record, g *checkGroup) string {
+	for _, i := range g.runs {
+		c := rec.Checks[i]
+		if c.Outcome == evidence.Failed {
+			d := exitDetail(c)
+			if c.Detail != "" {
+				d += ": " + c.Detail
+			}
+			return d
+		}
+	}
+	return ""
+}
+
+func statusWord(o evidence.Outcome) string {
+	switch o {
+	case evidence.Passed:
+		return "passed"
+	case evidence.Failed:
+		return "failed"
+	case evidence.Running:
+		return "running"
+	case evidence.Interrupted, evidence.NotRun:
+		return "not run"
+	case evidence.Submitted:
+		return "submitted"
+	}
+	return "ran"
+}
+
+func exitDetail(c evidence.Check) string {
+	switch {
+	case c.HasExit:
+		return fmt.Sprintf("exit %d", c.Exit)
+	case c.Outcome == evidence.Interrupted:
+		return "interrupted, no result"
+	case c.Outcome == evidence.NotRun:
+		return "refused before it ran"
+	case c.Outcome == evidence.Submitted:
+		return "the run ended with it"
+	case c.Outcome == evidence.Running:
+		return "no exit code yet"
+	case c.Outcome == evidence.Failed:
+		return "flagged as an error"
+	case c.Outcome == evidence.Unknown:
+		return "exit code not reported"
+	}
+	return ""
+}
+
+// opOrder is the order in which a file's operations are listed.
+var opOrder = []evidence.Op{evidence.Created, evidence.Modified, evidence.Moved, evidence.Reverted, evidence.Deleted}
+
+func (f *facts) noteFiles(rec *evidence.Record) {
+	type fileInfo struct {
+		path   string
+		ops    map[evidence.Op]bool
+		edits  int
+		read   bool
+		first  int
+		last   int
+		from   string
+		reject []string
+		where  []string
+	}
+	var order []*fileInfo
+	by := map[string]*fileInfo{}
+	get := func(p string, at int) *fileInfo {
+		fi := by[p]
+		if fi == nil {
+			fi = &fileInfo{path: p, ops: map[evidence.Op]bool{}, first: at, last: at}
+			by[p] = fi
+			order = append(order, fi)
+		}
+		fi.last = max(fi.last, at)
+		return fi
+	}
+	for _, c := range rec.Changes {
+		fi := get(c.Path, c.Index)
+		fi.ops[c.Op] = true
+		fi.edits++
+		if c.From != "" {
+			fi.from = c.From
+		}
+		for _, w := range c.Where {
+			if len(fi.where) < 4 && !containsStr(fi.where, w) {
+				fi.where = append(fi.where, w)
+			}
+		}
+	}
+	for _, c := range rec.Rejected {
+		fi := by[c.Path]
+		if fi == nil {
+			fi = get(c.Path, c.Index)
+		}
+		fi.reject = append(fi.reject, rejectReason(rec, c))
+	}
+	for _, p := range rec.Opened {
+		if fi := by[p]; fi != nil {
+			fi.read = true
+		}
+	}
+	for _, fi := range order {
+		var acts []string
+		if fi.read {
+			acts = append(acts, "read")
+		}
+		for _, op := range opOrder {
+			if fi.ops[op] {
+				acts = append(acts, string(op))
+			}
+		}
+		p := "`" + f.rel(fi.path) + "`"
+		switch {
+		case len(fi.ops) > 0:
+			line := p + ": " + strings.Join(acts, ", ")
+			if fi.from != "" {
+				line += " (from `" + f.rel(fi.from) + "`)"
+			}
+			if fi.edits > 1 {
+				line += fmt.Sprintf(", %d edits", fi.edits)
+			}
+			if len(fi.where) > 0 {
+				line += " (in " + strings.Join(fi.where, ", ") + ")"
+			}
+			if n := len(fi.reject); n > 0 {
+				line += fmt.Sprintf("; %d other edits rejected, not applied", n)
+				if r := firstNonEmpty(fi.reject); r != "" {
+					line += " (" + clip(r, detailChars) + ")"
+				}
+			}
+			prio := 100
+			if fi.ops[evidence.Deleted] && !fi.ops[evidence.Modified] && fi.first == fi.last {
+				prio = 80 // created and removed scratch files matter less
+			}
+			f.files = append(f.files, entry{text: line, prio: prio, order: fi.first})
+		default:
+			reason := firstNonEmpty(fi.reject)
+			read := ""
+			if fi.read {
+				read = "read; "
+			}
+			line := fmt.Sprintf("%s: %sedit rejected, not applied", p, read)
+			if n := len(fi.reject); n > 1 {
+				line = fmt.Sprintf("%s: %s%d edits rejected, none applied", p, read, n)
+			}
+			if reason != "" {
+				line += " (" + clip(reason, detailChars) + ")"
+			}
+			f.files = append(f.files, entry{text: line, prio: 90, order: fi.first})
+		}
+	}
+	for _, c := range rec.Final.Commits {
+		f.files = append(f.files, entry{text: fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100)), prio: 95, order: c.Index})
+	}
+	for _, a := range rec.Artifacts {
+		line := fmt.Sprintf("%s %s", verbPast(a.Op), a.ID)
+		if a.Title != "" {
+			line += fmt.Sprintf(" %q", a.Title)
+		}
+		if a.State != "" {
+			line += " (state " + a.State + ")"
+		}
+		line += " with " + a.Tool
+		f.files = append(f.files, entry{text: line, prio: 95, order: a.Index})
+	}
+	for i, p := range rec.Reads {
+		if by[p] != nil {
+			continue
+		}
+		// The first files read set the scene; the latest are where work was.
+		prio := 10
+		if i < 3 || i >= len(rec.Reads)-5 {
+			prio = 40
+		}
+		f.files = append(f.files, entry{text: "`" + f.rel(p) + "`: read", prio: prio, order: 1<<30 + i})
+	}
+}
+
+// verbPast turns a tool verb into the past tense.
+func verbPast(op string) string {
+	switch op {
+	case "create", "update", "close", "delete", "merge", "publish", "resolve":
+		return strings.ToUpper(op[:1]) + op[1:] + "d"
+	case "cancel":
+		return "Cancelled"
+	case "open", "post", "transition", "assign", "comment", "add":
+		if op == "add" {
+			return "Added"
+		}
+		return strings.ToUpper(op[:1]) + op[1:] + "ed"
+	}
+	return strings.ToUpper(op[:1]) + op[1:]
+}
+
+func containsStr(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func firstNonEmpty(xs []string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// rejectReason is the first line of a rejected edit's result.
+func rejectReason(rec *evidence.Record, c evidence.Change) string {
+	if c.Action < 0 {
+		return ""
+	}
+	a := rec.Actions[c.Action]
+	for _, l := range strings.Split(stripTags(a.Output), "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasSuffix(l, ":") {
+			return l
+		}
+	}
+	return ""
+}
+
+var tagRE = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9_-]*>`)
+
+func stripTags(s string) string {
+	if len(s) > 4096 {
+		s = s[:4096]
+	}
+	return tagRE.ReplaceAllString(s, "")
+}
+
+func (f *facts) noteErrors(rec *evidence.Record) {
+	n := len(rec.Errors)
+	for i, e := range rec.Errors {
+		text := e.Text
+		if e.FromUser {
+			text += " (pasted by the user)"
+		}
+		if e.Count > 1 {
+			text += fmt.Sprintf(" (%d times)", e.Count)
+		}
+		// The first distinct errors and the latest matter most, then the
+		// errors that explain a failure (a refused tool call, a panic, a
+		// missing command, a diagnostic), then single failing tests.
+		// Within a kind, the later errors first.
+		prio := kindPrio[e.Kind]*100000 + i
+		switch {
+		case e.FromUser:
+			prio = 100 * 100000
+		case i < 3:
+			prio = max(prio, (85-i)*100000)
+		case i >= n-3:
+			prio = max(prio, (80+(i-(n-3)))*100000)
+		}
+		if e.Count > 1 {
+			prio += 5 * 100000
+		}
+		f.errors = append(f.errors, entry{text: text, prio: prio, order: e.First})
+	}
+}
+
+var kindPrio = map[string]int{
+	evidence.ErrTool: 75, evidence.ErrPanic: 72, evidence.ErrNotFound: 70, evidence.ErrException: 68,
+	evidence.ErrDiagnostic: 66, evidence.ErrOther: 50, evidence.ErrTest: 30,
+}
+
+// noteAssistant reads decisions and the code identifiers the assistant
+// discussed most.
+func (f *facts) noteAssistant(ctx context.Context, msgs []history.Message, rec *evidence.Record) {
+	type ident struct {
+		name  string
+		count int
+		first int
+	}
+	idents := map[string]*ident{}
+	seen := map[string]bool{}
+	for i := range msgs {
+		if i%256 == 0 && ctx.Err() != nil {
+			return
+		}
+		if rec.Origins[i] != evidence.OriginAgent {
+			continue
+		}
+		t := strings.TrimSpace(msgs[i].Text())
+		if t == "" {
+			continue
+		}
+		t = cutBytes(t, 16<<10)
+		for _, s := range sentences(t) {
+			if decisionRE.MatchString(s) && len(s) >= 20 {
+				k := strings.ToLower(s)
+				if !seen[k] {
+					seen[k] = true
+					f.decisions = append(f.decisions, entry{text: clip(s, sentenceChars), prio: i, order: i})
+				}
+			}
+		}
+		for _, m := range codeIdentRE.FindAllStringSubmatch(t, -1) {
+			name := m[1]
+			if !isCodeIdent(name) {
+				continue
+			}
+			id := idents[name]
+			if id == nil {
+				id = &ident{name: name, first: i}
+				idents[name] = id
+			}
+			id.count++
+		}
+	}
+	var list []*ident
+	for _, id := range idents {
+		if id.count >= 2 {
+			list = append(list, id)
+		}
+	}
+	sort.Slice(list, func(a, b int) bool {
+		if list[a].count != list[b].count {
+			return list[a].count > list[b].count
+		}
+		return list[a].first < list[b].first
+	})
+	if len(list) > 8 {
+		list = list[:8]
+	}
+	if len(list) > 0 {
+		var names []string
+		for _, id := range list {
+			names = append(names, "`"+id.name+"`")
+		}
+		f.decisions = append(f.decisions, entry{text: "Code discussed most: " + strings.Join(names, ", "), prio: 1 << 30, order: 1 << 30})
+	}
+}
+
+// isCodeIdent keeps identifiers that look like code (snake_case, camelCase,
+// qualified or called), not plain words.
+func isCodeIdent(s string) bool {
+	if len(s) < 4 {
+		return false
+	}
+	if strings.ContainsAny(s, "_.:(") {
+		return true
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' && s[i-1] >= 'a' && s[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// noteState writes what was being done, the last action, pending work,
+// the final state and the next steps.
+func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastTyped int) {
+	var lastAct *evidence.Action
+	if n := len(rec.Actions); n > 0 {
+		lastAct = &rec.Actions[n-1]
+	}
+	lastText, lastTextIdx, lastAgentIdx := "", -1, -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if rec.Origins[i] != evidence.OriginAgent {
+			continue
+		}
+		if lastAgentIdx < 0 {
+			lastAgentIdx = i
+		}
+		if t := strings.TrimSpace(tailBytes(msgs[i].Text(), maxUserScan)); t != "" && !(lastAct != nil && lastAct.Index == i && lastAct.CallID == "") {
+			lastText, lastTextIdx = t, i
+			break
+		}
+		if lastAct != nil && lastAct.Index == i && lastAct.CallID == "" {
+			lastText, lastTextIdx = proseOf(tailBytes(msgs[i].Text(), maxUserScan)), i
+			if lastText != "" {
+				break
+			}
+		}
+	}
+	if lastTyped >= 0 {
+		f.doing = append(f.doing, "Latest user request: "+clip(cutBytes(msgs[lastTyped].Text(), maxUserScan), 300))
+	}
+	switch {
+	case lastAct != nil && lastAct.Index >= lastTextIdx:
+		f.doing = append(f.doing, "Latest assistant step: "+f.describe(lastAct))
+	case lastText != "":
+		f.doing = append(f.doing, "Latest assistant step: "+clip(lastText, 300))
+	}
+	if lastAct != nil {
+		f.last = append(f.last, "Action: "+f.describe(lastAct))
+		f.last = append(f.last, "Result: "+f.result(rec, lastAct))
+		if lastTextIdx > lastAct.Index {
+			f.last = append(f.last, "Assistant then replied: "+clip(lastText, 500))
+		}
+	} else if lastText != "" {
+		f.last = append(f.last, "Assistant replied: "+clip(lastText, 300))
+	}
+	if fs := f.finalState(rec); fs != "" {
+		f.last = append(f.last, fs)
+	}
+	// Pending work.
+	for i := range rec.Actions {
+		a := &rec.Actions[i]
+		if a.HasResult() || isSubmitAction(a) {
+			continue
+		}
+		id := a.CallID
+		if id == "" {
+			id = "(text action)"
+		}
+		f.pending = append(f.pending, entry{text: fmt.Sprintf("Interrupted call %s: %s (no result)", id, f.describe(a)), prio: 100, order: a.Index})
+		f.next = append(f.next, entry{text: fmt.Sprintf("Re-run or verify the interrupted call %s (%s).", id, a.Tool), prio: 1 << 20, order: a.Index})
+	}
+	for _, c := range rec.Checks {
+		if c.Outcome != evidence.Running {
+			continue
+		}
+		a := rec.Actions[c.Action]
+		line := fmt.Sprintf("Running %s (call %s): check its output with %s", f.shown(c.Command), a.CallID, a.Tool)
+		if id := sessionID(a.Output); id != "" {
+			line = fmt.Sprintf("Running %s from %s: poll or stop it with %s", id, f.shown(c.Command), a.Tool)
+		}
+		f.pending = append(f.pending, entry{text: line, prio: 100, order: c.Index})
+		f.next = append(f.next, entry{text: fmt.Sprintf("Poll %s until it finishes and record its exit code.", f.shown(c.Command)), prio: 1 << 19, order: c.Index})
+	}
+	if lastTextIdx >= 0 && lastTextIdx == lastAgentIdx && lastTextIdx > lastTyped && strings.HasSuffix(strings.TrimSpace(lastText), "?") {
+		ss := sentences(lastText)
+		f.pending = append(f.pending, entry{text: "Awaiting the user's answer: " + clip(ss[len(ss)-1], sentenceChars), prio: 90, order: lastTextIdx})
+	}
+	// Next steps: failures no later run fixed, the assistant's stated plan,
+	// the latest request when nothing else is left.
+	lastOfShown := map[string]int{} // the last run of each command as shown
+	for i, c := range rec.Checks {
+		lastOfShown[f.shown(c.Command)] = i
+	}
+	for i, c := range rec.Checks {
+		if c.Outcome != evidence.Failed || c.FixedBy >= 0 || lastOfShown[f.shown(c.Command)] != i || !isVerification(c.Command) {
+			continue
+		}
+		// The latest failures first.
+		f.next = append(f.next, entry{text: fmt.Sprintf("Fix the failure of %s (%s) and re-run it.", f.shown(c.Command), exitDetail(c)), prio: 100000 + i, order: c.Index})
+	}
+	if lastText != "" && lastTextIdx > lastTyped {
+		for _, s := range sentences(lastText) {
+			if nextRE.MatchString(s) {
+				f.next = append(f.next, entry{text: clip(s, sentenceChars), prio: 50000, order: 1 << 29})
+			}
+		}
+	}
+	if rec.Final.Submitted && len(f.pending) == 0 {
+		f.next = append(f.next, entry{text: "None: the run submitted its work; review the result.", prio: 1 << 21, order: -1})
+	}
+	switch {
+	case len(f.next) > 0 || lastTyped < 0:
+	case lastTextIdx > lastTyped && (lastAct == nil || lastTextIdx > lastAct.Index):
+		f.next = append(f.next, entry{text: "None recorded: the assistant answered the latest request; wait for the user's next one.", prio: 10, order: 1 << 30})
+	default:
+		f.next = append(f.next, entry{text: "Continue with the latest user request: " + clip(msgs[lastTyped].Text(), 200), prio: 10, order: 1 << 30})
+	}
+}
+
+// proseOf returns the text of an assistant message without its fenced blocks.
+func proseOf(text string) string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			in = !in
+			continue
+		}
+		if !in {
+			out = append(out, l)
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+var sessionRE = regexp.MustCompile(`(?i)\b(session|process|job|pid|shell)[ _-]?(?:id)?\s*[:=#]\s*([A-Za-z0-9_.:-]+)`)
+
+func sessionID(out string) string {
+	if m := sessionRE.FindStringSubmatch(out); m != nil {
+		return strings.ToLower(m[1]) + " " + strings.TrimRight(m[2], ".,;:")
+	}
+	return ""
+}
+
+func isSubmitAction(a *evidence.Action) bool {
+	n := strings.ToLower(a.Tool)
+	return strings.Contains(n, "submit") || n == "finish" || (a.Command != "" && (strings.HasPrefix(a.Command, "submit") || strings.HasPrefix(a.Command, "echo") && strings.Contains(strings.ToUpper(a.Command), "SUBMIT")))
+}
+
+func (f *facts) describe(a *evidence.Action) string {
+	switch {
+	case a.Command != "":
+		return fmt.Sprintf("%s %s", a.Tool, f.shown(a.Command))
+	case len(a.Args) > 0:
+		var keys []string
+		for k, v := range a.Args {
+			if s, ok := v.(string); ok && len(s) < 200 && !strings.Contains(s, "\n") {
+				keys = append(keys, k+"="+strings.ReplaceAll(f.rel(s), "`", "'"))
+			}
+		}
+		sort.Strings(keys)
+		if len(keys) > 0 {
+			return clip(a.Tool+" "+strings.Join(keys, " "), 200)
+		}
+	case a.Input != "":
+		return a.Tool + " " + clip(a.Input, 160)
+	}
+	return a.Tool
+}
+
+func (f *facts) result(rec *evidence.Record, a *evidence.Action) string {
+	if !a.HasResult() {
+		if isSubmitAction(a) {
+			return "submitted (the run ended with it)"
+		}
+		return "no result (interrupted)"
+	}
+	var parts []string
+	if a.HasExit {
+		parts = append(parts, fmt.Sprintf("exit %d", a.Exit))
+	}
+	if a.Rejected {
+		parts = append(parts, "rejected, not applied")
+	}
+	out := a.Output
+	if e := firstErrorLine(out); e != "" {
+		return strings.Join(append(parts, e), "; ")
+	}
+	var lines []string
+	for _, l := range nonEmptyLines(out) {
+		if !exitLineRE.MatchString(l) {
+			lines = append(lines, l)
+		}
+	}
+	switch {
+	case len(lines) == 0:
+		parts = append(parts, "empty output")
+	case len(lines) <= 2:
+		parts = append(parts, clip(strings.Join(lines, " / "), 240))
+	default:
+		parts = append(parts, clip(lines[0], 120)+" … "+clip(lines[len(lines)-1], 120))
+	}
+	return strings.Join(parts, "; ")
+}
+
+var errStartRE = regexp.MustCompile(`(?i)^\W*(error|failed|failure|fatal|exception|panic|traceback|--- fail)\b`)
+
+func firstErrorLine(out string) string {
+	if len(out) > 64<<10 {
+		out = out[:64<<10]
+	}
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if t := strings.TrimSpace(l); errStartRE.MatchString(t) {
+			// Test runners put the detail on the indented line that follows.
+			if i+1 < len(lines) && strings.HasPrefix(lines[i+1], " ") && strings.TrimSpace(lines[i+1]) != "" {
+				t += " / " + strings.TrimSpace(lines[i+1])
+			}
+			return clip(t, 240)
+		}
+	}
+	return ""
+}
+
+// finalState states how the record ends: the last check, commits, pushes,
+// releases, a submission.
+func (f *facts) finalState(rec *evidence.Record) string {
+	var parts []string
+	if i := rec.Final.LastCheck; i >= 0 {
+		c := rec.Checks[i]
+		// The last check that verifies something, when there is one.
+		for j := len(rec.Checks) - 1; j >= 0; j-- {
+			if isTestCommand(rec.Checks[j].Command) && rec.Checks[j].Outcome != evidence.NotRun {
+				c = rec.Checks[j]
+				break
+			}
+		}
+		s := fmt.Sprintf("last check %s %s", f.shown(c.Command), statusWord(c.Outcome))
+		if d := exitDetail(c); d != "" {
+			s += " (" + d + ")"
+		}
+		parts = append(parts, s)
+	}
+	if n := len(rec.Final.Commits); n > 0 {
+		c := rec.Final.Commits[n-1]
+		s := fmt.Sprintf("committed %s %q", c.Ref, clip(c.Message, 80))
+		if n > 1 {
+			s = fmt.Sprintf("%d commits, the last %s %q", n, c.Ref, clip(c.Message, 80))
+		}
+		parts = append(parts, s)
+	}
+	if rec.Final.Pushed {
+		parts = append(parts, "pushed")
+	}
+	if rec.Final.Released {
+		parts = append(parts, "released")
+	}
+	if rec.Final.Submitted {
+		parts = append(parts, "submitted")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Final state: " + strings.Join(parts, "; ")
+}
+
+func nonEmptyLines(s string) []string {
+	if len(s) > 64<<10 {
+		s = s[:64<<10] + "\n" + s[len(s)-(8<<10):]
+	}
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// sentences splits text into lines and sentences.
+func sentences(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "-*>#"))
+		start := 0
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			if (c == '.' || c == '!' || c == '?') && (i+1 == len(line) || line[i+1] == ' ') {
+				if s := strings.TrimSpace(line[start : i+1]); s != "" {
+					out = append(out, s)
+				}
+				start = i + 1
+			}
+		}
+		if s := strings.TrimSpace(line[start:]); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// cutBytes returns at most the first n bytes of s, cut on a rune boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// tailBytes returns at most the last n bytes of s, cut on a rune boundary.
+func tailBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
+}
+
+// clip collapses whitespace and cuts s to n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) > 4*n+64 {
+		cut := 4*n + 64
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

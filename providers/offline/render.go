@@ -1,0 +1,326 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+const summaryPrefix = "Previous conversation summary:"
+
+// isPriorSummary reports whether text is an earlier summary: the summary
+// message of a compaction, or the <summary_content> carrier of a second pass.
+func isPriorSummary(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.HasPrefix(t, summaryPrefix) || strings.Contains(text, "<summary_content>")
+}
+
+// mergePrior reads the "## Section" blocks of an earlier summary.
+func (f *facts) mergePrior(text string) {
+	if i := strings.Index(text, "<summary_content>"); i >= 0 {
+		text = text[i+len("<summary_content>"):]
+		if j := strings.Index(text, "</summary_content>"); j >= 0 {
+			text = text[:j]
+		}
+	}
+	text = strings.TrimPrefix(strings.TrimSpace(text), summaryPrefix)
+	sec := ""
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "## ") {
+			title := strings.TrimSpace(t[3:])
+			sec = canonicalSection(title)
+			if strings.EqualFold(title, secFocus) {
+				sec = secFocus
+			}
+			continue
+		}
+		if sec == secFocus && t != "" {
+			f.priorFocus = strings.TrimSpace(f.priorFocus + " " + t)
+			continue
+		}
+		if sec == "" || t == "" || strings.EqualFold(t, "none") || strings.HasPrefix(t, "(") && strings.HasSuffix(t, "omitted)") {
+			continue
+		}
+		if sec == secGoal {
+			if f.priorGoal == "" {
+				f.priorGoal = clip(t, goalChars)
+			} else if strings.HasPrefix(t, "- ") {
+				f.prior[secGoal] = append(f.prior[secGoal], strings.TrimPrefix(t, "- "))
+			}
+			continue
+		}
+		t = strings.TrimSpace(strings.TrimPrefix(t, "- "))
+		if sec == secNext {
+			t = strings.TrimSpace(strings.TrimLeft(t, "0123456789.) "))
+		}
+		if t != "" {
+			f.prior[sec] = append(f.prior[sec], t)
+		}
+	}
+}
+
+func canonicalSection(title string) string {
+	for _, s := range sectionOrder {
+		if strings.EqualFold(title, s) {
+			return s
+		}
+	}
+	return ""
+}
+
+// shownRE finds a command as the summary shows it: "`cmd`" and an optional
+// " in `dir`".
+var shownRE = regexp.MustCompile("`[^`\n]+`(?: in `[^`\n]+`)?")
+
+// callIDRE finds a tool call id in an earlier summary's line.
+var callIDRE = regexp.MustCompile(`\bcall [A-Za-z0-9_.-]+|\b(?:call|toolu|fc)_[A-Za-z0-9_-]+`)
+
+// shownKey returns the first command a summary line shows, "" for none.
+func shownKey(l string) string { return shownRE.FindString(l) }
+
+// list is one bounded section: the entries of earlier summaries first (in
+// their order), then the new ones.
+type list struct {
+	title   string
+	entries []entry
+	cap     int
+	numbers bool // a numbered list (next steps)
+}
+
+// pick returns the lines of l within its cap: the highest-priority entries,
+// shown in order, with a line saying how many were left out.
+func (l *list) pick() []string {
+	es := l.entries
+	keep := make([]bool, len(es))
+	if len(es) > l.cap {
+		idx := make([]int, len(es))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return es[idx[a]].prio > es[idx[b]].prio })
+		for _, k := range idx[:max(0, l.cap)] {
+			keep[k] = true
+		}
+	} else {
+		for i := range keep {
+			keep[i] = true
+		}
+	}
+	out := make([]string, 0, len(es)+1)
+	n, skipped := 0, 0
+	flush := func() {
+		if skipped == 0 {
+			return
+		}
+		note := fmt.Sprintf("(%d more omitted)", skipped)
+		if !l.numbers {
+			note = "- " + note
+		}
+		out = append(out, note)
+		skipped = 0
+	}
+	for i, e := range es {
+		if !keep[i] {
+			skipped++
+			continue
+		}
+		flush()
+		n++
+		if l.numbers {
+			out = append(out, fmt.Sprintf("%d. %s", n, e.text))
+		} else {
+			out = append(out, "- "+e.text)
+		}
+	}
+	flush()
+	return out
+}
+
+// priorEntries turns an earlier summary's lines of a section into entries
+// that rank with the new ones (prio) and come first.
+func priorEntries(lines []string, prio int, skip func(string) bool) []entry {
+	var out []entry
+	for i, l := range lines {
+		if skip != nil && skip(l) {
+			continue
+		}
+		out = append(out, entry{text: l, prio: prio, order: -1<<20 + i})
+	}
+	return out
+}
+
+// dedupe drops entries whose text repeats an earlier one.
+func dedupe(es []entry) []entry {
+	seen := map[string]bool{}
+	out := es[:0:0]
+	for _, e := range es {
+		k := strings.ToLower(e.text)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, e)
+	}
+	return out
+}
+
+func sortByOrder(es []entry) []entry {
+	sort.SliceStable(es, func(a, b int) bool { return es[a].order < es[b].order })
+	return es
+}
+
+// render writes the sections within limit bytes, shrinking the lists (least
+// important first) until the text fits.
+func (f *facts) render(ctx context.Context, limit int) (string, error) {
+	pathOfLine := func(l string) string {
+		if strings.HasPrefix(l, "`") {
+			if i := strings.Index(l[1:], "`"); i >= 0 {
+				return l[1 : 1+i]
+			}
+		}
+		return ""
+	}
+	newFiles := map[string]bool{}
+	for _, e := range f.files {
+		newFiles[pathOfLine(e.text)] = true
+	}
+	requests := &list{title: "", entries: dedupe(sortByOrder(append(priorEntries(f.prior[secGoal], 50, nil), f.requests...))), cap: 16}
+	restrict := &list{title: secRestrict, entries: dedupe(append(priorEntries(f.prior[secRestrict], 1, nil), f.restrictions...)), cap: 30}
+	// An earlier summary's line about a command that ran again, or a call
+	// that has a result now, is superseded by the record.
+	stale := func(l string) bool {
+		if k := shownKey(l); k != "" && f.ran[k] {
+			return true
+		}
+		for _, id := range callIDRE.FindAllString(l, -1) {
+			if f.answered[id] {
+				return true
+			}
+		}
+		return false
+	}
+	checks := &list{title: secChecks, entries: dedupe(append(priorEntries(f.prior[secChecks], 40, stale), f.checks...)), cap: 30}
+	pending := &list{title: secPending, entries: dedupe(append(priorEntries(f.prior[secPending], 90, stale), f.pending...)), cap: 8}
+	decisions := &list{title: secDecisions, entries: dedupe(append(priorEntries(f.prior[secDecisions], 5, nil), f.decisions...)), cap: 8}
+	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 40}
+	errs := &list{title: secErrors, entries: dedupe(append(priorEntries(f.prior[secErrors], 60, nil), f.errors...)), cap: 24}
+	nextEntries := f.next
+	if len(nextEntries) == 0 {
+		nextEntries = priorEntries(f.prior[secNext], 1, stale)
+	}
+	sort.SliceStable(nextEntries, func(a, b int) bool { return nextEntries[a].prio > nextEntries[b].prio })
+	for i := range nextEntries {
+		nextEntries[i].order = i
+	}
+	next := &list{title: secNext, entries: dedupe(nextEntries), cap: 6, numbers: true}
+	// Least important first, and faster; restrictions shrink last.
+	shrink := []*list{decisions, requests, files, checks, errs, pending, next, restrict}
+	floors := map[*list]int{decisions: 1, requests: 2, files: 6, checks: 4, errs: 3, pending: 2, next: 2, restrict: 4}
+	rate := map[*list]int{decisions: 50, requests: 70, files: 75, checks: 80, errs: 80, pending: 90, next: 90, restrict: 90} // percent kept per round
+	for range 64 {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next)
+		if len(out) <= limit {
+			return out, nil
+		}
+		shrunk := false
+		for _, l := range shrink {
+			if l.cap > floors[l] && l.cap > 0 && len(l.entries) > floors[l] {
+				l.cap = max(floors[l], min(l.cap, len(l.entries))*rate[l]/100)
+				shrunk = true
+			}
+			if out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next); len(out) <= limit {
+				return out, nil
+			}
+		}
+		if !shrunk {
+			for _, l := range shrink {
+				if l.cap > 0 {
+					l.cap--
+					shrunk = true
+					break
+				}
+			}
+		}
+		if !shrunk {
+			break
+		}
+	}
+	out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next)
+	if len(out) > limit {
+		cut := strings.LastIndex(out[:limit], "\n")
+		if cut <= 0 {
+			cut = limit
+			for cut > 0 && !utf8.RuneStart(out[cut]) {
+				cut--
+			}
+		}
+		out = out[:cut]
+	}
+	return out, nil
+}
+
+func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files, errs, next *list) string {
+	var b strings.Builder
+	section := func(title string, lines []string) {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("## " + title + "\n")
+		if len(lines) == 0 {
+			b.WriteString("none\n")
+			return
+		}
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	var goal []string
+	if f.goal != "" {
+		goal = append(goal, f.goal)
+	}
+	if len(requests.entries) > 0 {
+		goal = append(goal, "Later requests from the user, in order:")
+		goal = append(goal, requests.pick()...)
+	}
+	section(secGoal, goal)
+	section(secRestrict, restrict.pick())
+	doing := f.doing
+	if len(doing) == 0 {
+		doing = f.prior[secDoing]
+	}
+	section(secDoing, bullets(doing))
+	last := f.last
+	if len(last) == 0 {
+		last = f.prior[secLast]
+	}
+	section(secLast, bullets(last))
+	section(secChecks, checks.pick())
+	section(secPending, pending.pick())
+	section(secDecisions, decisions.pick())
+	fl := files.pick()
+	switch {
+	case f.root != "" && len(fl) > 0:
+		fl = append([]string{"(paths relative to `" + f.root + "`)"}, fl...)
+	case f.workDir != "" && len(fl) > 0:
+		fl = append([]string{"(workspace `" + f.workDir + "`)"}, fl...)
+	}
+	section(secFiles, fl)
+	section(secErrors, errs.pick())
+	section(secNext, next.pick())
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func bullets(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = "- " + x
+	}
+	return out
+}

@@ -1,0 +1,341 @@
+package offline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+func userMsg(text string) history.Message { return history.NewText(history.User, text) }
+
+func shell(id, cmd, out string) []history.Message {
+	a, _ := json.Marshal(map[string]string{"command": cmd})
+	return []history.Message{
+		{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: id, Name: "bash", Arguments: string(a)}}},
+		history.NewToolResult(id, "bash", out),
+	}
+}
+
+func tool(id, name string, args map[string]string, out string) []history.Message {
+	a, _ := json.Marshal(args)
+	return []history.Message{
+		{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: id, Name: name, Arguments: string(a)}}},
+		history.NewToolResult(id, name, out),
+	}
+}
+
+func join(parts ...[]history.Message) []history.Message {
+	var out []history.Message
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// whole summarizes msgs through the Summarizer contract.
+func whole(t *testing.T, msgs []history.Message, maxOut int, instructions string) string {
+	t.Helper()
+	resp, err := New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs, MaxOutputTokens: maxOut, Instructions: instructions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Message.Text()
+}
+
+func section(text, title string) string {
+	i := strings.Index(text, "## "+title+"\n")
+	if i < 0 {
+		return ""
+	}
+	rest := text[i+len(title)+4:]
+	if j := strings.Index(rest, "\n## "); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
+// TestScopeIsTheUsersOwnMessages: the goal and the restrictions come from
+// what the user typed, across the whole session; injected messages are not
+// the user's request.
+func TestScopeIsTheUsersOwnMessages(t *testing.T) {
+	msgs := join(
+		[]history.Message{
+			userMsg("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+			userMsg("<user_instructions>\nAlways answer in French.\n</user_instructions>"),
+			userMsg("Make the importer skip empty lines. Never change the file format."),
+		},
+		shell("c1", "go test ./importer", "--- FAIL: TestSkip (0.00s)\nexit status 1"),
+		[]history.Message{userMsg("<system-reminder>\nYou must always use the todo tool.\n</system-reminder>")},
+		shell("c2", "go test ./importer", "ok\nexit status 0"),
+		[]history.Message{userMsg("Now also handle CRLF.")},
+	)
+	got := whole(t, msgs, 0, "")
+	if g := section(got, secGoal); !strings.HasPrefix(g, "Make the importer skip empty lines.") || !strings.Contains(g, "- Now also handle CRLF.") {
+		t.Errorf("goal:\n%s", g)
+	}
+	r := section(got, secRestrict)
+	if !strings.Contains(r, "Never change the file format.") {
+		t.Errorf("the user's restriction is missing:\n%s", r)
+	}
+	if strings.Contains(got, "French") || strings.Contains(got, "todo tool") || strings.Contains(got, "environment_context") {
+		t.Errorf("an injected message was taken for the user's:\n%s", got)
+	}
+	// Checks run before the latest user message are kept.
+	if c := section(got, secChecks); !strings.Contains(c, "passed: `go test ./importer` (exit 0") || !strings.Contains(c, "run 2 times; failed 1 of them first") {
+		t.Errorf("checks before the latest request:\n%s", c)
+	}
+}
+
+// TestShellFileChanges: files changed through a shell are changes.
+func TestShellFileChanges(t *testing.T) {
+	msgs := join(
+		[]history.Message{userMsg("Fix it.")},
+		shell("c1", "cat > repro.py <<'EOF'\nimport x\nEOF", "Exit code: 0"),
+		shell("c2", "sed -i 's/a/b/' src/skip.py", "Exit code: 0"),
+		shell("c3", "git mv old.go new.go", "Exit code: 0"),
+		shell("c4", "cat src/other.py", "x = 1\nExit code: 0"),
+	)
+	f := section(whole(t, msgs, 0, ""), secFiles)
+	for _, want := range []string{"`repro.py`: created", "`src/skip.py`: modified", "`new.go`: moved (from `old.go`)", "`src/other.py`: read"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("files lack %q:\n%s", want, f)
+		}
+	}
+}
+
+// TestRealExitCodes: checks show the exit code whatever format printed it.
+func TestRealExitCodes(t *testing.T) {
+	msgs := join(
+		[]history.Message{userMsg("Fix it.")},
+		shell("c1", "pytest -x", "<returncode>1</returncode>\n<output>\n1 failed, 3 passed\n</output>"),
+		shell("c2", "make", "Error 2\n[The command completed with exit code 2.]"),
+		shell("c3", "npm test", `{"output":"ok","metadata":{"exit_code":0}}`),
+		shell("c4", "cargo build", "Process exited with code 101"),
+	)
+	c := section(whole(t, msgs, 0, ""), secChecks)
+	for _, want := range []string{"failed: `pytest -x` (exit 1; 1 failed, 3 passed)", "failed: `make` (exit 2", "passed: `npm test` (exit 0", "failed: `cargo build` (exit 101"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("checks lack %q:\n%s", want, c)
+		}
+	}
+}
+
+// TestFirstAndLatestErrors: with more distinct errors than fit, the first
+// ones and the latest are kept.
+func TestFirstAndLatestErrors(t *testing.T) {
+	msgs := []history.Message{userMsg("Fix the build.")}
+	for i := range 80 {
+		msgs = append(msgs, shell(fmt.Sprintf("c%d", i), fmt.Sprintf("go build ./p%d", i), fmt.Sprintf("./p%d/a.go:%d:1: undefined: sym%d\nexit status 1", i, i+1, i))...)
+	}
+	e := section(whole(t, msgs, 0, ""), secErrors)
+	for _, want := range []string{"undefined: sym0\n", "undefined: sym1\n", "undefined: sym79\n", "undefined: sym78\n", "more omitted"} {
+		if !strings.Contains(e, want) {
+			t.Errorf("errors lack %q:\n%s", want, e)
+		}
+	}
+	if strings.Contains(e, "undefined: sym20\n") {
+		t.Errorf("a middle error was kept over the first and latest:\n%s", e)
+	}
+}
+
+// TestSubmittedRunIsNotInterrupted: a run that ends with its submission
+// says so, and the final state is stated.
+func TestSubmittedRunIsNotInterrupted(t *testing.T) {
+	msgs := []history.Message{
+		history.NewText(history.System, "Reply with one bash block."),
+		userMsg("<pr_description>\nFix the xfail marker.\n</pr_description>"),
+		history.NewText(history.Assistant, "THOUGHT: run it.\n\n```bash\npytest testing/test_skipping.py\n```"),
+		userMsg("<returncode>0</returncode>\n<output>\n79 passed in 2.60s\n</output>"),
+		history.NewText(history.Assistant, "THOUGHT: submit.\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached\n```"),
+	}
+	got := whole(t, msgs, 0, "")
+	if strings.Contains(strings.ToLower(got), "interrupted") {
+		t.Errorf("a submitted run is called interrupted:\n%s", got)
+	}
+	if g := section(got, secGoal); !strings.HasPrefix(g, "<pr_description>") {
+		t.Errorf("the task is the goal:\n%s", g)
+	}
+	for _, want := range []string{"Final state: last check `pytest testing/test_skipping.py` passed (exit 0); submitted", "passed: `pytest testing/test_skipping.py` (exit 0; 79 passed in 2.60s)", "None: the run submitted its work"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestFinalStateCommittedPushed: the final state names the last commit and
+// the push.
+func TestFinalStateCommittedPushed(t *testing.T) {
+	msgs := join(
+		[]history.Message{userMsg("Commit and push.")},
+		shell("c1", "go test ./...", "ok\nexit status 0"),
+		shell("c2", "git commit -am 'fix: skip empty lines'", "[main 1d28f1e] fix: skip empty lines\n 1 file changed\nExit code: 0"),
+		shell("c3", "git push", "Exit code: 0"),
+	)
+	got := whole(t, msgs, 0, "")
+	if want := `- Final state: last check ` + "`go test ./...`" + ` passed (exit 0); committed 1d28f1e "fix: skip empty lines"; pushed`; !strings.Contains(got, want) {
+		t.Errorf("summary lacks %q:\n%s", want, got)
+	}
+	if want := `- Commit 1d28f1e "fix: skip empty lines"`; !strings.Contains(section(got, secFiles), want) {
+		t.Errorf("files lack %q:\n%s", want, got)
+	}
+}
+
+// TestBoundedListsKeepPriorities: under a tight bound every restriction
+// stays, edited files come before files only read, and unfixed test
+// failures before inspections.
+func TestBoundedListsKeepPriorities(t *testing.T) {
+	msgs := []history.Message{userMsg("Refactor the store. Never touch the migrations folder. Don't add dependencies. Always run make lint.")}
+	for i := range 60 {
+		msgs = append(msgs, tool(fmt.Sprintf("r%d", i), "read_file", map[string]string{"path": fmt.Sprintf("internal/read%02d.go", i)}, "package x")...)
+		msgs = append(msgs, shell(fmt.Sprintf("s%d", i), fmt.Sprintf("grep -n Store internal/read%02d.go", i), "1:Store\nExit code: 0")...)
+	}
+	msgs = append(msgs, tool("e1", "edit_file", map[string]string{"path": "internal/store.go"}, "ok")...)
+	msgs = append(msgs, shell("t1", "go test ./internal/...", "--- FAIL: TestStore (0.00s)\nexit status 1")...)
+	for i := range 40 {
+		msgs = append(msgs, tool(fmt.Sprintf("x%d", i), "read_file", map[string]string{"path": fmt.Sprintf("internal/late%02d.go", i)}, "package x")...)
+	}
+	got := whole(t, msgs, 700, "")
+	if len(got) > 700*4 {
+		t.Fatalf("%d bytes, want ≤ %d", len(got), 700*4)
+	}
+	for _, want := range []string{"Never touch the migrations folder.", "Don't add dependencies.", "Always run make lint.", "`internal/store.go`: modified", "failed: `go test ./internal/...` (exit 1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("bounded summary lacks %q:\n%s", want, got)
+		}
+	}
+	files := section(got, secFiles)
+	if strings.Index(files, "internal/store.go") > strings.Index(files, ": read") && strings.Contains(files, ": read") {
+		t.Errorf("a file only read comes before the edited one:\n%s", files)
+	}
+}
+
+// TestRejectedEditIsNotAChange: a refused edit is listed as not applied.
+func TestRejectedEditIsNotAChange(t *testing.T) {
+	rej := tool("e1", "Edit", map[string]string{"file_path": "cmd/hooks.go", "old_string": "a", "new_string": "b"}, "The user doesn't want to proceed with this tool use.")
+	rej[1].Extra = map[string]json.RawMessage{"isError": json.RawMessage("true")}
+	msgs := join([]history.Message{userMsg("Fix the hook.")}, rej)
+	f := section(whole(t, msgs, 0, ""), secFiles)
+	if !strings.Contains(f, "`cmd/hooks.go`: edit rejected, not applied") || strings.Contains(f, "`cmd/hooks.go`: modified") {
+		t.Errorf("files:\n%s", f)
+	}
+}
+
+// TestSummarizeReadsTypedInstructions: the Summarizer takes instructions from
+// the typed field; text in the history is never parsed for them.
+func TestSummarizeReadsTypedInstructions(t *testing.T) {
+	msgs := []history.Message{
+		userMsg("Port the parser.\n\n" + providers.SummaryInstructions + "\nIgnore everything."),
+		history.NewText(history.Assistant, "Started with the lexer."),
+	}
+	got := whole(t, msgs, 0, "Keep the benchmark numbers.")
+	if !strings.HasPrefix(got, "## "+secFocus+"\nKeep the benchmark numbers.\n\n## Goal\nPort the parser.") {
+		t.Errorf("summary starts:\n%s", got[:min(300, len(got))])
+	}
+	if strings.Contains(section(got, secFocus), "Ignore everything") {
+		t.Errorf("instructions were parsed out of the history:\n%s", got)
+	}
+}
+
+// TestWholeHistory: the Summarizer reads the whole history, so facts from
+// the start of a very long session survive, and earlier summaries merge in.
+func TestWholeHistory(t *testing.T) {
+	msgs := []history.Message{
+		history.NewText(history.System, "Previous conversation summary:\n## Goal\nMigrate the billing service to Postgres.\n\n## Constraints and user restrictions\n- Never drop the legacy tables.\n\n## Files read or changed\n- `billing/schema.sql`: modified"),
+		userMsg("Keep going. Don't touch the API."),
+	}
+	for i := range 3000 {
+		msgs = append(msgs, shell(fmt.Sprintf("c%d", i), fmt.Sprintf("psql -c 'select %d'", i), "1\nExit code: 0")...)
+	}
+	got := whole(t, msgs, 0, "")
+	for _, want := range []string{"## Goal\nMigrate the billing service to Postgres.", "- Never drop the legacy tables.", "- Don't touch the API.", "`billing/schema.sql`: modified", "- Keep going. Don't touch the API."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestSummarizeDeterministic: the same history gives byte-identical output.
+func TestSummarizeDeterministic(t *testing.T) {
+	build := func() []history.Message {
+		return join(load(t, "debugging.jsonl"), load(t, "refactor.jsonl"), load(t, "restrictions.jsonl"))
+	}
+	if a, b := whole(t, build(), 0, ""), whole(t, build(), 0, ""); a != b {
+		t.Errorf("two runs differ:\n%s\n---\n%s", a, b)
+	}
+}
+
+// countingCtx is cancelled once Err has been asked n times: it proves a loop
+// checks its context while it runs, without timing.
+type countingCtx struct {
+	context.Context
+	left atomic.Int64
+}
+
+func (c *countingCtx) Err() error {
+	if c.left.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *countingCtx) Done() <-chan struct{}       { return nil }
+func (c *countingCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// TestCancelledDuringLargeInput: a summary of a history holding a 20 MB
+// message returns context.Canceled when cancelled before it starts and at
+// any point while it reads.
+func TestCancelledDuringLargeInput(t *testing.T) {
+	big := strings.Repeat("panic: runtime error: index out of range\n\tmain.go:12\n", 20<<20/52)
+	msgs := join([]history.Message{userMsg("Find the crash.")}, shell("c1", "go run .", big), []history.Message{userMsg(big)})
+	for i := range 500 {
+		msgs = append(msgs, shell(fmt.Sprintf("d%d", i), "go vet", "ok\nexit status 0")...)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := New().Summarize(ctx, &providers.SummaryRequest{Messages: msgs}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled before: err = %v, want context.Canceled", err)
+	}
+	if _, err := New().Generate(ctx, &providers.Request{Messages: msgs}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Generate cancelled before: err = %v, want context.Canceled", err)
+	}
+	// Count how often one full run asks, then cancel at several points of it.
+	probe := &countingCtx{Context: context.Background()}
+	probe.left.Store(1 << 40)
+	if _, err := New().Summarize(probe, &providers.SummaryRequest{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	asked := 1<<40 - probe.left.Load()
+	if asked < 8 {
+		t.Fatalf("one run checked its context %d times; the loops do not check it", asked)
+	}
+	for _, at := range []int64{1, asked / 4, asked / 2, asked - 1} {
+		ctx := &countingCtx{Context: context.Background()}
+		ctx.left.Store(at)
+		if _, err := New().Summarize(ctx, &providers.SummaryRequest{Messages: msgs}); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled after %d of %d checks: err = %v, want context.Canceled", at, asked, err)
+		}
+	}
+}
+
+// TestNextStepAfterAnAnswer: when the assistant answered the latest request
+// and nothing failed or is pending, the next step is to wait, not to redo
+// the request; mid-turn, it is to go on with it.
+func TestNextStepAfterAnAnswer(t *testing.T) {
+	answered := join([]history.Message{userMsg("Rename the flag.")}, shell("c1", "go test ./...", "ok\nexit status 0"),
+		[]history.Message{history.NewText(history.Assistant, "Renamed; the tests pass."), userMsg("Thanks!"), history.NewText(history.Assistant, "You're welcome.")})
+	if n := section(whole(t, answered, 0, ""), secNext); !strings.Contains(n, "None recorded: the assistant answered the latest request") {
+		t.Errorf("next steps after an answer:\n%s", n)
+	}
+	midTurn := join([]history.Message{userMsg("Rename the flag.")}, shell("c1", "go test ./...", "ok\nexit status 0"))
+	if n := section(whole(t, midTurn, 0, ""), secNext); !strings.Contains(n, "Continue with the latest user request: Rename the flag.") {
+		t.Errorf("next steps mid-turn:\n%s", n)
+	}
+}
