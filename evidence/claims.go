@@ -88,10 +88,10 @@ func matchCommand(s, dir string, rec *Record) int {
 	p = strings.TrimSpace(p)
 	for i := len(rec.Checks) - 1; i >= 0; i-- {
 		c := rec.Checks[i].Command
-		if WorkDir(c) != dir && c != s {
+		if rec.Checks[i].Dir != dir && c != s {
 			continue
 		}
-		n := Normalize(c)
+		n := rec.Checks[i].Normalized
 		if n == s || c == s || clipped && len(p) >= 8 && strings.HasPrefix(n, p) {
 			return i
 		}

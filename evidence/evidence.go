@@ -92,11 +92,15 @@ func (a *Action) HasResult() bool { return a.Result >= 0 }
 // Check is one run of a command.
 type Check struct {
 	Command string
-	Outcome Outcome
-	Exit    int
-	HasExit bool
-	Index   int // message index of the call
-	Action  int // index in Record.Actions
+	// Normalized is Normalize(Command) and Dir is WorkDir(Command): together
+	// they identify the command.
+	Normalized string
+	Dir        string
+	Outcome    Outcome
+	Exit       int
+	HasExit    bool
+	Index      int // message index of the call
+	Action     int // index in Record.Actions
 	// FixedBy is the index in Record.Checks of a later passing run that
 	// covers this failed one (the same command, or one that contains all its
 	// words), -1 when none.
@@ -483,7 +487,7 @@ func (x *extractor) record(a Action) {
 
 // check records a shell action as a check.
 func (x *extractor) check(ai int, a *Action) {
-	c := Check{Command: a.Command, Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
+	c := Check{Command: a.Command, Normalized: Normalize(a.Command), Dir: WorkDir(a.Command), Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
 	switch {
 	case !a.HasResult() && isSubmit(a):
 		c.Outcome = Submitted
@@ -548,7 +552,7 @@ func (x *extractor) finish() error {
 		if err := x.tick(); err != nil {
 			return err
 		}
-		k := Normalize(r.Checks[i].Command) + "\x00" + WorkDir(r.Checks[i].Command)
+		k := r.Checks[i].Normalized + "\x00" + r.Checks[i].Dir
 		nextPass[i] = -1
 		if j, ok := seen[k]; ok {
 			nextPass[i] = j
