@@ -142,7 +142,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	}
 	if f.priorGoal != "" {
 		if f.goal != "" {
-			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 0, order: -1}}, f.requests...)
+			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 1 << 20, order: -1}}, f.requests...)
 		}
 		f.goal = f.priorGoal
 	}
