@@ -134,7 +134,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 			}
 			f.requests = append(f.requests, entry{text: clip(text, requestChars), prio: prio, order: i})
 		}
-		for _, s := range sentences(text) {
+		for _, s := range sentences(proseOf(text)) { // not the logs and code the user pasted
 			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") {
 				f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: 1, order: i})
 			}

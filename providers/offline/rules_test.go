@@ -339,3 +339,13 @@ func TestNextStepAfterAnAnswer(t *testing.T) {
 		t.Errorf("next steps mid-turn:\n%s", n)
 	}
 }
+
+// TestPastedCodeIsNotARestriction: sentences inside a block of code or log
+// the user pasted are not the user's restrictions.
+func TestPastedCodeIsNotARestriction(t *testing.T) {
+	msgs := []history.Message{userMsg("CI fails, see below. Don't touch the fixtures.\n```\nWARN: you should never see this in production\n```")}
+	r := section(whole(t, msgs, 0, ""), secRestrict)
+	if !strings.Contains(r, "Don't touch the fixtures.") || strings.Contains(r, "never see this") {
+		t.Errorf("restrictions:\n%s", r)
+	}
+}
