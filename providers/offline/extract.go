@@ -118,8 +118,13 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 			f.mergePrior(text)
 			continue
 		}
-		if rec.Origins[i] == evidence.OriginTyped {
+		switch rec.Origins[i] {
+		case evidence.OriginTyped:
 			typed = append(typed, i)
+		case evidence.OriginSummary:
+			// Another summarizer's note (the agent's own compaction): what it
+			// says of the earlier conversation may be all that is left of it.
+			f.requests = append(f.requests, entry{text: "(the agent's own summary of the earlier conversation) " + clip(summaryBody(cutBytes(text, maxUserScan)), 600), prio: 1 << 21, order: i})
 		}
 	}
 	for n, i := range typed {
@@ -884,6 +889,18 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	default:
 		f.next = append(f.next, entry{text: "Continue with the latest user request: " + clip(msgs[lastTyped].Text(), 200), prio: 10, order: 1 << 30})
 	}
+}
+
+// summaryLabelRE matches the label line that starts the summary proper in
+// a note that first shows its reasoning ("Analysis: …" then "Summary:").
+var summaryLabelRE = regexp.MustCompile(`(?mi)^\s*(?:#+\s*)?summary:?\s*$|<summary>`)
+
+// summaryBody returns a note from its summary proper on, when it labels it.
+func summaryBody(text string) string {
+	if loc := summaryLabelRE.FindStringIndex(text); loc != nil {
+		return text[loc[1]:]
+	}
+	return text
 }
 
 // proseOf returns the text of an assistant message without its fenced blocks.
