@@ -25,7 +25,10 @@
 // boundaries: one long agent turn is a single group, and dropping it whole
 // drops the work. A fork sends the newest batches whole and every older one
 // as a bounded preview that keeps ids, short arguments (commands, paths) and
-// the output lines carrying exit codes, errors and paths; the continuity
+// the output lines carrying exit codes, errors and paths, led by a
+// "[cut; the full output showed …]" note of the exit code, errors and
+// changed files (from the history's evidence record, package evidence) that
+// the cut hides; what the user typed is previewed first. The continuity
 // tail keeps the newest whole batches of the agent's last turn even when a
 // short user follow-up comes after it.
 //
