@@ -366,6 +366,24 @@ func (x *extractor) run() error {
 				x.addError(i, clip(l, errorChars), false, ErrTool)
 			}
 		case OriginInjected:
+			if cmd, ok := tagBody(m.Text(), "bash-input"); ok && cmd != "" {
+				// A command the user ran through the harness ("!make test"):
+				// its output is in the next message.
+				res, out := -1, ""
+				if i+1 < len(x.msgs) {
+					next := x.msgs[i+1].Text()
+					stdout, ok1 := tagBody(next, "bash-stdout")
+					stderr, ok2 := tagBody(next, "bash-stderr")
+					if ok1 || ok2 {
+						res, out = i+1, strings.TrimSpace(stdout+"\n"+stderr)
+					}
+				}
+				a := Action{Index: i, Result: res, Tool: "user", Command: cmd, Output: out}
+				if res >= 0 {
+					a.Exit, a.HasExit = textExit(out)
+				}
+				x.record(a)
+			}
 			x.textChanges(i, m.Text())
 			if x.r.WorkDir == "" {
 				x.r.WorkDir = cwdOf(m.Text())
@@ -421,6 +439,21 @@ func (x *extractor) textAction(i int, cmd string, res int) {
 	a.Output, a.Exit, a.HasExit = resultOf(raw)
 	x.record(a)
 	x.noteOpenFile(raw)
+}
+
+// tagBody returns the trimmed content of the first <tag>…</tag> block of text.
+func tagBody(text, tag string) (string, bool) {
+	t := headOf(text, maxScan)
+	i := strings.Index(t, "<"+tag+">")
+	if i < 0 {
+		return "", false
+	}
+	rest := t[i+len(tag)+2:]
+	j := strings.Index(rest, "</"+tag+">")
+	if j < 0 {
+		return strings.TrimSpace(rest), true
+	}
+	return strings.TrimSpace(rest[:j]), true
 }
 
 var cwdRE = regexp.MustCompile(`<cwd>\s*([^<\n]+?)\s*</cwd>`)
