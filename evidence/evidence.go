@@ -92,11 +92,15 @@ func (a *Action) HasResult() bool { return a.Result >= 0 }
 // Check is one run of a command.
 type Check struct {
 	Command string
-	Outcome Outcome
-	Exit    int
-	HasExit bool
-	Index   int // message index of the call
-	Action  int // index in Record.Actions
+	// Normalized is Normalize(Command) and Dir is WorkDir(Command): together
+	// they identify the command.
+	Normalized string
+	Dir        string
+	Outcome    Outcome
+	Exit       int
+	HasExit    bool
+	Index      int // message index of the call
+	Action     int // index in Record.Actions
 	// FixedBy is the index in Record.Checks of a later passing run that
 	// covers this failed one (the same command, or one that contains all its
 	// words), -1 when none.
@@ -362,6 +366,24 @@ func (x *extractor) run() error {
 				x.addError(i, clip(l, errorChars), false, ErrTool)
 			}
 		case OriginInjected:
+			if cmd, ok := tagBody(m.Text(), "bash-input"); ok && cmd != "" {
+				// A command the user ran through the harness ("!make test"):
+				// its output is in the next message.
+				res, out := -1, ""
+				if i+1 < len(x.msgs) {
+					next := x.msgs[i+1].Text()
+					stdout, ok1 := tagBody(next, "bash-stdout")
+					stderr, ok2 := tagBody(next, "bash-stderr")
+					if ok1 || ok2 {
+						res, out = i+1, strings.TrimSpace(stdout+"\n"+stderr)
+					}
+				}
+				a := Action{Index: i, Result: res, Tool: "user", Command: cmd, Output: out}
+				if res >= 0 {
+					a.Exit, a.HasExit = textExit(out)
+				}
+				x.record(a)
+			}
 			x.textChanges(i, m.Text())
 			if x.r.WorkDir == "" {
 				x.r.WorkDir = cwdOf(m.Text())
@@ -417,6 +439,21 @@ func (x *extractor) textAction(i int, cmd string, res int) {
 	a.Output, a.Exit, a.HasExit = resultOf(raw)
 	x.record(a)
 	x.noteOpenFile(raw)
+}
+
+// tagBody returns the trimmed content of the first <tag>…</tag> block of text.
+func tagBody(text, tag string) (string, bool) {
+	t := headOf(text, maxScan)
+	i := strings.Index(t, "<"+tag+">")
+	if i < 0 {
+		return "", false
+	}
+	rest := t[i+len(tag)+2:]
+	j := strings.Index(rest, "</"+tag+">")
+	if j < 0 {
+		return strings.TrimSpace(rest), true
+	}
+	return strings.TrimSpace(rest[:j]), true
 }
 
 var cwdRE = regexp.MustCompile(`<cwd>\s*([^<\n]+?)\s*</cwd>`)
@@ -483,7 +520,7 @@ func (x *extractor) record(a Action) {
 
 // check records a shell action as a check.
 func (x *extractor) check(ai int, a *Action) {
-	c := Check{Command: a.Command, Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
+	c := Check{Command: a.Command, Normalized: Normalize(a.Command), Dir: WorkDir(a.Command), Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
 	switch {
 	case !a.HasResult() && isSubmit(a):
 		c.Outcome = Submitted
@@ -548,7 +585,7 @@ func (x *extractor) finish() error {
 		if err := x.tick(); err != nil {
 			return err
 		}
-		k := Normalize(r.Checks[i].Command) + "\x00" + WorkDir(r.Checks[i].Command)
+		k := r.Checks[i].Normalized + "\x00" + r.Checks[i].Dir
 		nextPass[i] = -1
 		if j, ok := seen[k]; ok {
 			nextPass[i] = j

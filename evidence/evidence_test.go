@@ -603,3 +603,18 @@ func TestHarnessRejectsMalformedCall(t *testing.T) {
 		t.Error("a finish followed by more work counts as how the record ends")
 	}
 }
+
+// TestHarnessUserCommand: a command the user ran through the harness's tag
+// blocks is a check with the output the next block shows.
+func TestHarnessUserCommand(t *testing.T) {
+	r := extract(t, one(user("Why is CI red?")),
+		one(user("<bash-input>make test</bash-input>")),
+		one(user("<bash-stdout>--- FAIL: TestA (0.00s)\nFAIL</bash-stdout><bash-stderr>exit status 1</bash-stderr>")),
+	)
+	if len(r.Checks) != 1 || r.Checks[0].Command != "make test" || r.Checks[0].Outcome != Failed || r.Checks[0].Exit != 1 {
+		t.Errorf("checks = %+v", r.Checks)
+	}
+	if r.Origins[1] != OriginInjected || r.Origins[2] != OriginInjected {
+		t.Errorf("origins = %v", r.Origins)
+	}
+}

@@ -110,3 +110,28 @@ func TestRecompactionSupersedesEarlierSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestAssistantClaimsAreNotRepeated: the summary does not repeat what the
+// assistant said when the record contradicts it.
+func TestAssistantClaimsAreNotRepeated(t *testing.T) {
+	msgs := []history.Message{history.NewText(history.User, "Fix the tests.")}
+	msgs = append(msgs, step("c1", "bash", map[string]string{"command": "go test ./..."}, "--- FAIL: TestX (0.00s)\nexit status 1", false)...)
+	rej := step("c2", "Edit", map[string]string{"file_path": "x.go", "old_string": "a", "new_string": "b"}, "The user rejected the edit.", true)
+	msgs = append(msgs, rej...)
+	msgs = append(msgs, history.NewText(history.Assistant, "I modified `x.go` because the loop was wrong. Now `go test ./...` passes."))
+	resp, err := offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := resp.Message.Text()
+	rec, err := evidence.Extract(context.Background(), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ledger.Contradictions(text, rec); len(c) > 0 {
+		t.Errorf("contradicted claims:\n%s\n--- summary:\n%s", strings.Join(c, "\n"), text)
+	}
+	if !strings.Contains(text, "Assistant then replied: (a reply whose claims the record contradicts") {
+		t.Errorf("the contradicted reply is not flagged:\n%s", text)
+	}
+}

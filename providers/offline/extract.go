@@ -64,6 +64,7 @@ type facts struct {
 	files        []entry
 	errors       []entry
 	next         []entry
+	rec          *evidence.Record
 	root         string          // the folder paths are shown relative to, "" for none
 	workDir      string          // the workspace folder the harness reported
 	ran          map[string]bool // commands of the record, as shown
@@ -87,7 +88,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &facts{prior: map[string][]string{}}
+	f := &facts{prior: map[string][]string{}, rec: rec}
 	f.root = workspaceRoot(rec)
 	f.workDir = rec.WorkDir
 	f.ran, f.answered = map[string]bool{}, map[string]bool{}
@@ -117,8 +118,13 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 			f.mergePrior(text)
 			continue
 		}
-		if rec.Origins[i] == evidence.OriginTyped {
+		switch rec.Origins[i] {
+		case evidence.OriginTyped:
 			typed = append(typed, i)
+		case evidence.OriginSummary:
+			// Another summarizer's note (the agent's own compaction): what it
+			// says of the earlier conversation may be all that is left of it.
+			f.requests = append(f.requests, entry{text: "(the agent's own summary of the earlier conversation) " + clip(summaryBody(cutBytes(text, maxUserScan)), 600), prio: 1 << 21, order: i})
 		}
 	}
 	for n, i := range typed {
@@ -133,7 +139,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 			}
 			f.requests = append(f.requests, entry{text: clip(text, requestChars), prio: prio, order: i})
 		}
-		for _, s := range sentences(text) {
+		for _, s := range sentences(proseOf(text)) { // not the logs and code the user pasted
 			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") {
 				f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: 1, order: i})
 			}
@@ -141,7 +147,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	}
 	if f.priorGoal != "" {
 		if f.goal != "" {
-			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 0, order: -1}}, f.requests...)
+			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 1 << 20, order: -1}}, f.requests...)
 		}
 		f.goal = f.priorGoal
 	}
@@ -698,7 +704,7 @@ func (f *facts) noteAssistant(ctx context.Context, msgs []history.Message, rec *
 		}
 		t = cutBytes(t, 16<<10)
 		for _, s := range sentences(t) {
-			if decisionRE.MatchString(s) && len(s) >= 20 {
+			if decisionRE.MatchString(s) && len(s) >= 20 && !f.contradicted(s) {
 				k := strings.ToLower(s)
 				if !seen[k] {
 					seen[k] = true
@@ -741,6 +747,23 @@ func (f *facts) noteAssistant(ctx context.Context, msgs []history.Message, rec *
 		}
 		f.decisions = append(f.decisions, entry{text: "Code discussed most: " + strings.Join(names, ", "), prio: 1 << 30, order: 1 << 30})
 	}
+}
+
+// contradicted reports whether text quoted from the assistant claims what the
+// record contradicts (a check it says passed failed, a file it says it
+// changed was not): the summary does not repeat such a claim.
+func (f *facts) contradicted(text string) bool {
+	return len(evidence.Contradictions(clip(text, 600), f.rec)) > 0
+}
+
+// quote returns the assistant's text for a summary line, or a note that it
+// claims what the record contradicts.
+func (f *facts) quote(text string, n int) string {
+	q := clip(text, n)
+	if f.contradicted(q) {
+		return "(a reply whose claims the record contradicts; see Checks and Files)"
+	}
+	return q
 }
 
 // isCodeIdent keeps identifiers that look like code (snake_case, camelCase,
@@ -793,16 +816,16 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	case lastAct != nil && lastAct.Index >= lastTextIdx:
 		f.doing = append(f.doing, "Latest assistant step: "+f.describe(lastAct))
 	case lastText != "":
-		f.doing = append(f.doing, "Latest assistant step: "+clip(lastText, 300))
+		f.doing = append(f.doing, "Latest assistant step: "+f.quote(lastText, 300))
 	}
 	if lastAct != nil {
 		f.last = append(f.last, "Action: "+f.describe(lastAct))
 		f.last = append(f.last, "Result: "+f.result(rec, lastAct))
 		if lastTextIdx > lastAct.Index {
-			f.last = append(f.last, "Assistant then replied: "+clip(lastText, 500))
+			f.last = append(f.last, "Assistant then replied: "+f.quote(lastText, 500))
 		}
 	} else if lastText != "" {
-		f.last = append(f.last, "Assistant replied: "+clip(lastText, 300))
+		f.last = append(f.last, "Assistant replied: "+f.quote(lastText, 300))
 	}
 	if fs := f.finalState(rec); fs != "" {
 		f.last = append(f.last, fs)
@@ -851,7 +874,7 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	}
 	if lastText != "" && lastTextIdx > lastTyped {
 		for _, s := range sentences(lastText) {
-			if nextRE.MatchString(s) {
+			if nextRE.MatchString(s) && !f.contradicted(s) {
 				f.next = append(f.next, entry{text: clip(s, sentenceChars), prio: 50000, order: 1 << 29})
 			}
 		}
@@ -866,6 +889,18 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	default:
 		f.next = append(f.next, entry{text: "Continue with the latest user request: " + clip(msgs[lastTyped].Text(), 200), prio: 10, order: 1 << 30})
 	}
+}
+
+// summaryLabelRE matches the label line that starts the summary proper in
+// a note that first shows its reasoning ("Analysis: …" then "Summary:").
+var summaryLabelRE = regexp.MustCompile(`(?mi)^\s*(?:#+\s*)?summary:?\s*$|<summary>`)
+
+// summaryBody returns a note from its summary proper on, when it labels it.
+func summaryBody(text string) string {
+	if loc := summaryLabelRE.FindStringIndex(text); loc != nil {
+		return text[loc[1]:]
+	}
+	return text
 }
 
 // proseOf returns the text of an assistant message without its fenced blocks.

@@ -339,3 +339,29 @@ func TestNextStepAfterAnAnswer(t *testing.T) {
 		t.Errorf("next steps mid-turn:\n%s", n)
 	}
 }
+
+// TestPastedCodeIsNotARestriction: sentences inside a block of code or log
+// the user pasted are not the user's restrictions.
+func TestPastedCodeIsNotARestriction(t *testing.T) {
+	msgs := []history.Message{userMsg("CI fails, see below. Don't touch the fixtures.\n```\nWARN: you should never see this in production\n```")}
+	r := section(whole(t, msgs, 0, ""), secRestrict)
+	if !strings.Contains(r, "Don't touch the fixtures.") || strings.Contains(r, "never see this") {
+		t.Errorf("restrictions:\n%s", r)
+	}
+}
+
+// TestAgentsOwnSummaryIsCarried: a continuation summary the agent wrote
+// itself is not the user's request, but what it says of the earlier
+// conversation is carried, from its summary proper.
+func TestAgentsOwnSummaryIsCarried(t *testing.T) {
+	note := userMsg("This session is being continued from a previous conversation.\n\nAnalysis:\nLet me think.\n\nSummary:\n1. Primary Request and Intent: migrate the store to Postgres.")
+	note.Extra = map[string]json.RawMessage{"isCompactSummary": json.RawMessage("true")}
+	got := whole(t, []history.Message{note, userMsg("Go on with the migration.")}, 0, "")
+	g := section(got, secGoal)
+	if !strings.HasPrefix(g, "Go on with the migration.") || !strings.Contains(g, "(the agent's own summary of the earlier conversation) 1. Primary Request and Intent: migrate the store to Postgres.") {
+		t.Errorf("goal:\n%s", g)
+	}
+	if strings.Contains(g, "Let me think") {
+		t.Errorf("the note's reasoning was carried:\n%s", g)
+	}
+}

@@ -1,0 +1,247 @@
+package evidence
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Contradictions returns the claims of a summary (or of any text written
+// about the record) that the record contradicts. A claim is read from one line of the summary:
+//
+//   - a check: the line's first backquoted string is a command the record
+//     ran, and the line says it passed (or exit 0) while the record's last
+//     run of it failed, or says it failed while its last run passed (unless
+//     the line says a later run fixed it);
+//   - a file change: a backquoted path on a line that says it was modified,
+//     created, deleted, edited, written or moved, while the record shows no
+//     change to it (the edit was rejected, or the file was only read);
+//   - an interruption: a line that says a call was interrupted while every
+//     call of the record has a result (or the call it names has one);
+//   - the final state: a line about the final state that says the work was
+//     submitted, committed or pushed while the record shows no such step.
+//
+// The user's own words that a summary quotes are not its claims: the
+// sections about the goal, the requests, the restrictions and the focus,
+// and lines that give the user's latest request, are skipped.
+func Contradictions(summary string, rec *Record) []string {
+	var out []string
+	quoting := false
+	for _, raw := range strings.Split(summary, "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			quoting = userSectionRE.MatchString(line)
+			continue
+		}
+		if quoting || userLineRE.MatchString(line) {
+			continue
+		}
+		lower := strings.ToLower(line)
+		ticks := backquoted(line)
+		if c := checkClaim(line, lower, ticks, rec); c != "" {
+			out = append(out, c)
+		}
+		out = append(out, fileClaims(line, lower, ticks, rec)...)
+		if c := interruptClaim(line, lower, rec); c != "" {
+			out = append(out, c)
+		}
+		out = append(out, finalClaims(line, lower, rec)...)
+	}
+	return out
+}
+
+var (
+	userSectionRE = regexp.MustCompile(`(?i)\b(goal|request|constraint|restriction|instruction|focus|task)`)
+	userLineRE    = regexp.MustCompile(`(?i)^\W*(latest |later |last )?(user('s)? )?(request|asked|said|wrote)\b|\buser (request|asked|said|wrote)\b|\(pasted by the user\)`)
+)
+
+var tickRE = regexp.MustCompile("`([^`\n]+)`")
+
+func backquoted(line string) []string {
+	var out []string
+	for _, m := range tickRE.FindAllStringSubmatch(line, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+var (
+	passWordRE  = regexp.MustCompile(`(?i)\b(passed|passes|succeeded|exit 0|exit code 0)\b`)
+	claimFailRE = regexp.MustCompile(`(?i)\b(failed|fails|failing|exit [1-9]\d*|exit code [1-9]\d*)\b`)
+	fixedRE     = regexp.MustCompile(`(?i)\b(fixed|later (run )?passed|then passed|since passed|resolved)\b`)
+)
+
+// matchCommand returns the index in rec.Checks of the last run of the
+// command a summary names (exactly, or clipped with "…"), -1 when none.
+//
+// Commands compare in their normalized form (Normalize); a clipped
+// one names the last run of any command it is a prefix of, as a summary that
+// groups runs by what it shows means it.
+//
+// A command followed by " in `DIR`" ran in DIR (WorkDir); one
+// without ran where the record's command does not say.
+func matchCommand(s, dir string, rec *Record) int {
+	p, clipped := strings.CutSuffix(s, "…")
+	p = strings.TrimSpace(p)
+	for i := len(rec.Checks) - 1; i >= 0; i-- {
+		c := rec.Checks[i].Command
+		if rec.Checks[i].Dir != dir && c != s {
+			continue
+		}
+		n := rec.Checks[i].Normalized
+		if n == s || c == s || clipped && len(p) >= 8 && strings.HasPrefix(n, p) {
+			return i
+		}
+	}
+	return -1
+}
+
+func checkClaim(line, lower string, ticks []string, rec *Record) string {
+	if len(ticks) == 0 {
+		return ""
+	}
+	at := strings.Index(line, "`"+ticks[0]+"`")
+	after := line[at+len(ticks[0])+2:]
+	dir := ""
+	if len(ticks) > 1 && strings.HasPrefix(after, " in `"+ticks[1]+"`") {
+		dir = ticks[1]
+		after = after[len(" in `"+ticks[1]+"`"):]
+	}
+	i := matchCommand(ticks[0], dir, rec)
+	if i < 0 {
+		return ""
+	}
+	last := rec.Checks[i]
+	// Only the text before the first command and right after it speaks about it.
+	claim := line[:at] + after
+	if j := strings.Index(after, "`"); j >= 0 {
+		claim = line[:at] + after[:j]
+	}
+	passes, fails := passWordRE.MatchString(claim), claimFailRE.MatchString(claim)
+	switch {
+	case passes && !fails && last.Outcome == Failed:
+		return fmt.Sprintf("says `%s` passed; its last run failed (%s)", ticks[0], exitText(last))
+	case fails && !passes && last.Outcome == Passed && !fixedRE.MatchString(claim):
+		return fmt.Sprintf("says `%s` failed; its last run passed", ticks[0])
+	}
+	return ""
+}
+
+func exitText(c Check) string {
+	if c.HasExit {
+		return fmt.Sprintf("exit %d", c.Exit)
+	}
+	return "flagged as an error"
+}
+
+var (
+	changeWordRE  = regexp.MustCompile(`(?i)\b(modified|created|deleted|edited|written|wrote|moved|renamed|changed|updated|patched)\b`)
+	negatedEditRE = regexp.MustCompile(`(?i)\b(rejected|not applied|was not|were not|never|failed|refused|denied|no change|only read|reverted)\b`)
+)
+
+// fileClaims reads the paths a line says were changed.
+func fileClaims(line, lower string, ticks []string, rec *Record) []string {
+	if len(ticks) == 0 || !changeWordRE.MatchString(line) || negatedEditRE.MatchString(line) {
+		return nil
+	}
+	var out []string
+	for _, t := range ticks {
+		if strings.ContainsAny(t, " \t") || !strings.Contains(t, "/") && !strings.Contains(t, ".") {
+			continue
+		}
+		known, changed := pathStatus(t, rec)
+		if known && !changed {
+			out = append(out, fmt.Sprintf("says `%s` was changed; the record shows no change to it", t))
+		}
+	}
+	return out
+}
+
+// pathStatus reports whether the record knows path (changed, rejected or
+// read) and whether it was changed. Paths match on equality or on a
+// trailing path segment boundary (relative against absolute).
+func pathStatus(p string, rec *Record) (known, changed bool) {
+	same := func(a string) bool {
+		return a == p || strings.HasSuffix(a, "/"+p) || strings.HasSuffix(p, "/"+a)
+	}
+	for _, c := range rec.Changes {
+		if same(c.Path) || (c.From != "" && same(c.From)) {
+			return true, true
+		}
+	}
+	for _, c := range rec.Rejected {
+		if same(c.Path) {
+			known = true
+		}
+	}
+	for _, r := range rec.Reads {
+		if same(r) {
+			known = true
+		}
+	}
+	return known, false
+}
+
+var (
+	interruptRE = regexp.MustCompile(`(?i)\binterrupted\b`)
+	notInterRE  = regexp.MustCompile(`(?i)\b(not|never|no call was|nothing was)\b[^.]{0,20}\binterrupted\b`)
+	callIDRE    = regexp.MustCompile(`\b(call[_-]?[A-Za-z0-9_-]+|toolu_[A-Za-z0-9]+)\b`)
+)
+
+func interruptClaim(line, lower string, rec *Record) string {
+	if !interruptRE.MatchString(line) || notInterRE.MatchString(line) || strings.Contains(lower, "user") {
+		return ""
+	}
+	for _, id := range callIDRE.FindAllString(line, -1) {
+		for _, a := range rec.Actions {
+			if a.CallID == id && a.HasResult() {
+				return fmt.Sprintf("says call %s was interrupted; it has a result", id)
+			}
+		}
+	}
+	for _, a := range rec.Actions {
+		if !a.HasResult() {
+			return ""
+		}
+	}
+	return "says a call was interrupted; every call of the record has a result"
+}
+
+var (
+	finalLineRE = regexp.MustCompile(`(?i)\bfinal\b|\bended\b|\bend state\b`)
+	claimRE     = map[string]*regexp.Regexp{
+		"submitted": regexp.MustCompile(`(?i)\b(was |were |been )?submitted\b`),
+		"committed": regexp.MustCompile(`(?i)\b(was |were |been )?committed\b`),
+		"pushed":    regexp.MustCompile(`(?i)\b(was |were |been )?pushed\b`),
+	}
+	notClaimRE = regexp.MustCompile(`(?i)\b(not|never|nothing|no)\b[^.,;]{0,20}$`)
+)
+
+func finalClaims(line, lower string, rec *Record) []string {
+	if !finalLineRE.MatchString(line) {
+		return nil
+	}
+	var out []string
+	for _, k := range []string{"committed", "pushed", "submitted"} {
+		loc := claimRE[k].FindStringIndex(line)
+		if loc == nil || notClaimRE.MatchString(line[:loc[0]]) {
+			continue
+		}
+		ok := false
+		switch k {
+		case "submitted":
+			ok = rec.Final.Submitted
+		case "committed":
+			ok = len(rec.Final.Commits) > 0
+		case "pushed":
+			ok = rec.Final.Pushed
+		}
+		if !ok {
+			out = append(out, fmt.Sprintf("says the work was %s; the record shows no such step", k))
+		}
+	}
+	return out
+}
