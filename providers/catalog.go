@@ -24,6 +24,9 @@ type ModelInfo struct {
 	// ContextEdits reports that the model accepts the Anthropic clearing
 	// edits (clear_thinking_20251015, clear_tool_uses_20250919).
 	ContextEdits bool
+	// Cache overrides the route's prompt-cache pricing in [[models]]
+	// entries (zero fields: not set); see [Catalog.Cost].
+	Cache CacheCost
 }
 
 // Catalog is an ordered list of extra model entries in front of the built-in

@@ -282,6 +282,9 @@ type Stats struct {
 	Compactions         int         `json:"compactions"`
 	LastCompaction      *Boundary   `json:"lastCompaction,omitempty"`
 	Cache               *CacheStats `json:"cache,omitempty"`
+	// Reuse predicts the prompt-cache reuse and cost of the request (see
+	// cache.go).
+	Reuse *ReuseStats `json:"reuse,omitempty"`
 }
 
 // CacheStats track the provider's prompt-cache reuse as reported by

@@ -28,6 +28,7 @@ type env struct {
 	th       compaction.Thresholds
 	clear    clearing.Policy
 	budget   clearing.Budget
+	cost     providers.CacheCost // the route's cache pricing (cache.go)
 }
 
 // env resolves the environment of route r with the given reserved output
@@ -54,8 +55,10 @@ func (s *Session) env(r route, reserved *int, prefix int) *env {
 	e.th = compaction.Readiness(e.capacity, e.reserved, pol.AutoCompaction.ThresholdTokens, pol.AutoCompaction.ThresholdRatio, e.rp)
 	tc := pol.ToolResultClearing
 	e.clear = clearing.Policy{Enabled: tc.Enabled, TriggerTokens: tc.TriggerTokens, KeepToolUses: tc.KeepToolUses,
-		KeepRecentToolBatches: tc.KeepRecentToolBatches, ClearToolInputs: tc.ClearToolInputs}
-	e.budget = clearing.Budget{Capacity: e.capacity, ReservedOutput: e.reserved, Prefix: prefix}
+		KeepRecentToolBatches: tc.KeepRecentToolBatches, ClearToolInputs: tc.ClearToolInputs,
+		ClearAtLeastTokens: tc.ClearAtLeastTokens, CacheAware: tc.CacheAware}
+	e.budget = clearing.Budget{Capacity: e.capacity, ReservedOutput: e.reserved, Prefix: prefix, Ceiling: e.ceiling()}
+	e.cost = cat.Cost(e.route.Provider, r.Model)
 	return e
 }
 
@@ -87,6 +90,8 @@ type projection struct {
 	original int // estimate of the normalized history before clearing
 	tokens   int // estimate of msgs
 	trimmed  bool
+	horizon  clearing.Horizon // the cleared horizon after this projection
+	cold     bool             // the route's prompt cache had expired
 }
 
 // project normalizes msgs and clears old tool results (steps 2 and 3 of §5).
@@ -94,8 +99,11 @@ type projection struct {
 func (s *Session) project(msgs []history.Message, e *env, skipClearing bool) projection {
 	norm, _ := history.Normalize(msgs)
 	var p projection
+	p.horizon, p.cold = s.cache.horizon, s.cache.cold(s.m.now(), e.cost)
 	if e.clear.Enabled && !skipClearing {
-		p.msgs, p.clear = clearing.Clear(s.est, norm, e.clear, e.budget)
+		r := clearing.Project(s.est, norm, clearing.Request{Policy: e.clear, Budget: e.budget,
+			Horizon: s.cache.horizon, CacheCold: p.cold, Memo: s.cache.memo})
+		p.msgs, p.clear, p.horizon = r.Messages, r.Stats, r.Horizon
 		p.original, p.tokens = p.clear.OriginalTokens, p.clear.ProjectedTokens
 	} else {
 		p.msgs = norm
@@ -222,7 +230,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	var report *CompactResult
 	auto := e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
 	switch {
-	case auto && proj.tokens+prefix >= e.th.Threshold:
+	case auto && (proj.tokens+prefix >= e.th.Threshold || s.compactWhileCold(e, proj)):
 		res, err := s.compactHistory(ctx, pre, compactJob{
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
 			envelope: envelope, twoPass: s.twoPass, pending: pending,
@@ -255,6 +263,9 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 			return nil, err
 		}
 	}
+	if err := s.keepHorizon(proj.horizon); err != nil {
+		return nil, err
+	}
 
 	// 5. Last rung.
 	s.trim(&proj, e)
@@ -266,6 +277,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		res.ContextManagement = contextEdits(e)
 	}
 	res.Stats = s.stats(e, proj)
+	s.cache.sent(res.Messages, prefix, s.m.now(), *res.Stats.Reuse)
 	s.setSnapshot(res.Stats)
 	s.notifyPressure(res.Stats)
 	return res, nil

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
@@ -52,6 +51,7 @@ type Session struct {
 	artifacts      map[string]bool // artifact ids referenced by events
 	usage          usageState
 	pol            polCache
+	cache          cacheState // cleared horizon, clearing memo, reuse prediction (cache.go)
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats
@@ -223,6 +223,9 @@ func payload[T any](ev store.Event, data any) (T, error) {
 // changes the live history, both live (data is the typed payload) and on
 // replay (data is nil), so a resumed session is exactly what it was.
 func (s *Session) apply(ev store.Event, data any) error {
+	if own, err := s.cache.applyEvent(ev, data); own || err != nil {
+		return err
+	}
 	switch ev.Type {
 	case evMessages:
 		d, err := payload[messagesData](ev, data)
@@ -236,6 +239,7 @@ func (s *Session) apply(ev store.Event, data any) error {
 			return err
 		}
 		s.appendLive(d.Message)
+		s.cache.responded(d.Message, d.Usage, s.route.Provider)
 		if d.Usage != nil {
 			s.usage.record(*d.Usage, s.route.Provider, d.RequestEstimate)
 		}
@@ -301,7 +305,7 @@ func (s *Session) appendLive(msgs ...history.Message) {
 		s.live = append(s.live, msg)
 		s.est.Message(&s.live[len(s.live)-1])
 	}
-	clearing.Warm(s.est, s.live[start:])
+	s.cache.warm(s.est, s.live[start:])
 }
 
 // adoptRoute records a route change given by openSession: an empty provider
