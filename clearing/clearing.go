@@ -55,7 +55,7 @@ type Policy struct {
 }
 
 // DefaultClearAtLeastTokens is the default step of the cleared horizon.
-const DefaultClearAtLeastTokens = 20000
+const DefaultClearAtLeastTokens = 10000
 
 // DefaultPolicy returns the defaults: those of SPEC §7 (enabled, a
 // 40,000-token trigger, 2 tool uses, 2 recent batches, inputs kept) with the
@@ -188,6 +188,28 @@ type Request struct {
 	CacheCold bool
 	// Memo memoizes derived token counts; nil memoizes nothing.
 	Memo *Memo
+	// Pricing is the route's cache pricing; a step is taken only when it
+	// pays for the cache it breaks. Zero: any step of ClearAtLeastTokens
+	// pays.
+	Pricing Pricing
+}
+
+// Pricing is what a route bills per input token, relative to an uncached
+// one: a cached token read, and a token written to the cache.
+type Pricing struct {
+	Read, Write float64
+}
+
+// pays reports whether removing gain tokens from every later request pays
+// for rewriting tail tokens to the cache once: the session is expected to
+// make about as many more requests as it has made (requests), so the step
+// saves gain × read per request over that many requests, and costs
+// tail × (write − read) now.
+func (p Pricing) pays(gain, tail, requests int) bool {
+	if p.Read <= 0 || p.Write <= p.Read {
+		return true
+	}
+	return float64(gain)*p.Read*float64(max(requests/2, 1)) >= float64(max(tail, 0))*(p.Write-p.Read)
 }
 
 // Result is the output of [Project].
@@ -241,11 +263,12 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	sc.structure(msgs)
 	sc.protect(msgs, p, local, &st)
 	ps := pass{est: est, memo: r.Memo, tok: est.Tokenizer(), msgs: msgs, sc: sc, st: &st, limit: len(msgs)}
-	before, held, end := ps.savings(hz.Messages)
+	sv := ps.savings(hz.Messages)
+	before, held, end := sv.before, sv.after, sv.end
 	advance := held > 0
 	if advance && p.Stepped() {
 		switch {
-		case held >= p.ClearAtLeastTokens:
+		case held >= p.ClearAtLeastTokens && r.Pricing.pays(held, sv.tail-held, sv.requests):
 		case p.CacheAware && r.CacheCold:
 		case b.Ceiling > 0 && total-before+b.Prefix >= b.Ceiling:
 		default:
@@ -364,27 +387,45 @@ func (ps *pass) stubOf(i int) (string, int) {
 	return ps.memo.stub(ps.est, ps.tok, m, name, ps.sc.toks[i])
 }
 
-// savings returns what stubbing the clearable results would remove before
-// index from and at or after it, and the index after the last clearable
-// result (0 when there is none).
-func (ps *pass) savings(from int) (before, after, end int) {
+// saving is what stubbing the clearable results would remove before index
+// from and at or after it; end is the index after the last clearable result
+// (0 when there is none), tail the estimate of the messages from the first
+// one at or after from that stubbing would shrink, requests the number of
+// assistant messages (the requests the session has made so far).
+type saving struct {
+	before, after, end, tail, requests int
+}
+
+func (ps *pass) savings(from int) saving {
+	var sv saving
+	first := -1
 	for i := range ps.msgs {
+		if ps.msgs[i].Role == history.Assistant {
+			sv.requests++
+		}
+		if first >= 0 {
+			sv.tail += ps.sc.toks[i]
+		}
 		if !ps.clearable(i) {
 			continue
 		}
-		end = i + 1
+		sv.end = i + 1
 		if IsStub(&ps.msgs[i]) {
 			continue
 		}
 		if _, n := ps.stubOf(i); n < ps.sc.toks[i] {
 			if i < from {
-				before += ps.sc.toks[i] - n
+				sv.before += ps.sc.toks[i] - n
 			} else {
-				after += ps.sc.toks[i] - n
+				sv.after += ps.sc.toks[i] - n
+				if first < 0 {
+					first = i
+					sv.tail = ps.sc.toks[i]
+				}
 			}
 		}
 	}
-	return before, after, end
+	return sv
 }
 
 // replaceResults stubs every unprotected result before ps.limit whose stub

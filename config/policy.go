@@ -84,7 +84,7 @@ func Default() Policy {
 			KeepToolUses:          2,
 			KeepRecentToolBatches: 2,
 			ClearToolInputs:       false,
-			ClearAtLeastTokens:    20000,
+			ClearAtLeastTokens:    10000,
 			CacheAware:            true,
 		},
 		Context: ContextPolicy{

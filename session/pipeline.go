@@ -102,7 +102,8 @@ func (s *Session) project(msgs []history.Message, e *env, skipClearing bool) pro
 	p.horizon, p.cold = s.cache.horizon, s.cache.cold(s.m.now(), e.cost)
 	if e.clear.Enabled && !skipClearing {
 		r := clearing.Project(s.est, norm, clearing.Request{Policy: e.clear, Budget: e.budget,
-			Horizon: s.cache.horizon, CacheCold: p.cold, Memo: s.cache.memo})
+			Horizon: s.cache.horizon, CacheCold: p.cold, Memo: s.cache.memo,
+			Pricing: clearing.Pricing{Read: e.cost.Read, Write: e.cost.Write}})
 		p.msgs, p.clear, p.horizon = r.Messages, r.Stats, r.Horizon
 		p.original, p.tokens = p.clear.OriginalTokens, p.clear.ProjectedTokens
 	} else {

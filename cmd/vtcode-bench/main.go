@@ -54,6 +54,7 @@ type Report struct {
 	Estimation *EstimationResult `json:"estimation"`
 	Compaction []CompactionRow   `json:"compaction"`
 	Memory     *MemoryResult     `json:"memory"`
+	Cost       []CostRow         `json:"cost"` // cost.go
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -82,6 +83,8 @@ type plan struct {
 	daemonTokens, warmup, turns int
 	daemonWindow                int
 	compactCapacities           []int
+	noCost                      bool // skip the cost section (cost.go)
+	costOnly                    bool // run the cost section only
 }
 
 func fullPlan() plan {
@@ -108,6 +111,7 @@ func quickPlan() plan {
 		estPasses: 1, compactReps: 1,
 		daemonTokens: 100_000, warmup: 3, turns: 20, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
+		noCost:            true,
 	}
 }
 
@@ -127,9 +131,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "reduced run: 10k and 100k histories only")
+	costOnly := fs.Bool("cost", false, "run only the prompt-cache cost section (real sessions of ../shared/transcripts)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: vtcode-bench [--quick] [--json] [--cpuprofile file]")
+		fmt.Fprintln(stderr, "usage: vtcode-bench [--quick] [--cost] [--json] [--cpuprofile file]")
 		fmt.Fprintln(stderr, "Measures projection, daemon round trip, estimation, compaction and memory; prints ratios.")
 		fs.PrintDefaults()
 	}
@@ -143,6 +148,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 	p := fullPlan()
 	if *quick {
 		p = quickPlan()
+	}
+	if *costOnly {
+		p.costOnly, p.noCost = true, false
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -183,6 +191,19 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	}
 	rep := &Report{Machine: describeMachine()}
 	logf("%s", rep.Machine)
+	if p.costOnly {
+		dir := transcriptsDir()
+		if dir == "" {
+			return nil, errors.New("cost: no ../shared/transcripts beside the module (set VTCODE_TRANSCRIPTS)")
+		}
+		var err error
+		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
+			return nil, fmt.Errorf("cost: %w", err)
+		}
+		rep.Targets = costTargets(rep.Cost)
+		rep.ElapsedSeconds = time.Since(began).Seconds()
+		return rep, nil
+	}
 
 	// Memory first, while the heap holds nothing else.
 	logf("memory: %s", p.bigName)
@@ -224,7 +245,13 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 
-	rep.Targets = targets(rep, p)
+	if dir := transcriptsDir(); dir != "" && !p.noCost {
+		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
+			return nil, fmt.Errorf("cost: %w", err)
+		}
+	}
+
+	rep.Targets = append(targets(rep, p), costTargets(rep.Cost)...)
 	rep.PeakRSS = peakRSS()
 	rep.Machine.LoadEnd = loadAverage()
 	rep.ElapsedSeconds = time.Since(began).Seconds()
