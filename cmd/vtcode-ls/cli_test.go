@@ -153,7 +153,7 @@ func TestMainJob(t *testing.T) {
 			`debugging-session.jsonl: vtcode-messages, \d+ messages$`,
 			`^route offline, context window 32,000$`,
 			`^ turn   msgs  original  projected  cleared  pressure  reused      cost  state$`,
-			`^ +1 +\d+ +[\d,]+ +[\d,]+ +0 +[\d.]+% +0\.0% +[\d,]+ +ok$`, // nothing cached before the first request
+			`^ +1 +\d+ +[\d,]+ +[\d,]+ +0 +[\d.]+% +0\.0% +[\d,]+ +ok$`,                        // nothing cached before the first request
 			`^ +\d+ +\d+ +[\d,]+ +[\d,]+ +[1-9]\d* +[\d.]+% +[1-9][\d.]*% +[\d,]+ +(ok|warn)$`, // results cleared, prefix reused
 			`^ +compaction \(auto\): mode local, strategy local, \d+ -> \d+ messages, [\d,]+ -> [\d,]+ tokens, `,
 			`^replayed \d+ turns in .*: [1-9]\d* compactions?, up to [1-9]\d* results cleared per request, peak pressure [\d.]+%; final history \d+ messages`,
