@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/vtcode/vtcode-ls/clearing"
@@ -271,4 +272,14 @@ func (s *Session) keepHorizon(h clearing.Horizon) error {
 // later, at the threshold, would break a warm one.
 func (s *Session) compactWhileCold(e *env, p projection) bool {
 	return e.clear.CacheAware && p.cold && !s.cache.last.IsZero() && e.th.Soft > 0 && p.tokens+e.prefix >= e.th.Soft
+}
+
+// clearToolUses is the clear_tool_uses edit of the ladder, with the policy's
+// clear_at_least_tokens as its clear_at_least when positive.
+func clearToolUses(atLeast int) json.RawMessage {
+	if atLeast <= 0 {
+		return json.RawMessage(clearToolUsesEdit)
+	}
+	return json.RawMessage(clearToolUsesEdit[:len(clearToolUsesEdit)-1] +
+		`,"clear_at_least":{"type":"input_tokens","value":` + strconv.Itoa(atLeast) + `}}`)
 }

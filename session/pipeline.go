@@ -311,7 +311,7 @@ const (
 func contextEdits(e *env) json.RawMessage {
 	var edits []json.RawMessage
 	if e.route.SupportsContextEdits {
-		edits = append(edits, json.RawMessage(clearThinkingEdit), json.RawMessage(clearToolUsesEdit))
+		edits = append(edits, json.RawMessage(clearThinkingEdit), clearToolUses(e.clear.ClearAtLeastTokens))
 	}
 	if e.pol.AutoCompaction.Enabled && compaction.StrategyFor(e.route) == compaction.NativeInline {
 		trigger := max(compactTriggerMin, e.th.Threshold)

@@ -142,6 +142,7 @@ type edit struct {
 	Type                 string  `json:"type"`
 	Trigger              *amount `json:"trigger,omitempty"`
 	Keep                 *amount `json:"keep,omitempty"`
+	ClearAtLeast         *amount `json:"clear_at_least,omitempty"`
 	PauseAfterCompaction bool    `json:"pause_after_compaction,omitempty"`
 	Instructions         string  `json:"instructions,omitempty"`
 }
@@ -200,6 +201,9 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 			}
 			edits = append(edits, edit{Type: EditClearToolUses,
 				Trigger: &amount{"input_tokens", ClearToolUsesTrigger}, Keep: &amount{"tool_uses", ClearToolUsesKeep}})
+			if in.ClearAtLeastTokens > 0 {
+				edits[len(edits)-1].ClearAtLeast = &amount{"input_tokens", in.ClearAtLeastTokens}
+			}
 		}
 		edits = append(edits, edit{Type: EditCompact, Trigger: &amount{"input_tokens", max(CompactTriggerFloor, in.TriggerTokens)},
 			PauseAfterCompaction: true, Instructions: in.Instructions})
