@@ -49,8 +49,8 @@ func (s *server) methodTable() map[string]method {
 		"vtcode/listSessions":    {prepare: handler((*server).listSessions)},
 		"vtcode/appendMessages":  {paramsRequired: true, prepare: handler((*server).appendMessages)},
 		"vtcode/history":         {paramsRequired: true, prepare: handler((*server).history)},
-		"vtcode/prepareRequest":  {paramsRequired: true, prepare: handler((*server).prepareRequest)},
-		"vtcode/recordResponse":  {paramsRequired: true, prepare: handler((*server).recordResponse)},
+		"vtcode/prepareRequest":  {paramsRequired: true, prepare: handler((*server).prepareRequestDelta)},
+		"vtcode/recordResponse":  {paramsRequired: true, prepare: handler((*server).recordResponseUsage)},
 		"vtcode/compact":         {paramsRequired: true, prepare: handler((*server).compact)},
 		"vtcode/projectionStats": {paramsRequired: true, snapshot: true, prepare: handler((*server).projectionStats)},
 		"vtcode/setPolicy":       {paramsRequired: true, prepare: handler((*server).setPolicy)},
@@ -154,6 +154,7 @@ func (s *server) initialize(_ context.Context, p *InitializeParams, _ session.Pr
 		}
 	}
 	s.progress.setSupported(p.Capabilities.Window != nil && p.Capabilities.Window.WorkDoneProgress)
+	s.delta.enable(p.Capabilities.Experimental)
 	s.mu.Lock()
 	s.state = stateInitialized
 	s.mu.Unlock()
@@ -166,6 +167,7 @@ func (s *server) initialize(_ context.Context, p *InitializeParams, _ session.Pr
 			ProtocolVersion: ProtocolVersion,
 			Methods:         Methods(),
 			Notifications:   Notifications(),
+			ProjectionDelta: true,
 		}}},
 		ServerInfo: ServerInfo{Name: "vtcode-ls", Version: version},
 	}, nil
@@ -189,6 +191,7 @@ func (s *server) openSession(ctx context.Context, p *session.OpenParams, _ sessi
 }
 
 func (s *server) closeSession(ctx context.Context, p *sessionParams, _ session.Progress) (any, error) {
+	s.delta.forget(p.SessionID)
 	return nil, s.mgr.CloseSession(ctx, p.SessionID)
 }
 
@@ -206,14 +209,6 @@ func (s *server) appendMessages(ctx context.Context, p *session.AppendParams, _ 
 
 func (s *server) history(ctx context.Context, p *session.HistoryParams, _ session.Progress) (*session.HistoryResult, error) {
 	return s.mgr.History(ctx, *p)
-}
-
-func (s *server) prepareRequest(ctx context.Context, p *session.PrepareParams, pr session.Progress) (*session.PrepareResult, error) {
-	return s.mgr.PrepareRequest(ctx, *p, pr)
-}
-
-func (s *server) recordResponse(ctx context.Context, p *session.RecordParams, _ session.Progress) (*session.RecordResult, error) {
-	return s.mgr.RecordResponse(ctx, *p)
 }
 
 func (s *server) compact(ctx context.Context, p *session.CompactParams, pr session.Progress) (*session.CompactResult, error) {

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"time"
 
@@ -41,6 +42,9 @@ type cacheState struct {
 	// reported are the cache counts of the last response, with the
 	// prediction for the request it answered.
 	reported *ReuseReport
+	// rev names prev (nonce.seq); see ProjectionBase.
+	nonce, rev string
+	seq        int
 }
 
 // ReuseStats predict how much of a request the provider's prompt cache
@@ -111,9 +115,13 @@ func (c *cacheState) applyEvent(ev store.Event, data any) (bool, error) {
 		c.last = ev.Time
 		return true, nil
 	case evBoundary, evRestore, evModelSwitch:
-		// A new history (or route): nothing cached applies.
+		// A new history (or route): nothing cached applies. prev stays, for
+		// the next projection's relation to it.
 		c.horizon = clearing.Horizon{}
-		c.prev, c.resp = nil, nil
+		c.resp = nil
+		if ev.Type == evModelSwitch {
+			c.last = time.Time{} // another model's cache: cold
+		}
 	case evResponse:
 		c.last = ev.Time
 	}
@@ -170,14 +178,37 @@ func (c *cacheState) predict(est *history.Estimator, msgs []history.Message, pre
 	if r.RequestTokens > 0 {
 		r.Ratio = float64(r.ReusedTokens) / float64(r.RequestTokens)
 	}
-	r.CostUnits = cc.Units(r.RequestTokens, r.ReusedTokens)
+	r.CostUnits = math.Round(cc.Units(r.RequestTokens, r.ReusedTokens)*100) / 100
 	return r
 }
 
-// sent remembers the request just prepared.
-func (c *cacheState) sent(msgs []history.Message, prefix int, now time.Time, pred ReuseStats) {
+// ProjectionBase relates a prepared projection to the one the session
+// prepared before it: Revision names this projection, Previous the one
+// before ("" when the session has prepared none since it was opened), and
+// Keep is how many leading messages the two share, byte for byte.
+// Revisions are unique to a session and to the daemon process.
+type ProjectionBase struct {
+	Revision string
+	Previous string
+	Keep     int
+}
+
+// sent remembers the request just prepared and returns its relation to
+// the previous one.
+func (c *cacheState) sent(msgs []history.Message, prefix int, now time.Time, pred ReuseStats) ProjectionBase {
+	b := ProjectionBase{Previous: c.rev}
+	for b.Keep < len(msgs) && b.Keep < len(c.prev) && sameMessage(&msgs[b.Keep], &c.prev[b.Keep]) {
+		b.Keep++
+	}
+	if c.nonce == "" {
+		c.nonce = newID(now)
+	}
+	c.seq++
+	c.rev = c.nonce + "." + strconv.Itoa(c.seq)
+	b.Revision = c.rev
 	c.prev, c.prevPrefix, c.resp, c.last = msgs, prefix, nil, now
 	c.predicted = &pred
+	return b
 }
 
 // sameMessage reports whether a and b encode to the same bytes.

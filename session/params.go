@@ -102,6 +102,9 @@ type PrepareResult struct {
 	// its outcome, or why it failed (Error) or did nothing.
 	Compaction *CompactResult `json:"compaction,omitempty"`
 	Trimmed    bool           `json:"trimmed"`
+	// Base relates the projection to the previous one (cache.go); a
+	// transport uses it to send only what changed.
+	Base ProjectionBase `json:"-"`
 }
 
 // RecordParams are the parameters of vtcode/recordResponse.

@@ -278,7 +278,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		res.ContextManagement = contextEdits(e)
 	}
 	res.Stats = s.stats(e, proj)
-	s.cache.sent(res.Messages, prefix, s.m.now(), *res.Stats.Reuse)
+	res.Base = s.cache.sent(res.Messages, prefix, s.m.now(), *res.Stats.Reuse)
 	s.setSnapshot(res.Stats)
 	s.notifyPressure(res.Stats)
 	return res, nil

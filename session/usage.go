@@ -116,3 +116,7 @@ func first(ps ...*int) int {
 	}
 	return 0
 }
+
+// ReportedUsage is a usage as a client passes it to recordResponse: this
+// protocol's shape or the provider's own names (providers.ReportedUsage).
+type ReportedUsage = providers.ReportedUsage

@@ -65,7 +65,8 @@ type TranscriptOptions struct {
 // Editor lines may use $WORKSPACE (the folder path), $WORKSPACE_URI (its
 // file URI) and the placeholders of generated ids seen so far. Server frames
 // are normalized: keys are sorted; the workspace path becomes $WORKSPACE;
-// generated session and artifact ids become $SESSION1, $ARTIFACT1, ... in
+// generated session and artifact ids and projection revisions become
+// $SESSION1, $ARTIFACT1, $REVISION1, ... in
 // order of appearance; elapsedMs becomes "$MS", updatedAt/createdAt "$TIME",
 // durations after "·" in messages "$DUR", and process ids "$PID".
 func RunTranscript(t *testing.T, path string, opts TranscriptOptions) {
@@ -429,6 +430,10 @@ func (n *normalizer) walk(key string, v any) any {
 		case "sessionId":
 			if v != "" && !strings.Contains(n.editor, strconv.Quote(v)) {
 				return n.name("SESSION", v)
+			}
+		case "revision", "baseRevision":
+			if v != "" {
+				return n.name("REVISION", v)
 			}
 		}
 	}
