@@ -45,6 +45,22 @@ type cacheState struct {
 	// rev names prev (nonce.seq); see ProjectionBase.
 	nonce, rev string
 	seq        int
+	// prefired is the projection estimate at the last start of pass 1 of
+	// two-pass compaction; 0 when none since the last new history.
+	prefired int
+}
+
+// prefireDue reports whether pass 1 of two-pass compaction should start
+// again for a projection of tokens: the first time past the soft threshold,
+// then only when the projection grew by a twentieth of the threshold since,
+// so that a session hovering under the threshold does not summarize its
+// whole history again in the background on every turn.
+func (c *cacheState) prefireDue(tokens, threshold int) bool {
+	if c.prefired > 0 && tokens < c.prefired+threshold/20 {
+		return false
+	}
+	c.prefired = tokens
+	return true
 }
 
 // ReuseStats predict how much of a request the provider's prompt cache
@@ -119,6 +135,7 @@ func (c *cacheState) applyEvent(ev store.Event, data any) (bool, error) {
 		// the next projection's relation to it.
 		c.horizon = clearing.Horizon{}
 		c.resp = nil
+		c.prefired = 0
 		if ev.Type == evModelSwitch {
 			c.last = time.Time{} // another model's cache: cold
 		}

@@ -254,7 +254,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 			s.m.notifyLog(LevelWarning, "vtcode-ls: automatic compaction failed; continuing with the full history: "+fe.RootCause)
 		}
 		report = res
-	case auto && proj.tokens+prefix >= e.th.Soft:
+	case auto && proj.tokens+prefix >= e.th.Soft && s.cache.prefireDue(proj.tokens, e.th.Threshold):
 		s.prefire(pre, e, envelope)
 	}
 	// From here on the request is committed: remember its envelope.

@@ -54,7 +54,9 @@ type Report struct {
 	Estimation *EstimationResult `json:"estimation"`
 	Compaction []CompactionRow   `json:"compaction"`
 	Memory     *MemoryResult     `json:"memory"`
-	Cost       []CostRow         `json:"cost"` // cost.go
+	Cost       []CostRow         `json:"cost"`  // cost.go
+	Delta      *DeltaResult      `json:"delta"` // delta.go
+	LongTurns  *TurnsResult      `json:"longTurns"`
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -84,6 +86,7 @@ type plan struct {
 	daemonWindow                int
 	compactCapacities           []int
 	noCost                      bool // skip the cost section (cost.go)
+	longTurns                   int  // turns of the long-session section (delta.go)
 	costOnly                    bool // run the cost section only
 }
 
@@ -96,6 +99,7 @@ func fullPlan() plan {
 		estPasses: 3, compactReps: 5,
 		daemonTokens: 100_000, warmup: 20, turns: 200, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
+		longTurns:         1000,
 	}
 }
 
@@ -112,6 +116,7 @@ func quickPlan() plan {
 		daemonTokens: 100_000, warmup: 3, turns: 20, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
 		noCost:            true,
+		longTurns:         100,
 	}
 }
 
@@ -151,6 +156,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 	}
 	if *costOnly {
 		p.costOnly, p.noCost = true, false
+		if *quick {
+			p.longTurns = 100
+		}
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -200,7 +208,10 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
 		}
-		rep.Targets = costTargets(rep.Cost)
+		if err := measureDelta(ctx, rep, p, logf); err != nil {
+			return nil, err
+		}
+		rep.Targets = append(costTargets(rep.Cost), deltaTargets(rep)...)
 		rep.ElapsedSeconds = time.Since(began).Seconds()
 		return rep, nil
 	}
@@ -251,7 +262,11 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		}
 	}
 
-	rep.Targets = append(targets(rep, p), costTargets(rep.Cost)...)
+	if err := measureDelta(ctx, rep, p, logf); err != nil {
+		return nil, err
+	}
+
+	rep.Targets = append(append(targets(rep, p), costTargets(rep.Cost)...), deltaTargets(rep)...)
 	rep.PeakRSS = peakRSS()
 	rep.Machine.LoadEnd = loadAverage()
 	rep.ElapsedSeconds = time.Since(began).Seconds()
