@@ -34,7 +34,7 @@ type VTCodeClientCapabilities struct {
 // prepareDeltaParams are vtcode/prepareRequest's params with the revision
 // of the client's previous projection.
 type prepareDeltaParams struct {
-	session.PrepareParams
+	PrepareRequestParams
 	BaseRevision string `json:"baseRevision,omitempty"`
 }
 
