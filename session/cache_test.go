@@ -297,3 +297,45 @@ func writeTemp(t *testing.T, text string) string {
 	}
 	return p
 }
+
+// A request whose cache has expired and whose pressure is past the soft
+// threshold compacts now, before the threshold: the prefix is written again
+// anyway. With a warm cache the same request does not compact.
+func TestColdCacheCompactsNearThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		gap     time.Duration
+		compact bool
+	}{
+		{"warm", time.Second, false},
+		{"cold", 10 * time.Minute, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock()
+			e := newEnv(t, session.Options{Clock: clk.now}, "")
+			id := e.open(session.OpenParams{Provider: "offline", Model: "m", ContextWindow: 16000})
+			e.setPolicy(id, `{"toolResultClearing":{"enabled":false}}`)
+			// Grow the history until a request is past the soft threshold
+			// but under the threshold.
+			msgs := turns(40, 300)
+			var st session.Stats
+			i := 0
+			for ; i < len(msgs); i++ {
+				st = prepare(t, e, session.PrepareParams{SessionID: id, Messages: msgs[i : i+1]}, nil).Stats
+				used := st.ProjectedTokens + st.PrefixTokens
+				if used >= st.CompactionThreshold*9/10 {
+					break
+				}
+			}
+			if st.Compactions != 0 || st.ProjectedTokens+st.PrefixTokens >= st.CompactionThreshold {
+				t.Fatalf("setup: %+v", st)
+			}
+			clk.advance(tc.gap)
+			res := prepare(t, e, session.PrepareParams{SessionID: id, Messages: []history.Message{history.NewText(history.User, "go on")}}, nil)
+			compacted := res.Compaction != nil && res.Compaction.ArtifactID != ""
+			if compacted != tc.compact {
+				t.Fatalf("compacted = %v after a %v gap (pressure %.2f, report %+v)", compacted, tc.gap, st.Pressure, res.Compaction)
+			}
+		})
+	}
+}
