@@ -33,7 +33,8 @@ type DeltaResult struct {
 }
 
 // TurnsResult is the per-turn time over a long session with one tool batch
-// per turn: the median of the first and of the last tenth of the turns.
+// per turn: the median turn of its last tenth, and that of the first tenth
+// of a new session played turn by turn alongside it (see benchTurns).
 type TurnsResult struct {
 	Turns       int     `json:"turns"`
 	FirstNs     int64   `json:"firstNs"`
@@ -195,19 +196,70 @@ func benchDelta(ctx context.Context, hist []history.Message, window, warmup, tur
 	return res, nil
 }
 
-// benchTurns plays a long session through the Manager: turn i prepares a
-// request with the results of the previous turn's tool batch and records an
-// assistant message with one new batch (two calls).
+// turnPlayer plays one session of the long-session section: turn i
+// prepares a request with the results of the previous turn's tool batch and
+// records an assistant message with one new batch (two calls).
+type turnPlayer struct {
+	d       *daemonConn
+	id      string
+	bodies  []string
+	turn    int
+	base    string
+	pending []history.Message
+}
+
+func newTurnPlayer(ctx context.Context, d *daemonConn, id string, window int, bodies []string) (*turnPlayer, error) {
+	var open session.OpenResult
+	if err := d.conn.Call(ctx, "vtcode/openSession", session.OpenParams{SessionID: id, ContextWindow: window}, &open); err != nil {
+		return nil, err
+	}
+	return &turnPlayer{d: d, id: open.SessionID, bodies: bodies,
+		pending: []history.Message{history.NewText(history.User, "Fix the failing tests in internal/parse.")}}, nil
+}
+
+// step plays one turn and returns its round-trip time.
+func (tp *turnPlayer) step(ctx context.Context) (time.Duration, error) {
+	i := tp.turn
+	tp.turn++
+	a := history.Message{Role: history.Assistant, Content: history.Text(fmt.Sprintf("Step %d.", i)), ToolCalls: []history.ToolCall{
+		{ID: fmt.Sprintf("r%d", i), Name: "read_file", Arguments: fmt.Sprintf(`{"path":"internal/parse/f%d.go"}`, i)},
+		{ID: fmt.Sprintf("g%d", i), Name: "grep", Arguments: fmt.Sprintf(`{"pattern":"func F%d"}`, i)},
+	}}
+	var cerr error
+	dur := timeIt(func() {
+		p := deltaPrepare{PrepareParams: session.PrepareParams{SessionID: tp.id, Messages: tp.pending}, BaseRevision: tp.base}
+		var raw json.RawMessage
+		if cerr = tp.d.conn.Call(ctx, "vtcode/prepareRequest", p, &raw); cerr != nil {
+			return
+		}
+		var r deltaReply
+		if cerr = json.Unmarshal(raw, &r); cerr != nil {
+			return
+		}
+		tp.base = r.Revision
+		cerr = tp.d.conn.Call(ctx, "vtcode/recordResponse", session.RecordParams{SessionID: tp.id, Message: a}, nil)
+	})
+	if cerr != nil {
+		return 0, fmt.Errorf("session %s turn %d: %w", tp.id, i, cerr)
+	}
+	tp.pending = []history.Message{
+		history.NewToolResult(a.ToolCalls[0].ID, "read_file", tp.bodies[(2*i)%len(tp.bodies)]),
+		history.NewToolResult(a.ToolCalls[1].ID, "grep", tp.bodies[(2*i+1)%len(tp.bodies)]),
+	}
+	return dur, nil
+}
+
+// benchTurns plays a long session of turns turns, one tool batch each. Its
+// last tenth is interleaved turn by turn with the first tenth of a new
+// session in the same daemon, so that both are timed under the same load
+// (on a shared machine the load changes over a run): the growth is the
+// median turn of the old session over the median turn of the young one.
 func benchTurns(ctx context.Context, turns, window int) (*TurnsResult, error) {
 	d, err := startDaemon(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	defer d.close(ctx)
-	var open session.OpenResult
-	if err := d.conn.Call(ctx, "vtcode/openSession", session.OpenParams{SessionID: "turns", ContextWindow: window}, &open); err != nil {
-		return nil, err
-	}
 	texts := historytest.Synthetic(historyConfig(20_000, 9))
 	var bodies []string
 	for _, m := range texts {
@@ -218,49 +270,44 @@ func benchTurns(ctx context.Context, turns, window int) (*TurnsResult, error) {
 	if len(bodies) == 0 {
 		return nil, errors.New("no tool results in the synthetic history")
 	}
-	res := &TurnsResult{Turns: turns}
-	var times samples
-	base := ""
-	pending := []history.Message{history.NewText(history.User, "Fix the failing tests in internal/parse.")}
-	for i := range turns {
+	old, err := newTurnPlayer(ctx, d, "turns-old", window, bodies)
+	if err != nil {
+		return nil, err
+	}
+	tenth := max(turns/10, 1)
+	for range turns - tenth {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a := history.Message{Role: history.Assistant, Content: history.Text(fmt.Sprintf("Step %d.", i)), ToolCalls: []history.ToolCall{
-			{ID: fmt.Sprintf("r%d", i), Name: "read_file", Arguments: fmt.Sprintf(`{"path":"internal/parse/f%d.go"}`, i)},
-			{ID: fmt.Sprintf("g%d", i), Name: "grep", Arguments: fmt.Sprintf(`{"pattern":"func F%d"}`, i)},
-		}}
-		var r deltaReply
-		var cerr error
-		dur := timeIt(func() {
-			p := deltaPrepare{PrepareParams: session.PrepareParams{SessionID: open.SessionID, Messages: pending}, BaseRevision: base}
-			var raw json.RawMessage
-			if cerr = d.conn.Call(ctx, "vtcode/prepareRequest", p, &raw); cerr != nil {
-				return
-			}
-			if cerr = json.Unmarshal(raw, &r); cerr != nil {
-				return
-			}
-			base = r.Revision
-			cerr = d.conn.Call(ctx, "vtcode/recordResponse", session.RecordParams{SessionID: open.SessionID, Message: a}, nil)
-		})
-		if cerr != nil {
-			return nil, fmt.Errorf("turn %d: %w", i, cerr)
-		}
-		times = append(times, dur)
-		pending = []history.Message{
-			history.NewToolResult(a.ToolCalls[0].ID, "read_file", bodies[(2*i)%len(bodies)]),
-			history.NewToolResult(a.ToolCalls[1].ID, "grep", bodies[(2*i+1)%len(bodies)]),
+		if _, err := old.step(ctx); err != nil {
+			return nil, err
 		}
 	}
-	var st session.Stats
-	if err := d.conn.Call(ctx, "vtcode/projectionStats", map[string]string{"sessionId": open.SessionID}, &st); err != nil {
+	young, err := newTurnPlayer(ctx, d, "turns-young", window, bodies)
+	if err != nil {
 		return nil, err
 	}
-	res.Compactions, res.Messages = st.Compactions, st.Messages
-	res.Pressure, res.ProjectedTokens = st.Pressure, st.ProjectedTokens
-	tenth := max(turns/10, 1)
-	first, last := times[:tenth], times[len(times)-tenth:]
+	var first, last samples
+	for range tenth {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		dy, err := young.step(ctx)
+		if err != nil {
+			return nil, err
+		}
+		do, err := old.step(ctx)
+		if err != nil {
+			return nil, err
+		}
+		first, last = append(first, dy), append(last, do)
+	}
+	var st session.Stats
+	if err := d.conn.Call(ctx, "vtcode/projectionStats", map[string]string{"sessionId": old.id}, &st); err != nil {
+		return nil, err
+	}
+	res := &TurnsResult{Turns: turns, Compactions: st.Compactions, Messages: st.Messages,
+		Pressure: st.Pressure, ProjectedTokens: st.ProjectedTokens}
 	res.FirstNs, res.LastNs = int64(first.median()), int64(last.median())
 	res.Growth = ratio(last.median(), first.median())
 	return res, nil
@@ -314,7 +361,7 @@ func writeDeltaTable(w io.Writer, rep *Report) error {
 			l.Turns, formatInt(costWindow), l.Compactions, l.Messages)
 		t := newTable(w)
 		t.row("turns", "median per turn")
-		t.row("first tenth", fmtNs(l.FirstNs))
+		t.row("first tenth (a new session, interleaved)", fmtNs(l.FirstNs))
 		t.row("last tenth", fmtNs(l.LastNs))
 		t.row("growth", fmtRatio(l.Growth))
 		if err := t.flush(); err != nil {
