@@ -377,14 +377,20 @@ func (ps *pass) clearable(i int) bool {
 	return o != protectedOrphan && (o < 0 || !ps.sc.batches[o].protected)
 }
 
-// stubOf returns the stub of result i and its estimate.
+// stubOf returns the stub of result i and its estimate, computed once per
+// pass.
 func (ps *pass) stubOf(i int) (string, int) {
+	if st := &ps.sc.stubs[i]; st.ok {
+		return st.text, st.tokens
+	}
 	m := &ps.msgs[i]
 	name := m.ToolName
 	if o := ps.sc.owner[i]; name == "" && o >= 0 {
 		name = ps.msgs[ps.sc.batches[o].asst].ToolCalls[ps.sc.callOf[i]].Name
 	}
-	return ps.memo.stub(ps.est, ps.tok, m, name, ps.sc.toks[i])
+	text, n := ps.memo.stub(ps.est, ps.tok, m, name, ps.sc.toks[i])
+	ps.sc.stubs[i] = stubOf{text: text, tokens: n, ok: true}
+	return text, n
 }
 
 // saving is what stubbing the clearable results would remove before index
