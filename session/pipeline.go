@@ -196,10 +196,12 @@ func (s *Session) view(e *env, skipClearing bool) projection {
 func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (*PrepareResult, error) {
 	s.syncEstimator()
 	// 1. Synchronize: the messages are committed with the outcome below, so a
-	// cancelled request appends nothing.
+	// cancelled request appends nothing. They go into the live history's
+	// spare capacity (as appendLive does), which s.live does not see until
+	// they are committed: no copy of the whole history per request.
 	pre := s.live
 	if len(p.Messages) > 0 {
-		pre = append(slices.Clip(s.live), p.Messages...)
+		pre = append(s.live, p.Messages...)
 		for i := len(s.live); i < len(pre); i++ {
 			s.est.Message(&pre[i])
 		}
