@@ -21,10 +21,16 @@ var preset = sync.OnceValue(func() []history.Message {
 	return msgs
 })
 
-// project is the request pipeline's projection: normalize, then clear.
+// benchMemo is the memo of the benchmarks' projections, as a session keeps one.
+var benchMemo = NewMemo()
+
+// project is the request pipeline's projection: normalize, then clear
+// everything above the floor (the seed's projection).
 func project(msgs []history.Message, p Policy) ([]history.Message, Stats) {
 	norm, _ := history.Normalize(msgs)
-	return Clear(o200k, norm, p, benchBudget)
+	p.ClearAtLeastTokens, p.CacheAware = 0, false
+	r := Project(o200k, norm, Request{Policy: p, Budget: benchBudget, Memo: benchMemo})
+	return r.Messages, r.Stats
 }
 
 // marshalNs is the time json.Marshal takes on the projection of the preset
@@ -113,9 +119,9 @@ func benchAfterAppend(b *testing.B, warmOnArrival bool) {
 	// start resets the memo to what arrival left when window 0 was current
 	// (with Warm, later arrivals are warmed too: that is arrival-time work).
 	start := func() {
-		memo.reset()
+		benchMemo.Reset()
 		if warmOnArrival {
-			Warm(o200k, long)
+			benchMemo.Warm(o200k, long)
 		} else {
 			project(windows[0], p)
 		}
@@ -168,7 +174,7 @@ func BenchmarkProjectColdMemo(b *testing.B) {
 	p := DefaultPolicy()
 	var elapsed time.Duration
 	for i := 0; i < b.N; i++ {
-		memo.reset()
+		benchMemo.Reset()
 		start := time.Now()
 		project(h, p)
 		elapsed += time.Since(start)
@@ -181,8 +187,8 @@ func BenchmarkProjectColdMemo(b *testing.B) {
 func BenchmarkWarm(b *testing.B) {
 	h := preset()
 	for b.Loop() {
-		memo.reset()
-		Warm(o200k, h)
+		benchMemo.Reset()
+		benchMemo.Warm(o200k, h)
 	}
 }
 
@@ -194,8 +200,8 @@ func BenchmarkProjectAfterRestart(b *testing.B) {
 	p := DefaultPolicy()
 	var elapsed time.Duration
 	for i := 0; i < b.N; i++ {
-		memo.reset()
-		Warm(o200k, h)
+		benchMemo.Reset()
+		benchMemo.Warm(o200k, h)
 		start := time.Now()
 		project(h, p)
 		elapsed += time.Since(start)

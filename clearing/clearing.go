@@ -8,18 +8,27 @@
 //
 //	[tool result cleared: read_file call_7, 4,812 tokens; run the tool again if you need it]
 //
-// Clear is a pure function: no context, clock or I/O. It never modifies its
-// input: messages it changes are copied (an assistant message together with
-// its ToolCalls slice), and the messages it leaves alone are shared with the
-// input. It is idempotent: clearing a cleared projection returns it unchanged,
-// because existing stubs are recognized by their [StubPrefix].
+// [Project] adds the cache-aware schedule on top of that floor: results the
+// seed would clear are cleared only below a cleared horizon, which advances
+// in steps of at least [Policy.ClearAtLeastTokens] (or freely when the
+// provider's prompt cache is cold, or when the budget requires it), so that
+// between steps the projection's prefix stays byte-identical and the
+// provider's cache keeps serving it. The horizon is the caller's state: it
+// goes in with the history and comes out with the projection.
+//
+// Clear and Project are pure functions: no context, clock, I/O or package
+// state. They never modify their input: messages they change are copied (an
+// assistant message together with its ToolCalls slice), and the messages they
+// leave alone are shared with the input. They are idempotent: clearing a
+// cleared projection returns it unchanged, because existing stubs are
+// recognized by their [StubPrefix].
 //
 // Token counts come from the messages' cached estimates (see
 // [history.Estimator.Message]); messages without one are estimated on a copy,
-// so the input is not written to. The counts Clear derives (stubs, thought
-// signatures, large inputs) are memoized process-wide in a bounded table, so
-// that a request after an append costs one pass over the history and no
-// tokenization; [Warm] fills the table when messages arrive. The table never
+// so the input is not written to. The counts clearing derives (stubs, thought
+// signatures, large inputs) can be memoized in a caller-owned [Memo], so that
+// a request after an append costs one pass over the history and no
+// tokenization; [Memo.Warm] fills it when messages arrive. A memo never
 // changes a result, only its cost.
 package clearing
 
@@ -35,19 +44,49 @@ type Policy struct {
 	KeepToolUses          int  // newest results kept, each expanded to its whole batch
 	KeepRecentToolBatches int  // newest batches kept, by originating order; 0 disables this part only
 	ClearToolInputs       bool // replace inputs larger than MaxKeptInputBytes of cleared results
+	// ClearAtLeastTokens is the smallest step of the cleared horizon
+	// ([Project]): results above the floor are cleared only when doing so
+	// removes at least this many tokens. 0 clears everything above the floor
+	// on every request (the seed's behaviour).
+	ClearAtLeastTokens int
+	// CacheAware lets [Project] advance the horizon by any amount when the
+	// provider's prompt cache is cold anyway (Request.CacheCold).
+	CacheAware bool
 }
 
-// DefaultPolicy returns the defaults of SPEC §7: enabled, a 40,000-token
-// trigger, 2 tool uses, 2 recent batches, inputs kept.
+// DefaultClearAtLeastTokens is the default step of the cleared horizon.
+const DefaultClearAtLeastTokens = 10000
+
+// DefaultPolicy returns the defaults: those of SPEC §7 (enabled, a
+// 40,000-token trigger, 2 tool uses, 2 recent batches, inputs kept) with the
+// cache-aware schedule on (steps of DefaultClearAtLeastTokens, TTL aware).
 func DefaultPolicy() Policy {
+	p := SeedPolicy()
+	p.ClearAtLeastTokens, p.CacheAware = DefaultClearAtLeastTokens, true
+	return p
+}
+
+// SeedPolicy returns the policy of SPEC §7 exactly: every request clears
+// everything above the floor.
+func SeedPolicy() Policy {
 	return Policy{Enabled: true, TriggerTokens: 40000, KeepToolUses: 2, KeepRecentToolBatches: 2}
 }
+
+// Stepped reports whether p schedules clearing in steps (ClearAtLeastTokens
+// > 0 or CacheAware); otherwise Project is exactly Clear.
+func (p Policy) Stepped() bool { return p.ClearAtLeastTokens > 0 || p.CacheAware }
 
 // Budget is what the model's window leaves for the history.
 type Budget struct {
 	Capacity       int // the context window; 0 when unknown
 	ReservedOutput int // tokens reserved for the response
 	Prefix         int // system prompt and tool schemas
+	// Ceiling is what the projection plus Prefix must stay under for the
+	// request to go out as it is (the compaction threshold, else the
+	// window minus the reserved output); 0 when unknown. [Project] advances
+	// the horizon whenever holding it would leave the request at or over the
+	// ceiling: the budget wins over the cache.
+	Ceiling int
 }
 
 // Trigger resolves the local trigger:
@@ -88,6 +127,10 @@ type Stats struct {
 	ClearedInputs    int `json:"clearedInputs"`    // calls whose arguments or input were replaced
 	LocalTrigger     int `json:"localTrigger"`
 	HistoryBudget    int `json:"historyBudget"`
+	// HeldTokens is what clearing everything above the floor would remove
+	// on top of the projection: results kept for the prompt cache, below
+	// the next step ([Project]); 0 for [Clear].
+	HeldTokens int `json:"heldTokens"`
 }
 
 // MaxKeptInputBytes is the size up to which the arguments or input of a
@@ -109,17 +152,96 @@ type batch struct {
 }
 
 // Clear returns the projection of msgs with old tool results replaced by stubs,
-// and what it did. msgs should be normalized ([history.Normalize]); a list that
-// is not is still handled, pairing results with [history.Pair] and judging
+// and what it did: every result above the floor is cleared (SPEC §7, the
+// seed). msgs should be normalized ([history.Normalize]); a list that is not
+// is still handled, pairing results with [history.Pair] and judging
 // unmatched results by the keep_tool_uses rule alone. Clear engages only when
 // the estimate of msgs is strictly greater than the local trigger; otherwise,
-// and when nothing changes, it returns msgs itself.
+// and when nothing changes, it returns msgs itself. The step fields of p
+// (ClearAtLeastTokens, CacheAware) are not used.
 //
 // est should be the estimator whose estimates are cached on msgs; the messages
 // Clear creates carry their estimates too.
 func Clear(est *history.Estimator, msgs []history.Message, p Policy, b Budget) ([]history.Message, Stats) {
+	p.ClearAtLeastTokens, p.CacheAware = 0, false
+	r := Project(est, msgs, Request{Policy: p, Budget: b})
+	return r.Messages, r.Stats
+}
+
+// Horizon is the cleared horizon of a session: the results before message
+// index Messages of the normalized history may be cleared, those after it are
+// kept (besides the floor, which is always kept). It only moves forward
+// while the history grows; a compaction or a restore starts it again at 0.
+type Horizon struct {
+	Messages int `json:"messages"`
+}
+
+// Request is the input of [Project]: the policy, the budget, the session's
+// horizon and whether the provider's prompt cache is cold.
+type Request struct {
+	Policy  Policy
+	Budget  Budget
+	Horizon Horizon
+	// CacheCold says the previous request is older than the route's cache
+	// TTL (or there is none): the prefix is written again anyway, so a
+	// CacheAware policy clears everything above the floor.
+	CacheCold bool
+	// Memo memoizes derived token counts; nil memoizes nothing.
+	Memo *Memo
+	// Pricing is the route's cache pricing; a step is taken only when it
+	// pays for the cache it breaks. Zero: any step of ClearAtLeastTokens
+	// pays.
+	Pricing Pricing
+}
+
+// Pricing is what a route bills per input token, relative to an uncached
+// one: a cached token read, and a token written to the cache.
+type Pricing struct {
+	Read, Write float64
+}
+
+// pays reports whether removing gain tokens from every later request pays
+// for rewriting tail tokens to the cache once: the session is expected to
+// make about as many more requests as it has made (requests), so the step
+// saves gain × read per request over that many requests, and costs
+// tail × (write − read) now.
+func (p Pricing) pays(gain, tail, requests int) bool {
+	if p.Read <= 0 || p.Write <= p.Read {
+		return true
+	}
+	return float64(gain)*p.Read*float64(max(requests/2, 1)) >= float64(max(tail, 0))*(p.Write-p.Read)
+}
+
+// Result is the output of [Project].
+type Result struct {
+	Messages []history.Message
+	Stats    Stats
+	// Horizon is the horizon after this projection: the caller keeps it for
+	// the next request (and persists it when it changed).
+	Horizon Horizon
+	// Advanced reports that the horizon moved: this projection clears
+	// results the previous one kept, so its prefix differs from there on.
+	Advanced bool
+}
+
+// Project returns the projection of msgs under the cache-aware schedule.
+//
+// The floor is that of [Clear]: nothing it protects is ever cleared, and
+// clearing engages only above the local trigger. Above the floor, results
+// before r.Horizon are cleared (stubs are byte-stable, so those messages are
+// the same bytes as in the previous request); the results between the
+// horizon and the floor are held while clearing them would remove fewer than
+// ClearAtLeastTokens tokens. The horizon advances to the end of msgs
+// (clearing everything above the floor, down to the low-water mark) when the
+// held results reach ClearAtLeastTokens, when the cache is cold and the
+// policy is CacheAware, when holding would leave the request at or over
+// Budget.Ceiling, or always when the policy is not [Policy.Stepped]. Between
+// steps the next requests keep the prefix byte-identical.
+func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
+	p, b := r.Policy, r.Budget
 	local, hb := Trigger(p, b)
 	st := Stats{LocalTrigger: local, HistoryBudget: hb}
+	hz := Horizon{Messages: min(max(r.Horizon.Messages, 0), len(msgs))}
 	sc := getScratch(len(msgs))
 	defer putScratch(sc)
 
@@ -135,19 +257,40 @@ func Clear(est *history.Estimator, msgs []history.Message, p Policy, b Budget) (
 	}
 	st.OriginalTokens, st.ProjectedTokens = total, total
 	if !p.Enabled || total <= local {
-		return msgs, st
+		return Result{Messages: msgs, Stats: st, Horizon: hz}
 	}
 
 	sc.structure(msgs)
 	sc.protect(msgs, p, local, &st)
-	ps := pass{est: est, tok: est.Tokenizer(), msgs: msgs, sc: sc, st: &st}
+	ps := pass{est: est, memo: r.Memo, tok: est.Tokenizer(), msgs: msgs, sc: sc, st: &st, limit: len(msgs)}
+	sv := ps.savings(hz.Messages)
+	before, held, end := sv.before, sv.after, sv.end
+	advance := held > 0
+	if advance && p.Stepped() {
+		switch {
+		case held >= p.ClearAtLeastTokens && r.Pricing.pays(held, sv.tail-held, sv.requests):
+		case p.CacheAware && r.CacheCold:
+		case b.Ceiling > 0 && total-before+b.Prefix >= b.Ceiling:
+		default:
+			advance = false
+			st.HeldTokens = held
+		}
+	}
+	if advance {
+		// Past the last clearable result: what the floor protects now is
+		// after the horizon, so it is held when it leaves the floor.
+		hz.Messages = max(hz.Messages, end)
+	} else {
+		ps.limit = hz.Messages
+	}
 	ps.replaceResults()
 	ps.editCalls(p.ClearToolInputs)
 	st.ProjectedTokens = total - ps.reduction
-	if ps.out == nil {
-		return msgs, st
+	out := ps.out
+	if out == nil {
+		out = msgs
 	}
-	return ps.out, st
+	return Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance}
 }
 
 // protect marks the protected batches and unmatched results, and counts them.
@@ -203,10 +346,12 @@ func (sc *scratch) protect(msgs []history.Message, p Policy, local int, st *Stat
 	}
 }
 
-// pass is the copy-on-write output of one Clear.
+// pass is the copy-on-write output of one projection.
 type pass struct {
 	est       *history.Estimator
+	memo      *Memo
 	tok       history.Tokenizer
+	limit     int // results at this index or after are kept
 	msgs      []history.Message
 	sc        *scratch
 	st        *Stats
@@ -223,27 +368,89 @@ func (ps *pass) set(i int, m history.Message) {
 	ps.out[i] = m
 }
 
-// replaceResults stubs every unprotected result whose stub reduces its
-// estimate, and marks the calls of cleared results (new stubs and stubs
-// already in the input) for editCalls.
+// clearable reports whether message i is an unprotected tool result.
+func (ps *pass) clearable(i int) bool {
+	if ps.msgs[i].Role != history.Tool {
+		return false
+	}
+	o := ps.sc.owner[i]
+	return o != protectedOrphan && (o < 0 || !ps.sc.batches[o].protected)
+}
+
+// stubOf returns the stub of result i and its estimate, computed once per
+// pass.
+func (ps *pass) stubOf(i int) (string, int) {
+	if st := &ps.sc.stubs[i]; st.ok {
+		return st.text, st.tokens
+	}
+	m := &ps.msgs[i]
+	name := m.ToolName
+	if o := ps.sc.owner[i]; name == "" && o >= 0 {
+		name = ps.msgs[ps.sc.batches[o].asst].ToolCalls[ps.sc.callOf[i]].Name
+	}
+	text, n := ps.memo.stub(ps.est, ps.tok, m, name, ps.sc.toks[i])
+	ps.sc.stubs[i] = stubOf{text: text, tokens: n, ok: true}
+	return text, n
+}
+
+// saving is what stubbing the clearable results would remove before index
+// from and at or after it; end is the index after the last clearable result
+// (0 when there is none), tail the estimate of the messages from the first
+// one at or after from that stubbing would shrink, requests the number of
+// assistant messages (the requests the session has made so far).
+type saving struct {
+	before, after, end, tail, requests int
+}
+
+func (ps *pass) savings(from int) saving {
+	var sv saving
+	first := -1
+	for i := range ps.msgs {
+		if ps.msgs[i].Role == history.Assistant {
+			sv.requests++
+		}
+		if first >= 0 {
+			sv.tail += ps.sc.toks[i]
+		}
+		if !ps.clearable(i) {
+			continue
+		}
+		sv.end = i + 1
+		if IsStub(&ps.msgs[i]) {
+			continue
+		}
+		if _, n := ps.stubOf(i); n < ps.sc.toks[i] {
+			if i < from {
+				sv.before += ps.sc.toks[i] - n
+			} else {
+				sv.after += ps.sc.toks[i] - n
+				if first < 0 {
+					first = i
+					sv.tail = ps.sc.toks[i]
+				}
+			}
+		}
+	}
+	return sv
+}
+
+// replaceResults stubs every unprotected result before ps.limit whose stub
+// reduces its estimate, and marks the calls of cleared results (new stubs
+// and stubs already in the input) for editCalls.
 func (ps *pass) replaceResults() {
 	sc, msgs := ps.sc, ps.msgs
 	for i := range msgs {
 		m := &msgs[i]
-		if m.Role != history.Tool {
+		if !ps.clearable(i) {
 			continue
 		}
 		o := sc.owner[i]
-		if o == protectedOrphan || o >= 0 && sc.batches[o].protected {
-			continue
-		}
 		if !IsStub(m) {
-			name := m.ToolName
-			if name == "" && o >= 0 {
-				name = msgs[sc.batches[o].asst].ToolCalls[sc.callOf[i]].Name
+			if i >= ps.limit {
+				continue
 			}
 			n := sc.toks[i]
-			text, after := stub(ps.est, ps.tok, m, name, n)
+			text, after := ps.stubOf(i)
 			if after >= n {
 				continue // a stub would not reduce the estimate
 			}
@@ -291,19 +498,19 @@ func (ps *pass) editCalls(clearInputs bool) {
 			}
 			nc := &calls[c]
 			if sig {
-				delta -= textTokens(ps.est, ps.tok, nc.ThoughtSignature)
+				delta -= ps.memo.textTokens(ps.est, ps.tok, nc.ThoughtSignature)
 				nc.ThoughtSignature = ""
 			}
 			cleared := false
 			if args {
-				if d, r, ok := clearedInput(ps.est, ps.tok, nc.Arguments); ok {
+				if d, r, ok := ps.memo.clearedInput(ps.est, ps.tok, nc.Arguments); ok {
 					delta += d
 					nc.Arguments = r
 					cleared = true
 				}
 			}
 			if input {
-				if d, r, ok := clearedInput(ps.est, ps.tok, nc.Input); ok {
+				if d, r, ok := ps.memo.clearedInput(ps.est, ps.tok, nc.Input); ok {
 					delta += d
 					nc.Input = r
 					cleared = true
@@ -329,9 +536,9 @@ func (ps *pass) editCalls(clearInputs bool) {
 // clearedInput returns the replacement of a large input, the change of the
 // estimate it makes, and whether to apply it: only when it does not increase
 // the estimate.
-func clearedInput(est *history.Estimator, tok history.Tokenizer, s string) (delta int, r string, ok bool) {
+func (mm *Memo) clearedInput(est *history.Estimator, tok history.Tokenizer, s string) (delta int, r string, ok bool) {
 	r = `{"cleared":"` + itoa(len(s)) + ` bytes of arguments"}`
-	before, after := textTokens(est, tok, s), textTokens(est, tok, r)
+	before, after := mm.textTokens(est, tok, s), mm.textTokens(est, tok, r)
 	if after > before {
 		return 0, "", false
 	}

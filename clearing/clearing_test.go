@@ -58,17 +58,17 @@ func TestTrigger(t *testing.T) {
 		b             Budget
 		local, budget int
 	}{
-		{"seed example", def, Budget{32000, 4000, 2000}, 15600, 26000},
-		{"lower configured trigger wins", low, Budget{32000, 4000, 2000}, 10000, 26000},
-		{"large window keeps the configured trigger", def, Budget{200000, 4096, 3000}, 40000, 192904},
-		{"unknown capacity keeps the configured trigger", def, Budget{0, 4000, 2000}, 40000, 0},
+		{"seed example", def, Budget{Capacity: 32000, ReservedOutput: 4000, Prefix: 2000}, 15600, 26000},
+		{"lower configured trigger wins", low, Budget{Capacity: 32000, ReservedOutput: 4000, Prefix: 2000}, 10000, 26000},
+		{"large window keeps the configured trigger", def, Budget{Capacity: 200000, ReservedOutput: 4096, Prefix: 3000}, 40000, 192904},
+		{"unknown capacity keeps the configured trigger", def, Budget{Capacity: 0, ReservedOutput: 4000, Prefix: 2000}, 40000, 0},
 		{"unknown capacity, low trigger", low, Budget{}, 10000, 0},
-		{"reserve exceeds capacity", def, Budget{4000, 8000, 0}, 1, 0},
-		{"prefix exceeds the rest", def, Budget{10000, 4000, 9000}, 1, 0},
-		{"floor of 3/5", def, Budget{7, 0, 0}, 4, 7},
-		{"at least 1", def, Budget{1, 0, 0}, 1, 1},
-		{"negative reserve counts as 0", def, Budget{10, -5, 0}, 6, 10},
-		{"no overflow", Policy{TriggerTokens: math.MaxInt}, Budget{math.MaxInt, 0, 0}, 5534023222112865484, math.MaxInt},
+		{"reserve exceeds capacity", def, Budget{Capacity: 4000, ReservedOutput: 8000, Prefix: 0}, 1, 0},
+		{"prefix exceeds the rest", def, Budget{Capacity: 10000, ReservedOutput: 4000, Prefix: 9000}, 1, 0},
+		{"floor of 3/5", def, Budget{Capacity: 7, ReservedOutput: 0, Prefix: 0}, 4, 7},
+		{"at least 1", def, Budget{Capacity: 1, ReservedOutput: 0, Prefix: 0}, 1, 1},
+		{"negative reserve counts as 0", def, Budget{Capacity: 10, ReservedOutput: -5, Prefix: 0}, 6, 10},
+		{"no overflow", Policy{TriggerTokens: math.MaxInt}, Budget{Capacity: math.MaxInt}, 5534023222112865484, math.MaxInt},
 	} {
 		local, budget := Trigger(tc.p, tc.b)
 		if local != tc.local || budget != tc.budget {
@@ -78,8 +78,13 @@ func TestTrigger(t *testing.T) {
 }
 
 func TestDefaultPolicy(t *testing.T) {
-	want := Policy{Enabled: true, TriggerTokens: 40000, KeepToolUses: 2, KeepRecentToolBatches: 2, ClearToolInputs: false}
-	if DefaultPolicy() != want {
+	seed := Policy{Enabled: true, TriggerTokens: 40000, KeepToolUses: 2, KeepRecentToolBatches: 2, ClearToolInputs: false}
+	if SeedPolicy() != seed || SeedPolicy().Stepped() {
+		t.Errorf("SeedPolicy() = %+v", SeedPolicy())
+	}
+	want := seed
+	want.ClearAtLeastTokens, want.CacheAware = DefaultClearAtLeastTokens, true
+	if DefaultPolicy() != want || !DefaultPolicy().Stepped() {
 		t.Errorf("DefaultPolicy() = %+v", DefaultPolicy())
 	}
 }
@@ -545,7 +550,6 @@ func TestConcurrentClear(t *testing.T) {
 	done := make(chan string)
 	for g := range 4 {
 		go func() {
-			memo.reset()
 			out, _ := Clear(o200k, h, Policy{Enabled: true, TriggerTokens: 100 + g, KeepToolUses: 1}, Budget{})
 			done <- mustJSON(t, out)
 		}()
@@ -558,27 +562,24 @@ func TestConcurrentClear(t *testing.T) {
 }
 
 func TestMemoBounded(t *testing.T) {
-	memo.reset()
-	memo.mu.Lock()
+	m := NewMemo()
+	m.mu.Lock()
 	for i := range memoLimit {
-		memo.texts[textKey{tok: history.O200k, h: uint64(i)}] = i
+		m.texts[textKey{tok: history.O200k, h: uint64(i)}] = i
 	}
-	memo.mu.Unlock()
+	m.mu.Unlock()
 	r := history.NewToolResult("c1", "read", filler(100))
-	text, n := stub(o200k, history.O200k, &r, "read", 104)
+	text, n := m.stub(o200k, history.O200k, &r, "read", 104)
 	if want := StubText("read", "c1", 104); text != want || n != 4+o200k.Text(want)+o200k.Text("c1") {
 		t.Errorf("stub = %q, %d", text, n)
 	}
-	memo.mu.RLock()
-	size := len(memo.stubs) + len(memo.texts)
-	memo.mu.RUnlock()
-	if size > 3 { // the stub, its label and its call id
+	if size := m.Len(); size > 3 { // the stub, its label and its call id
 		t.Errorf("memo holds %d entries after reaching its limit, want at most 3", size)
 	}
 }
 
 // After Warm on arrival, a projection tokenizes nothing: it adds nothing to
-// the memo, and its result is the same as without Warm.
+// the memo, and its result is the same as without Warm or without a memo.
 func TestWarm(t *testing.T) {
 	h := hist(user("u"), batchOf("a", 300, 200), batchOf("b", 400), user("v"), batchOf("c", 100), batchOf("d", 300))
 	h[1].ToolCalls[0].ThoughtSignature = strings.Repeat("s", 40)
@@ -590,30 +591,29 @@ func TestWarm(t *testing.T) {
 	o200k.Messages(h)
 	p := Policy{Enabled: true, TriggerTokens: 100, KeepToolUses: 1, ClearToolInputs: true}
 
-	memo.reset()
 	cold, coldStats := Clear(o200k, h, p, Budget{})
 
-	memo.reset()
+	m := NewMemo()
 	before := mustJSON(t, h)
-	Warm(o200k, h)
+	m.Warm(o200k, h)
 	if mustJSON(t, h) != before {
 		t.Fatal("Warm modified its input")
 	}
-	memo.mu.RLock()
-	size := len(memo.stubs) + len(memo.texts)
-	memo.mu.RUnlock()
-	warm, warmStats := Clear(o200k, h, p, Budget{})
-	memo.mu.RLock()
-	after := len(memo.stubs) + len(memo.texts)
-	memo.mu.RUnlock()
-	if after != size {
-		t.Errorf("Clear after Warm memoized %d more counts", after-size)
+	size := m.Len()
+	if size == 0 {
+		t.Fatal("Warm memoized nothing")
 	}
-	if mustJSON(t, warm) != mustJSON(t, cold) || warmStats != coldStats {
+	warm := Project(o200k, h, Request{Policy: p, Memo: m})
+	if after := m.Len(); after != size {
+		t.Errorf("a projection after Warm memoized %d more counts", after-size)
+	}
+	if mustJSON(t, warm.Messages) != mustJSON(t, cold) || warm.Stats != coldStats {
 		t.Error("Warm changed the projection")
 	}
 	if coldStats.ClearedResults != 4 || coldStats.ClearedInputs != 1 {
 		t.Errorf("stats %+v", coldStats)
 	}
-	Warm(approx, h) // no-op
+	m.Warm(approx, h) // no-op
+	var nilMemo *Memo
+	nilMemo.Warm(o200k, h) // no-op
 }

@@ -332,7 +332,7 @@ func FuzzClear(f *testing.F) {
 func TestComposedStubTokens(t *testing.T) {
 	check := func(t tb, name, id string, n int) {
 		label := stubLabel(name, id)
-		got, ok := composedStubTokens(o200k, history.O200k, label, n)
+		got, ok := (*Memo)(nil).composedStubTokens(o200k, history.O200k, label, n)
 		if want := o200k.Text(StubText(name, id, n)); ok && got != want {
 			t.Fatalf("stub %q: composed %d, tokenized %d", StubText(name, id, n), got, want)
 		}

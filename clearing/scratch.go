@@ -15,6 +15,14 @@ type scratch struct {
 	res     []int32 // result indices of all batches, -1 for a missing result
 	mark    []bool  // per entry of res: the call's result was cleared
 	batches []batch
+	stubs   []stubOf // per message: its stub, once computed
+}
+
+// stubOf is a result's stub and the estimate of the result with it.
+type stubOf struct {
+	text   string
+	tokens int
+	ok     bool
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -81,4 +89,6 @@ func (sc *scratch) structure(msgs []history.Message) {
 	}
 	sc.mark = grow(sc.mark, len(sc.res))
 	clear(sc.mark)
+	sc.stubs = grow(sc.stubs, n)
+	clear(sc.stubs)
 }

@@ -47,7 +47,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // stub returns the stub text replacing result m (estimate n) and the estimate
 // of m with that content.
-func stub(est *history.Estimator, tok history.Tokenizer, m *history.Message, name string, n int) (string, int) {
+func (mm *Memo) stub(est *history.Estimator, tok history.Tokenizer, m *history.Message, name string, n int) (string, int) {
 	plain := len(m.ToolCalls) == 0 && m.Reasoning == "" && m.ReasoningDetails == nil
 	if !plain {
 		text := StubText(name, m.ToolCallID, n)
@@ -59,22 +59,26 @@ func stub(est *history.Estimator, tok history.Tokenizer, m *history.Message, nam
 		return text, history.MessageOverhead + est.Text(text) + est.Text(m.ToolCallID)
 	}
 	k := stubKey{tok: tok, name: name, id: m.ToolCallID, n: n}
-	memo.mu.RLock()
-	v, ok := memo.stubs[k]
-	memo.mu.RUnlock()
-	if ok {
-		return v.text, v.tokens
+	if mm != nil {
+		mm.mu.RLock()
+		v, ok := mm.stubs[k]
+		mm.mu.RUnlock()
+		if ok {
+			return v.text, v.tokens
+		}
 	}
 	text := StubText(name, m.ToolCallID, n)
-	tokens, ok := composedStubTokens(est, tok, stubLabel(name, m.ToolCallID), n)
+	tokens, ok := mm.composedStubTokens(est, tok, stubLabel(name, m.ToolCallID), n)
 	if !ok {
 		tokens = est.Text(text)
 	}
-	v = stubVal{text: text, tokens: history.MessageOverhead + tokens + textTokens(est, tok, m.ToolCallID)}
-	memo.mu.Lock()
-	memo.reserve()
-	memo.stubs[k] = v
-	memo.mu.Unlock()
+	v := stubVal{text: text, tokens: history.MessageOverhead + tokens + mm.textTokens(est, tok, m.ToolCallID)}
+	if mm != nil {
+		mm.mu.Lock()
+		mm.reserve()
+		mm.stubs[k] = v
+		mm.mu.Unlock()
+	}
 	return v.text, v.tokens
 }
 
@@ -126,14 +130,14 @@ type pieceCounts struct {
 
 // composedStubTokens returns the count of StubText with this label and n
 // without tokenizing it, when the tokenizer and the label allow.
-func composedStubTokens(est *history.Estimator, tok history.Tokenizer, label string, n int) (int, bool) {
+func (mm *Memo) composedStubTokens(est *history.Estimator, tok history.Tokenizer, label string, n int) (int, bool) {
 	if tok != history.O200k || n < 0 || !simpleLabel(label) {
 		return 0, false
 	}
 	pc := o200kPieces()
 	total := pc.head + pc.space + pc.tail
 	if label != "" {
-		total += textTokens(est, tok, " "+label+",")
+		total += mm.textTokens(est, tok, " "+label+",")
 	}
 	digits := strconv.Itoa(n)
 	head := len(digits) % 3
@@ -176,23 +180,24 @@ func simpleLabel(label string) bool {
 	return true
 }
 
-// textTokens returns est.Text(s), memoized for BPE tokenizers.
-func textTokens(est *history.Estimator, tok history.Tokenizer, s string) int {
-	if tok == history.Approx || s == "" {
+// textTokens returns est.Text(s), memoized in mm (when not nil) for BPE
+// tokenizers.
+func (mm *Memo) textTokens(est *history.Estimator, tok history.Tokenizer, s string) int {
+	if mm == nil || tok == history.Approx || s == "" {
 		return est.Text(s)
 	}
-	k := textKey{tok: tok, h: maphash.String(memo.seed, s), n: len(s)}
-	memo.mu.RLock()
-	v, ok := memo.texts[k]
-	memo.mu.RUnlock()
+	k := textKey{tok: tok, h: maphash.String(mm.seed, s), n: len(s)}
+	mm.mu.RLock()
+	v, ok := mm.texts[k]
+	mm.mu.RUnlock()
 	if ok {
 		return v
 	}
 	v = est.Text(s)
-	memo.mu.Lock()
-	memo.reserve()
-	memo.texts[k] = v
-	memo.mu.Unlock()
+	mm.mu.Lock()
+	mm.reserve()
+	mm.texts[k] = v
+	mm.mu.Unlock()
 	return v
 }
 
@@ -219,78 +224,92 @@ type textKey struct {
 	n   int
 }
 
-// memoTable holds the memoized token counts.
-type memoTable struct {
+// Memo holds token counts that clearing derives (stubs, thought signatures,
+// large inputs), so that a projection after an append tokenizes nothing. It
+// belongs to its caller (a session keeps one in its state): clearing holds no
+// state of its own. A Memo never changes a result, only its cost; a nil
+// *Memo memoizes nothing. It is safe for concurrent use and bounded: it is
+// emptied when it reaches its limit.
+type Memo struct {
 	mu    sync.RWMutex
 	seed  maphash.Seed
 	stubs map[stubKey]stubVal
 	texts map[textKey]int
 }
 
-var memo = &memoTable{
-	seed:  maphash.MakeSeed(),
-	stubs: map[stubKey]stubVal{},
-	texts: map[textKey]int{},
+// NewMemo returns an empty memo.
+func NewMemo() *Memo {
+	return &Memo{seed: maphash.MakeSeed(), stubs: map[stubKey]stubVal{}, texts: map[textKey]int{}}
+}
+
+// Len returns the number of memoized counts.
+func (m *Memo) Len() int {
+	if m == nil {
+		return 0
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.stubs) + len(m.texts)
 }
 
 // reserve empties the memo when it is full; m.mu must be held.
-func (m *memoTable) reserve() {
+func (m *Memo) reserve() {
 	if len(m.stubs)+len(m.texts) >= memoLimit {
 		clear(m.stubs)
 		clear(m.texts)
 	}
 }
 
-// reset empties the memo (for benchmarks of the cold path).
-func (m *memoTable) reset() {
+// Reset empties the memo.
+func (m *Memo) Reset() {
 	m.mu.Lock()
 	clear(m.stubs)
 	clear(m.texts)
 	m.mu.Unlock()
 }
 
-// Warm memoizes, for the messages of msgs, the token counts a later [Clear]
-// would otherwise compute when it clears them: their stubs, thought
-// signatures and large inputs. Call it where messages are estimated on
-// arrival (after est.Message on each), so that no projection tokenizes; Clear
-// is correct without it. It does not modify msgs.
-func Warm(est *history.Estimator, msgs []history.Message) {
+// Warm memoizes in m, for the messages of msgs, the token counts a later
+// projection with m would otherwise compute when it clears them: their
+// stubs, thought signatures and large inputs. Call it where messages are
+// estimated on arrival (after est.Message on each), so that no projection
+// tokenizes; clearing is correct without it. It does not modify msgs.
+func (m *Memo) Warm(est *history.Estimator, msgs []history.Message) {
 	tok := est.Tokenizer()
-	if tok == history.Approx {
+	if m == nil || tok == history.Approx {
 		return // nothing to memoize: counts are arithmetic
 	}
 	var names map[string]string // call id → tool name, for unnamed results
 	for i := range msgs {
-		m := &msgs[i]
-		for _, tc := range m.ToolCalls {
+		msg := &msgs[i]
+		for _, tc := range msg.ToolCalls {
 			if tc.ThoughtSignature != "" {
-				textTokens(est, tok, tc.ThoughtSignature)
+				m.textTokens(est, tok, tc.ThoughtSignature)
 			}
 			for _, s := range []string{tc.Arguments, tc.Input} {
 				if len(s) > MaxKeptInputBytes {
-					textTokens(est, tok, s)
-					textTokens(est, tok, `{"cleared":"`+itoa(len(s))+` bytes of arguments"}`)
+					m.textTokens(est, tok, s)
+					m.textTokens(est, tok, `{"cleared":"`+itoa(len(s))+` bytes of arguments"}`)
 				}
 			}
-			if m.Role == history.Assistant {
+			if msg.Role == history.Assistant {
 				if names == nil {
 					names = map[string]string{}
 				}
 				names[tc.ID] = tc.Name
 			}
 		}
-		if m.Role != history.Tool || IsStub(m) {
+		if msg.Role != history.Tool || IsStub(msg) {
 			continue
 		}
-		n, ok := est.Cached(m)
+		n, ok := est.Cached(msg)
 		if !ok {
-			c := *m
+			c := *msg
 			n = est.Message(&c)
 		}
-		name := m.ToolName
+		name := msg.ToolName
 		if name == "" {
-			name = names[m.ToolCallID]
+			name = names[msg.ToolCallID]
 		}
-		stub(est, tok, m, name, n)
+		m.stub(est, tok, msg, name, n)
 	}
 }

@@ -67,6 +67,11 @@ type ModelEntry struct {
 	Provider, Model string
 	ContextWindow   int
 	MaxOutputTokens int
+	// Prompt-cache pricing (cache_read_multiplier, cache_write_multiplier,
+	// cache_ttl_seconds): cost of a cached and of a written input token
+	// relative to an uncached one, and the cache's lifetime. Zero: not set.
+	CacheRead, CacheWrite float64
+	CacheTTLSeconds       int
 }
 
 // Storage configures persistence ([storage]).
@@ -319,6 +324,8 @@ var tables = func() map[string]map[string]bool {
 	add("providers.*", "base_url", "api_key_env", "native_compaction", "supports_context_edits")
 	add("models", "provider", "model", "context_window", "max_output_tokens")
 	add("storage", "dir", "keep_artifacts")
+	add("models", "cache_read_multiplier", "cache_write_multiplier", "cache_ttl_seconds")
+	add("storage", "dir")
 	for _, f := range policyFields {
 		i := strings.LastIndexByte(f.toml, '.')
 		add(f.toml[:i], f.toml[i+1:])
@@ -590,6 +597,9 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			model, okM := d.str(e, key, "model", i, ruleString)
 			window := d.integer(e, key, "context_window", i, rulePositive)
 			output := d.integer(e, key, "max_output_tokens", i, rulePositive)
+			cacheRead := d.float(e, key, "cache_read_multiplier", i, ruleMultiplier)
+			cacheWrite := d.float(e, key, "cache_write_multiplier", i, ruleMultiplier)
+			cacheTTL := d.integer(e, key, "cache_ttl_seconds", i, rulePositive)
 			if !okP || *provider == "" {
 				if _, present := e["provider"]; !present || okP {
 					d.fail(sub(key, "provider"), i, "must be set")
@@ -614,6 +624,15 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			}
 			if output != nil {
 				models[j].MaxOutputTokens = *output
+			}
+			if cacheRead != nil {
+				models[j].CacheRead = *cacheRead
+			}
+			if cacheWrite != nil {
+				models[j].CacheWrite = *cacheWrite
+			}
+			if cacheTTL != nil {
+				models[j].CacheTTLSeconds = *cacheTTL
 			}
 		}
 	}

@@ -55,6 +55,8 @@ trigger_tokens = 30000
 keep_tool_uses = 3
 keep_recent_tool_batches = 0
 clear_tool_inputs = true
+clear_at_least_tokens = 5000
+cache_aware = false
 
 [context]
 max_context_tokens = 100000
@@ -94,6 +96,9 @@ api_key_env = "ANTHROPIC_API_KEY"
 provider = "ollama"
 model = "qwen3-coder"
 context_window = 65536
+cache_read_multiplier = 0.25
+cache_write_multiplier = 1.5
+cache_ttl_seconds = 3600
 
 [[models]]
 provider = "openai"
@@ -109,7 +114,7 @@ keep_artifacts = 7
 // specJSON is the policy part of specTOML in its JSON form (SPEC §10).
 const specJSON = `{
   "autoCompaction": {"enabled": false, "thresholdTokens": 90000, "thresholdRatio": 0.5, "compactOnModelSwitch": false},
-  "toolResultClearing": {"enabled": false, "triggerTokens": 30000, "keepToolUses": 3, "keepRecentToolBatches": 0, "clearToolInputs": true},
+  "toolResultClearing": {"enabled": false, "triggerTokens": 30000, "keepToolUses": 3, "keepRecentToolBatches": 0, "clearToolInputs": true, "clearAtLeastTokens": 5000, "cacheAware": false},
   "context": {"maxContextTokens": 100000, "reservedOutputTokens": 8192, "trimToPercent": 50, "preserveRecentTurns": 4, "tokenizer": "approx"},
   "routePolicy": {"thresholdRatio": 0.9, "retainRatio": 0.2, "maxOverflowRetries": 2}
 }`
@@ -138,7 +143,7 @@ func TestLoadEveryKey(t *testing.T) {
 			"anthropic": {APIKeyEnv: "ANTHROPIC_API_KEY", NativeCompaction: "auto"},
 		},
 		Models: []ModelEntry{
-			{Provider: "ollama", Model: "qwen3-coder", ContextWindow: 65536},
+			{Provider: "ollama", Model: "qwen3-coder", ContextWindow: 65536, CacheRead: 0.25, CacheWrite: 1.5, CacheTTLSeconds: 3600},
 			{Provider: "openai", Model: "gpt-5", ContextWindow: 400000, MaxOutputTokens: 128000},
 		},
 		Storage: Storage{Dir: filepath.Join(ws, "state", "sessions"), KeepArtifacts: 7},
@@ -169,6 +174,8 @@ func TestPolicyKeyMapping(t *testing.T) {
 		{"[agent.harness.tool_result_clearing]\nkeep_tool_uses = 9", `{"toolResultClearing":{"keepToolUses":9}}`},
 		{"[agent.harness.tool_result_clearing]\nkeep_recent_tool_batches = 0", `{"toolResultClearing":{"keepRecentToolBatches":0}}`},
 		{"[agent.harness.tool_result_clearing]\nclear_tool_inputs = true", `{"toolResultClearing":{"clearToolInputs":true}}`},
+		{"[agent.harness.tool_result_clearing]\nclear_at_least_tokens = 0", `{"toolResultClearing":{"clearAtLeastTokens":0}}`},
+		{"[agent.harness.tool_result_clearing]\ncache_aware = false", `{"toolResultClearing":{"cacheAware":false}}`},
 		{"[context]\nmax_context_tokens = 32000", `{"context":{"maxContextTokens":32000}}`},
 		{"[context]\nreserved_output_tokens = 100", `{"context":{"reservedOutputTokens":100}}`},
 		{"[context]\ntrim_to_percent = 1", `{"context":{"trimToPercent":1}}`},

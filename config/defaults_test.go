@@ -23,7 +23,8 @@ func TestDefaultsAgree(t *testing.T) {
 	cp := clearing.DefaultPolicy()
 	tc := d.ToolResultClearing
 	if cp != (clearing.Policy{Enabled: tc.Enabled, TriggerTokens: tc.TriggerTokens, KeepToolUses: tc.KeepToolUses,
-		KeepRecentToolBatches: tc.KeepRecentToolBatches, ClearToolInputs: tc.ClearToolInputs}) {
+		KeepRecentToolBatches: tc.KeepRecentToolBatches, ClearToolInputs: tc.ClearToolInputs,
+		ClearAtLeastTokens: tc.ClearAtLeastTokens, CacheAware: tc.CacheAware}) {
 		t.Errorf("clearing.DefaultPolicy() = %+v, config.Default().ToolResultClearing = %+v", cp, tc)
 	}
 }

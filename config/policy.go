@@ -39,6 +39,13 @@ type ToolResultClearing struct {
 	KeepToolUses          int  `json:"keepToolUses"`
 	KeepRecentToolBatches int  `json:"keepRecentToolBatches"`
 	ClearToolInputs       bool `json:"clearToolInputs"`
+	// ClearAtLeastTokens is the smallest step in which results above the
+	// protected floor are cleared (Anthropic's clear_at_least); 0 clears
+	// them on every request.
+	ClearAtLeastTokens int `json:"clearAtLeastTokens"`
+	// CacheAware clears freely when the provider's prompt cache has expired
+	// (the previous request is older than the route's cache TTL).
+	CacheAware bool `json:"cacheAware"`
 }
 
 // ContextPolicy sets the context limits (context.*).
@@ -77,6 +84,8 @@ func Default() Policy {
 			KeepToolUses:          2,
 			KeepRecentToolBatches: 2,
 			ClearToolInputs:       false,
+			ClearAtLeastTokens:    10000,
+			CacheAware:            true,
 		},
 		Context: ContextPolicy{
 			MaxContextTokens:     0,
@@ -129,6 +138,11 @@ var (
 	ruleUnit = rule{kind: 'f', check: func(v any) string {
 		f := v.(float64)
 		return msgIf(!(f >= 0 && f <= 1), "must be between 0 and 1")
+	}}
+	// ruleMultiplier is a price relative to an uncached input token, in (0, 10].
+	ruleMultiplier = rule{kind: 'f', check: func(v any) string {
+		f := v.(float64)
+		return msgIf(!(f > 0 && f <= 10), "must be > 0 and <= 10")
 	}}
 	ruleTokenizer = rule{kind: 's', enum: []string{"o200k", "approx"}, what: `must be "o200k" or "approx"`}
 	ruleNative    = rule{kind: 's', enum: []string{"auto", "always", "never"}, what: `must be "auto", "always" or "never"`}
@@ -221,6 +235,8 @@ var policyFields = []policyField{
 	{"toolResultClearing", "keepToolUses", "agent.harness.tool_result_clearing.keep_tool_uses", ruleNonNeg, func(p *Policy) any { return &p.ToolResultClearing.KeepToolUses }},
 	{"toolResultClearing", "keepRecentToolBatches", "agent.harness.tool_result_clearing.keep_recent_tool_batches", ruleNonNeg, func(p *Policy) any { return &p.ToolResultClearing.KeepRecentToolBatches }},
 	{"toolResultClearing", "clearToolInputs", "agent.harness.tool_result_clearing.clear_tool_inputs", ruleBool, func(p *Policy) any { return &p.ToolResultClearing.ClearToolInputs }},
+	{"toolResultClearing", "clearAtLeastTokens", "agent.harness.tool_result_clearing.clear_at_least_tokens", ruleNonNeg, func(p *Policy) any { return &p.ToolResultClearing.ClearAtLeastTokens }},
+	{"toolResultClearing", "cacheAware", "agent.harness.tool_result_clearing.cache_aware", ruleBool, func(p *Policy) any { return &p.ToolResultClearing.CacheAware }},
 
 	{"context", "maxContextTokens", "context.max_context_tokens", ruleNonNeg, func(p *Policy) any { return &p.Context.MaxContextTokens }},
 	{"context", "reservedOutputTokens", "context.reserved_output_tokens", ruleNonNeg, func(p *Policy) any { return &p.Context.ReservedOutputTokens }},

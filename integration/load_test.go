@@ -39,10 +39,13 @@ func loadScale() float64 {
 
 // loadPolicy makes clearing engage on small histories and keeps automatic
 // compaction off, so a projection depends on the history alone and a
-// sequential replay must reproduce every stat.
+// sequential replay must reproduce every stat. Clearing is the seed's
+// (clearAtLeastTokens 0, cacheAware off): the cache-aware schedule depends
+// on when requests were made, by design, and the shortcut replay (one
+// append, one request) makes them at other points.
 var loadPolicy = map[string]any{
 	"autoCompaction":     map[string]any{"enabled": false},
-	"toolResultClearing": map[string]any{"triggerTokens": 3000},
+	"toolResultClearing": map[string]any{"triggerTokens": 3000, "clearAtLeastTokens": 0, "cacheAware": false},
 }
 
 // loadWindow is the number of requests each session keeps in flight.

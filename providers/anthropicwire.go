@@ -32,6 +32,7 @@ type AnthropicEdit struct {
 	Type                 string           `json:"type"`
 	Trigger              *AnthropicAmount `json:"trigger,omitempty"`
 	Keep                 *AnthropicAmount `json:"keep,omitempty"`
+	ClearAtLeast         *AnthropicAmount `json:"clear_at_least,omitempty"`
 	PauseAfterCompaction bool             `json:"pause_after_compaction,omitempty"`
 	Instructions         string           `json:"instructions,omitempty"`
 }
@@ -40,6 +41,22 @@ type AnthropicEdit struct {
 type AnthropicAmount struct {
 	Type  string `json:"type"`
 	Value int    `json:"value"`
+}
+
+// AnthropicClearAtLeast sets clear_at_least (input tokens) on the
+// clear_tool_uses_20250919 edit of edits when tokens > 0: the server then
+// clears only in steps that free at least that much, so a cleared prefix
+// pays for the prompt cache it breaks. It returns edits.
+func AnthropicClearAtLeast(edits []AnthropicEdit, tokens int) []AnthropicEdit {
+	if tokens <= 0 {
+		return edits
+	}
+	for i := range edits {
+		if edits[i].Type == AnthropicEditClearToolUses {
+			edits[i].ClearAtLeast = &AnthropicAmount{"input_tokens", tokens}
+		}
+	}
+	return edits
 }
 
 // AnthropicEdits returns the edit ladder: with clearing,

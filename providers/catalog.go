@@ -38,6 +38,9 @@ type ModelInfo struct {
 	// without streaming for this model; 0 means the general bound
 	// ([MaxNonStreamingOutputTokens]).
 	NonStreamingOutputTokens int
+	// Cache overrides the route's prompt-cache pricing in [[models]]
+	// entries (zero fields: not set); see [Catalog.Cost].
+	Cache CacheCost
 }
 
 // Model is the typed result of [Catalog.Lookup].

@@ -48,6 +48,10 @@ type InlineCompaction struct {
 	// TriggerTokens is the compact edit's input-token trigger; values under
 	// 50,000 are raised to 50,000.
 	TriggerTokens int
+	// ClearAtLeastTokens, when > 0, is sent as the clear_tool_uses edit's
+	// clear_at_least (input tokens): the edit applies only when it clears at
+	// least that many.
+	ClearAtLeastTokens int
 }
 
 // Response is a generation result.

@@ -206,7 +206,7 @@
 //	         capacity, reservedOutput, compactionThreshold, pressure, state,
 //	         lastReportedInputTokens?, lastRequestEstimate?,
 //	         reportedDifference?, strategy, compactions,
-//	         lastCompaction?, cache?}
+//	         lastCompaction?, cache?, reuse?}
 //
 // state is "ok", "warn", "compacting" or "critical"; pressure is
 // (projectedTokens + prefixTokens) / (capacity − reservedOutput), and a
@@ -230,7 +230,8 @@
 //	params: {sessionId?, workspace?, policy: {
 //	  autoCompaction?: {enabled, thresholdTokens, thresholdRatio, compactOnModelSwitch},
 //	  toolResultClearing?: {enabled, triggerTokens, keepToolUses,
-//	                        keepRecentToolBatches, clearToolInputs},
+//	                        keepRecentToolBatches, clearToolInputs,
+//	                        clearAtLeastTokens, cacheAware},
 //	  context?: {maxContextTokens, reservedOutputTokens, trimToPercent,
 //	             preserveRecentTurns, tokenizer},
 //	  routePolicy?: {thresholdRatio, retainRatio, maxOverflowRetries}}}
@@ -339,6 +340,72 @@
 // restart of the daemon: they are recorded in the session's event log,
 // with the request's prefix tokens and reserved output, which a resumed
 // session's stats and map then use until the next prepareRequest.
+// # Prompt cache: cleared horizon, reuse and cost
+//
+// Providers bill a cached prompt prefix at a fraction of the price, and a
+// changed byte invalidates the cache from there on. Above the protected
+// floor of §7 (evidence window, keepToolUses, keepRecentToolBatches, small
+// results), old tool results are cleared in steps: a result is cleared only
+// before the session's cleared horizon, which moves forward (clearing
+// everything above the floor at once) when that removes at least
+// toolResultClearing.clearAtLeastTokens tokens and pays for the cache it
+// breaks, when the route's cache has expired (cacheAware: the previous
+// request is older than the route's TTL), or when holding back would leave
+// the request at the compaction threshold. Between steps each request
+// starts with the previous request and its answer, byte for byte. The
+// horizon is stored as a session event, so a restarted daemon projects the
+// same bytes. clearAtLeastTokens 0 with cacheAware false is exactly §7: every
+// request clears everything above the floor. With cacheAware, a request
+// whose cache has expired and whose pressure is past the soft threshold
+// (90 % of the compaction threshold) compacts now: the prefix is written
+// again anyway. On Anthropic routes the clear_tool_uses_20250919 edit
+// carries clear_at_least with the same value.
+//
+// Stats (prepareRequest's, recordResponse's and projectionStats') carry
+// reuse, the prediction for the request (for projectionStats: the next one):
+//
+//	reuse: {reusedTokens, requestTokens, ratio, reusedMessages, costUnits,
+//	        cacheCold, clearedHorizon, heldTokens,
+//	        pricing: {read, write, ttlSeconds},
+//	        lastResponse?: {predictedReadTokens, cacheReadTokens,
+//	                        cacheWriteTokens, difference}}
+//
+// reusedTokens is the estimate of the leading part of the request (prefix,
+// then messages) identical to the previous request and its answer, 0 when
+// the cache is cold; costUnits is reusedTokens × read + the rest × write, in
+// uncached input tokens, under the route's pricing (built in per provider
+// and model; [[models]] cache_read_multiplier, cache_write_multiplier and
+// cache_ttl_seconds override it). heldTokens is what clearing keeps back for
+// the cache. lastResponse compares the cache counts of the last
+// recordResponse with the reuse predicted for the request it answered.
+// recordResponse's usage may use this protocol's names (inputTokens,
+// outputTokens, cacheReadTokens, cacheCreationTokens) or the provider's:
+// Anthropic's input_tokens, output_tokens, cache_read_input_tokens and
+// cache_creation_input_tokens; OpenAI's input_tokens or prompt_tokens,
+// output_tokens or completion_tokens, input_tokens_details.cached_tokens or
+// prompt_tokens_details.cached_tokens, and cache_write_tokens.
+//
+// # Projection deltas
+//
+// A client that sets capabilities.experimental.vtcode.projectionDelta: true
+// in initialize (the server advertises projectionDelta: true) gets every
+// prepareRequest result with a revision, and may send baseRevision, the
+// revision of the last projection it received for that session:
+//
+//	params: {..., baseRevision?}
+//	result: {revision, messages, stats, ...}                    (whole)
+//	result: {revision, delta: {baseRevision, keep, messages}, stats, ...}
+//
+// A delta says: keep the first delta.keep messages of the projection named
+// baseRevision, then append delta.messages; that is the projection named
+// revision. The server answers with a delta only when baseRevision is the
+// last revision it sent to this connection for the session and the session
+// prepared nothing since (for another client); otherwise, and without
+// baseRevision, the result carries the whole projection. Revisions are
+// opaque strings, unique per session and daemon process; a restarted
+// daemon sends the whole projection first. A client without the capability
+// gets the results above without revision. testdata/projection_delta.txtar
+// is the exchange.
 //
 // # Notifications from the server
 //

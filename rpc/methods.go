@@ -48,8 +48,8 @@ func (s *server) methodTable() map[string]method {
 		"vtcode/listSessions":    {prepare: handler((*server).listSessions, workspaceQueue[session.ListParams])},
 		"vtcode/appendMessages":  {paramsRequired: true, prepare: handler((*server).appendMessages, func(p *session.AppendParams) string { return p.SessionID })},
 		"vtcode/history":         {paramsRequired: true, prepare: handler((*server).history, func(p *session.HistoryParams) string { return p.SessionID })},
-		"vtcode/prepareRequest":  {paramsRequired: true, prepare: handler((*server).prepareRequest, func(p *PrepareRequestParams) string { return p.SessionID })},
-		"vtcode/recordResponse":  {paramsRequired: true, prepare: handler((*server).recordResponse, func(p *session.RecordParams) string { return p.SessionID })},
+		"vtcode/prepareRequest":  {paramsRequired: true, prepare: handler((*server).prepareRequestDelta, func(p *prepareDeltaParams) string { return p.SessionID })},
+		"vtcode/recordResponse":  {paramsRequired: true, prepare: handler((*server).recordResponseUsage, func(p *recordParams) string { return p.SessionID })},
 		"vtcode/compact":         {paramsRequired: true, prepare: handler((*server).compact, func(p *compactRequest) string { return p.SessionID })},
 		"vtcode/projectionStats": {paramsRequired: true, prepare: handler((*server).projectionStats, (*sessionParams).queue)},
 		"vtcode/setPolicy":       {paramsRequired: true, prepare: handler((*server).setPolicy, func(p *session.SetPolicyParams) string { return p.SessionID })},
@@ -151,6 +151,7 @@ func (s *server) initialize(_ context.Context, p *InitializeParams, _ session.Pr
 		}
 	}
 	s.progress.setSupported(p.Capabilities.Window != nil && p.Capabilities.Window.WorkDoneProgress)
+	s.delta.enable(p.Capabilities.Experimental)
 	s.mu.Lock()
 	s.state = stateInitialized
 	s.mu.Unlock()
@@ -163,6 +164,7 @@ func (s *server) initialize(_ context.Context, p *InitializeParams, _ session.Pr
 			ProtocolVersion: ProtocolVersion,
 			Methods:         Methods(),
 			Notifications:   Notifications(),
+			ProjectionDelta: true,
 		}}},
 		ServerInfo: ServerInfo{Name: "vtcode-ls", Version: version},
 	}, nil
@@ -186,6 +188,7 @@ func (s *server) openSession(ctx context.Context, p *session.OpenParams, _ sessi
 }
 
 func (s *server) closeSession(ctx context.Context, p *sessionParams, _ session.Progress) (any, error) {
+	s.delta.forget(p.SessionID)
 	return nil, s.mgr.CloseSession(ctx, p.SessionID)
 }
 
@@ -203,14 +206,6 @@ func (s *server) appendMessages(ctx context.Context, p *session.AppendParams, _ 
 
 func (s *server) history(ctx context.Context, p *session.HistoryParams, _ session.Progress) (*session.HistoryResult, error) {
 	return s.mgr.History(ctx, *p)
-}
-
-func (s *server) prepareRequest(ctx context.Context, p *PrepareRequestParams, pr session.Progress) (*session.PrepareResult, error) {
-	return s.mgr.PrepareRequest(ctx, p.PrepareParams, pr)
-}
-
-func (s *server) recordResponse(ctx context.Context, p *session.RecordParams, _ session.Progress) (*session.RecordResult, error) {
-	return s.mgr.RecordResponse(ctx, *p)
 }
 
 func (s *server) projectionStats(ctx context.Context, p *sessionParams, _ session.Progress) (*session.Stats, error) {

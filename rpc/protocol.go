@@ -56,7 +56,8 @@ type WorkspaceFolder struct {
 
 // ClientCapabilities is the part of the client capabilities vtcode-ls reads.
 type ClientCapabilities struct {
-	Window *WindowClientCapabilities `json:"window,omitempty"`
+	Window       *WindowClientCapabilities       `json:"window,omitempty"`
+	Experimental *ExperimentalClientCapabilities `json:"experimental,omitempty"` // delta.go
 }
 
 // WindowClientCapabilities are the client's window capabilities.
@@ -90,6 +91,9 @@ type VTCodeCapabilities struct {
 	Methods []string `json:"methods"`
 	// Notifications lists every vtcode/* notification the server sends.
 	Notifications []string `json:"notifications"`
+	// ProjectionDelta: prepareRequest results carry revisions and deltas
+	// for clients that ask (delta.go).
+	ProjectionDelta bool `json:"projectionDelta"`
 }
 
 // ServerInfo names the server.

@@ -145,6 +145,7 @@ type server struct {
 	progress *progressTracker
 	mgr      *session.Manager
 	methods  map[string]method
+	delta    deltas // projection deltas (delta.go)
 
 	base      context.Context // parent of every request context; ends at teardown
 	cancelAll context.CancelFunc

@@ -46,7 +46,7 @@ func TestContextMap(t *testing.T) {
 	e := newEnv(t, session.Options{}, "")
 	ctx := context.Background()
 	id := e.open(session.OpenParams{ContextWindow: 32000})
-	e.setPolicy(id, `{"autoCompaction":{"enabled":false},"toolResultClearing":{"triggerTokens":6000,"keepToolUses":2,"keepRecentToolBatches":1}}`)
+	e.setPolicy(id, `{"autoCompaction":{"enabled":false},"toolResultClearing":{"triggerTokens":6000,"keepToolUses":2,"keepRecentToolBatches":1,"clearAtLeastTokens":0,"cacheAware":false}}`)
 
 	var prepared []*session.PrepareResult
 	all := turns(10, 2400)

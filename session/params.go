@@ -103,6 +103,9 @@ type PrepareResult struct {
 	// its outcome, or why it failed (Error) or did nothing.
 	Compaction *CompactResult `json:"compaction,omitempty"`
 	Trimmed    bool           `json:"trimmed"`
+	// Base relates the projection to the previous one (cache.go); a
+	// transport uses it to send only what changed.
+	Base ProjectionBase `json:"-"`
 }
 
 // RecordParams are the parameters of vtcode/recordResponse.
@@ -281,6 +284,9 @@ type Stats struct {
 	Compactions         int         `json:"compactions"`
 	LastCompaction      *Boundary   `json:"lastCompaction,omitempty"`
 	Cache               *CacheStats `json:"cache,omitempty"`
+	// Reuse predicts the prompt-cache reuse and cost of the request (see
+	// cache.go).
+	Reuse *ReuseStats `json:"reuse,omitempty"`
 }
 
 // CacheStats track the provider's prompt-cache reuse as reported by

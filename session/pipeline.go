@@ -27,6 +27,7 @@ type env struct {
 	th       compaction.Thresholds
 	clear    clearing.Policy
 	budget   clearing.Budget
+	cost     providers.CacheCost // the route's cache pricing (cache.go)
 }
 
 // env resolves the environment of route r with the given reserved output
@@ -53,8 +54,10 @@ func (s *Session) env(r route, reserved *int, prefix int) *env {
 	e.th = compaction.Readiness(e.capacity, e.reserved, pol.AutoCompaction.ThresholdTokens, pol.AutoCompaction.ThresholdRatio, e.rp)
 	tc := pol.ToolResultClearing
 	e.clear = clearing.Policy{Enabled: tc.Enabled, TriggerTokens: tc.TriggerTokens, KeepToolUses: tc.KeepToolUses,
-		KeepRecentToolBatches: tc.KeepRecentToolBatches, ClearToolInputs: tc.ClearToolInputs}
-	e.budget = clearing.Budget{Capacity: e.capacity, ReservedOutput: e.reserved, Prefix: prefix}
+		KeepRecentToolBatches: tc.KeepRecentToolBatches, ClearToolInputs: tc.ClearToolInputs,
+		ClearAtLeastTokens: tc.ClearAtLeastTokens, CacheAware: tc.CacheAware}
+	e.budget = clearing.Budget{Capacity: e.capacity, ReservedOutput: e.reserved, Prefix: prefix, Ceiling: e.ceiling()}
+	e.cost = cat.Cost(e.route.Provider, r.Model)
 	return e
 }
 
@@ -86,6 +89,8 @@ type projection struct {
 	original int // estimate of the normalized history before clearing
 	tokens   int // estimate of msgs
 	trimmed  bool
+	horizon  clearing.Horizon // the cleared horizon after this projection
+	cold     bool             // the route's prompt cache had expired
 }
 
 // project normalizes msgs and clears old tool results (steps 2 and 3 of §5).
@@ -93,8 +98,12 @@ type projection struct {
 func (s *Session) project(msgs []history.Message, e *env, skipClearing bool) projection {
 	norm, _ := history.Normalize(msgs)
 	var p projection
+	p.horizon, p.cold = s.cache.horizon, s.cache.cold(s.m.now(), e.cost)
 	if e.clear.Enabled && !skipClearing {
-		p.msgs, p.clear = clearing.Clear(s.est, norm, e.clear, e.budget)
+		r := clearing.Project(s.est, norm, clearing.Request{Policy: e.clear, Budget: e.budget,
+			Horizon: s.cache.horizon, CacheCold: p.cold, Memo: s.cache.memo,
+			Pricing: clearing.Pricing{Read: e.cost.Read, Write: e.cost.Write}})
+		p.msgs, p.clear, p.horizon = r.Messages, r.Stats, r.Horizon
 		p.original, p.tokens = p.clear.OriginalTokens, p.clear.ProjectedTokens
 	} else {
 		p.msgs = norm
@@ -186,10 +195,12 @@ func (s *Session) view(e *env, skipClearing bool) projection {
 func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (*PrepareResult, error) {
 	s.syncEstimator()
 	// 1. Synchronize: the messages are committed with the outcome below, so a
-	// cancelled request appends nothing.
+	// cancelled request appends nothing. They go into the live history's
+	// spare capacity (as appendLive does), which s.live does not see until
+	// they are committed: no copy of the whole history per request.
 	pre := s.live
 	if len(p.Messages) > 0 {
-		pre = append(slices.Clip(s.live), p.Messages...)
+		pre = append(s.live, p.Messages...)
 		for i := len(s.live); i < len(pre); i++ {
 			s.est.Message(&pre[i])
 		}
@@ -223,7 +234,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	var report *CompactResult
 	auto := e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
 	switch {
-	case auto && proj.tokens+prefix >= e.th.Threshold:
+	case auto && (proj.tokens+prefix >= e.th.Threshold || s.compactWhileCold(e, proj)):
 		res, err := s.compactHistory(ctx, pre, compactJob{
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
 			envelope: envelope, twoPass: s.twoPass,
@@ -246,7 +257,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 			s.m.notifyLog(LevelWarning, "vtcode-ls: automatic compaction failed; continuing with the full history: "+fe.RootCause)
 		}
 		report = res
-	case auto && proj.tokens+prefix >= e.th.Soft:
+	case auto && proj.tokens+prefix >= e.th.Soft && s.cache.prefireDue(proj.tokens, e.th.Threshold):
 		s.prefire(pre, e, envelope)
 	}
 	// 5. Last rung.
@@ -264,6 +275,12 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	if len(fresh) == 0 {
 		s.recordRequest(turn)
 	}
+	// The cleared horizon is kept after the commit: failing to keep it
+	// costs a restarted daemon byte-identical projections, never the
+	// request (an error reply must mean nothing changed).
+	if err := s.keepHorizon(proj.horizon); err != nil {
+		s.m.logger.Warn("session: cleared horizon not kept", "session", s.id, "err", err)
+	}
 
 	// 6. Result.
 	// A copy: the projection may share its array with the live history.
@@ -272,6 +289,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		res.ContextManagement = contextEdits(e)
 	}
 	res.Stats = s.stats(e, proj)
+	res.Base = s.cache.sent(res.Messages, prefix, s.m.now(), *res.Stats.Reuse)
 	s.setSnapshot(res.Stats)
 	s.notifyPressure(res.Stats)
 	return res, nil
@@ -297,6 +315,7 @@ func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.E
 func contextEdits(e *env) json.RawMessage {
 	compact := e.pol.AutoCompaction.Enabled && compaction.StrategyFor(e.route) == compaction.NativeInline
 	edits := providers.AnthropicEdits(e.route.SupportsContextEdits, compact, e.th.Threshold, "")
+	edits = providers.AnthropicClearAtLeast(edits, e.clear.ClearAtLeastTokens)
 	if len(edits) == 0 {
 		return nil
 	}

@@ -215,10 +215,17 @@ func TestContextEditsLadderWithCompactEdit(t *testing.T) {
 	id := e.open(session.OpenParams{Provider: "anthropic", Model: "claude-opus-4-5", ContextWindow: 200000})
 	res := prepare(t, e, session.PrepareParams{SessionID: id, Messages: turns(2, 100), NativeContextEdits: true}, nil)
 	want := `{"edits":[{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":2}},` +
-		`{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},"keep":{"type":"tool_uses","value":3}},` +
+		`{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},"keep":{"type":"tool_uses","value":3},` +
+		`"clear_at_least":{"type":"input_tokens","value":10000}},` +
 		`{"type":"compact_20260112","trigger":{"type":"input_tokens","value":146928},"pause_after_compaction":true}]}`
 	if string(res.ContextManagement) != want {
 		t.Errorf("contextManagement =\n%s\nwant\n%s", res.ContextManagement, want)
+	}
+	// clear_at_least_tokens = 0 sends no clear_at_least.
+	e.setPolicy(id, `{"toolResultClearing":{"clearAtLeastTokens":0}}`)
+	res = prepare(t, e, session.PrepareParams{SessionID: id, NativeContextEdits: true}, nil)
+	if strings.Contains(string(res.ContextManagement), "clear_at_least") {
+		t.Errorf("clear_at_least sent with clearAtLeastTokens 0: %s", res.ContextManagement)
 	}
 	if res.Stats.Strategy != "native_inline" {
 		t.Errorf("strategy = %q", res.Stats.Strategy)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
@@ -70,7 +71,8 @@ func catalogEntries(cfg config.Config) []providers.ModelInfo {
 	out := make([]providers.ModelInfo, 0, len(cfg.Models))
 	for _, m := range cfg.Models {
 		out = append(out, providers.ModelInfo{Provider: providers.CanonicalProvider(m.Provider), Model: m.Model,
-			ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens})
+			ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
+			Cache: providers.CacheCost{Read: m.CacheRead, Write: m.CacheWrite, TTL: time.Duration(m.CacheTTLSeconds) * time.Second}})
 	}
 	return out
 }

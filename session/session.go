@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
@@ -51,6 +50,7 @@ type Session struct {
 	usage          usageState
 	pol            polCache
 	cm             contextState // context map timeline and compaction preview
+	cache          cacheState   // cleared horizon, clearing memo, reuse prediction (cache.go)
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats
@@ -238,6 +238,12 @@ func payload[T any](ev store.Event, data any) (T, error) {
 // history the checkpoint replaces) the messages are not decoded: only the
 // small state (usage, compactions, artifacts, policy, route) is applied.
 func (s *Session) apply(ev store.Event, data any, past bool) error {
+	if past && ev.Type == evHorizon {
+		return nil // the checkpoint after it starts a new history
+	}
+	if own, err := s.cache.applyEvent(ev, data); own || err != nil {
+		return err
+	}
 	switch ev.Type {
 	case evMessages:
 		if past {
@@ -263,6 +269,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 			return err
 		}
 		s.applyResponse(&d.Message, d.Usage, d.RequestEstimate)
+		s.cache.responded(d.Message, d.Usage, s.route.Provider)
 	case evBoundary:
 		if past {
 			d, err := payload[boundaryMeta](ev, nil)
@@ -349,7 +356,7 @@ func (s *Session) appendLive(msgs ...history.Message) {
 		s.live = append(s.live, msg)
 		s.est.Message(&s.live[len(s.live)-1])
 	}
-	clearing.Warm(s.est, s.live[start:])
+	s.cache.warm(s.est, s.live[start:])
 }
 
 // adoptRoute records a route change given by openSession: an empty provider

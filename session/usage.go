@@ -83,3 +83,7 @@ func (u *usageState) stats(st *Stats) {
 	c := u.cache
 	st.Cache = &c
 }
+
+// ReportedUsage is a usage as a client passes it to recordResponse: this
+// protocol's shape or the provider's own names (providers.ReportedUsage).
+type ReportedUsage = providers.ReportedUsage

@@ -58,6 +58,9 @@ type Report struct {
 	Memory     *MemoryResult     `json:"memory"`
 	Resume     *ResumeResult     `json:"resume"`
 	Ledger     *LedgerResult     `json:"ledger"`
+	Cost       []CostRow         `json:"cost"`  // cost.go
+	Delta      *DeltaResult      `json:"delta"` // delta.go
+	LongTurns  *TurnsResult      `json:"longTurns"`
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -89,6 +92,9 @@ type plan struct {
 	// resumeChunks appended chunks of resumeChunkTokens each make the
 	// resumed logs (about 1 MB of log per 250k tokens).
 	resumeChunks, resumeChunkTokens, resumeReps int
+	noCost                      bool // skip the cost section (cost.go)
+	longTurns                   int  // turns of the long-session section (delta.go)
+	costOnly                    bool // run the cost section only
 }
 
 func fullPlan() plan {
@@ -101,6 +107,7 @@ func fullPlan() plan {
 		daemonTokens: 100_000, warmup: 20, turns: 200, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
 		resumeChunks:      50, resumeChunkTokens: 250_000, resumeReps: 3,
+		longTurns:         1000,
 	}
 }
 
@@ -117,6 +124,8 @@ func quickPlan() plan {
 		daemonTokens: 100_000, warmup: 3, turns: 20, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
 		resumeChunks:      5, resumeChunkTokens: 100_000, resumeReps: 3,
+		noCost:            true,
+		longTurns:         100,
 	}
 }
 
@@ -136,9 +145,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "reduced run: 10k and 100k histories only")
+	costOnly := fs.Bool("cost", false, "run only the prompt-cache cost section (real sessions of ../shared/transcripts)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: vtcode-bench [--quick] [--json] [--cpuprofile file]")
+		fmt.Fprintln(stderr, "usage: vtcode-bench [--quick] [--cost] [--json] [--cpuprofile file]")
 		fmt.Fprintln(stderr, "Measures projection, daemon round trip, estimation, compaction and memory; prints ratios.")
 		fs.PrintDefaults()
 	}
@@ -152,6 +162,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 	p := fullPlan()
 	if *quick {
 		p = quickPlan()
+	}
+	if *costOnly {
+		p.costOnly, p.noCost = true, false
+		if *quick {
+			p.longTurns = 100
+		}
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -195,6 +211,22 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	}
 	rep := &Report{Machine: describeMachine()}
 	logf("%s", rep.Machine)
+	if p.costOnly {
+		dir := transcriptsDir()
+		if dir == "" {
+			return nil, errors.New("cost: no ../shared/transcripts beside the module (set VTCODE_TRANSCRIPTS)")
+		}
+		var err error
+		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
+			return nil, fmt.Errorf("cost: %w", err)
+		}
+		if err := measureDelta(ctx, rep, p, logf); err != nil {
+			return nil, err
+		}
+		rep.Targets = append(costTargets(rep.Cost), deltaTargets(rep)...)
+		rep.ElapsedSeconds = time.Since(began).Seconds()
+		return rep, nil
+	}
 
 	// Memory first, while the heap holds nothing else.
 	logf("memory: %s", p.bigName)
@@ -246,7 +278,17 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		return nil, err
 	}
 
-	rep.Targets = targets(rep, p)
+	if dir := transcriptsDir(); dir != "" && !p.noCost {
+		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
+			return nil, fmt.Errorf("cost: %w", err)
+		}
+	}
+
+	if err := measureDelta(ctx, rep, p, logf); err != nil {
+		return nil, err
+	}
+
+	rep.Targets = append(append(targets(rep, p), costTargets(rep.Cost)...), deltaTargets(rep)...)
 	rep.PeakRSS = peakRSS()
 	rep.Machine.LoadEnd = loadAverage()
 	rep.ElapsedSeconds = time.Since(began).Seconds()

@@ -80,8 +80,16 @@ func checkReport(t *testing.T, rep *Report) {
 			t.Errorf("compaction at %d: %d -> %d tokens", c.Capacity, c.OriginalTokens, c.CompactedTokens)
 		}
 	}
-	if len(rep.Targets) != 5 {
-		t.Errorf("%d targets, want 5", len(rep.Targets))
+	// Issue 2's five, and issue 12's delta round trip and per-turn growth
+	// (the quick run has no cost section).
+	if len(rep.Targets) != 7 {
+		t.Errorf("%d targets, want 7", len(rep.Targets))
+	}
+	if d := rep.Delta; d == nil || d.DeltaBytes <= 0 || d.DeltaBytes*10 > d.FullBytes {
+		t.Errorf("delta: %+v, want a delta result under a tenth of the whole one", d)
+	}
+	if l := rep.LongTurns; l == nil || l.Turns != 100 || l.Messages < 2*l.Turns {
+		t.Errorf("long session: %+v", l)
 	}
 	rs := ratios(rep)
 	if len(rs) < 20 {
@@ -148,14 +156,21 @@ func TestQuickTable(t *testing.T) {
 		[]string{"project after append", "< 1 ms", " ms"},
 		[]string{"from scratch, estimates known / marshal", "≤ 3×"},
 		[]string{"history heap (HeapInuse) / JSON size", "≤ 3×"},
+		[]string{"whole projection", "s", "s", "B"},
+		[]string{"delta (applied by the client)", "s", "s", "B"},
+		[]string{"ratio delta / whole", "×"},
+		[]string{"first tenth", "s"},
+		[]string{"last tenth", "s"},
+		[]string{"prepareRequest round trip, delta / whole projection", "≤ 0.05×", "×"},
+		[]string{"per-turn time, last tenth / first tenth", "100 turns", "×"},
 	)
 	for _, r := range rows {
 		if !hasRow(text, r...) {
 			t.Errorf("no row with %q in the table:\n%s", r, text)
 		}
 	}
-	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 5 {
-		t.Errorf("%d PASS/FAIL verdicts, want 5:\n%s", n, text)
+	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 7 {
+		t.Errorf("%d PASS/FAIL verdicts, want 7:\n%s", n, text)
 	}
 	if strings.Contains(text, "n/a") || strings.Contains(text, "NaN") || strings.Contains(text, "Inf") {
 		t.Errorf("table has a missing value:\n%s", text)

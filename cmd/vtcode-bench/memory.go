@@ -62,7 +62,7 @@ func benchMemory(name string, data []byte, b clearing.Budget) (*MemoryResult, er
 	md := heapStats()
 	res.Tokens = est.Messages(msgs)
 	m1 := heapStats()
-	proj, _ := project(est, msgs, clearing.DefaultPolicy(), b)
+	proj, _ := project(est, nil, msgs, clearing.DefaultPolicy(), b)
 	m2 := heapStats()
 	runtime.KeepAlive(msgs)
 	runtime.KeepAlive(proj)

@@ -70,7 +70,7 @@ type ProjectionRow struct {
 	// cached. ArriveNs is the median cost of estimating the new batch.
 	AfterAppend Scenario `json:"afterAppend"`
 	ArriveNs    int64    `json:"arriveNs"`
-	// AfterAppendWarm is the same with clearing.Warm called on arrival too
+	// AfterAppendWarm is the same with Memo.Warm called on arrival too
 	// (which memoizes the counts a later clearing of the batch needs);
 	// ArriveWarmNs is the arrival cost then.
 	AfterAppendWarm Scenario `json:"afterAppendWarm"`
@@ -95,10 +95,13 @@ func newScenario(project, marshal samples) Scenario {
 }
 
 // project is the request projection of the session pipeline: normalize, then
-// clear with the default policy.
-func project(est *history.Estimator, msgs []history.Message, p clearing.Policy, b clearing.Budget) ([]history.Message, clearing.Stats) {
+// clear everything above the floor, with memo holding derived counts as a
+// session's does (nil: none).
+func project(est *history.Estimator, memo *clearing.Memo, msgs []history.Message, p clearing.Policy, b clearing.Budget) ([]history.Message, clearing.Stats) {
 	norm, _ := history.Normalize(msgs)
-	return clearing.Clear(est, norm, p, b)
+	p.ClearAtLeastTokens, p.CacheAware = 0, false
+	r := clearing.Project(est, norm, clearing.Request{Policy: p, Budget: b, Memo: memo})
+	return r.Messages, r.Stats
 }
 
 // timeMarshal returns the time json.Marshal takes on msgs.
@@ -137,16 +140,17 @@ func benchProjection(ctx context.Context, sz size) (*ProjectionRow, error) {
 	p2.KeepToolUses, p2.TriggerTokens, p2.ClearToolInputs = 5, 30_000, true
 	policies := []clearing.Policy{pol, p2}
 	var st clearing.Stats
-	_, st = project(est, base, pol, budget)
+	memo := clearing.NewMemo()
+	_, st = project(est, memo, base, pol, budget)
 	row.ProjectedTokens, row.ClearedResults = st.ProjectedTokens, st.ClearedResults
-	project(est, base, p2, budget)
+	project(est, memo, base, p2, budget)
 	var proj, mar samples
 	for i := range sz.ScratchReps {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		var out []history.Message
-		proj = append(proj, timeIt(func() { out, _ = project(est, base, policies[i%2], budget) }))
+		proj = append(proj, timeIt(func() { out, _ = project(est, memo, base, policies[i%2], budget) }))
 		d, err := timeMarshal(out)
 		if err != nil {
 			return nil, err
@@ -173,7 +177,7 @@ func benchProjection(ctx context.Context, sz size) (*ProjectionRow, error) {
 		var out []history.Message
 		proj = append(proj, timeIt(func() {
 			est.Messages(msgs)
-			out, _ = project(est, msgs, pol, budget)
+			out, _ = project(est, clearing.NewMemo(), msgs, pol, budget)
 		}))
 		d, err := timeMarshal(out)
 		if err != nil {
@@ -197,8 +201,8 @@ func benchProjection(ctx context.Context, sz size) (*ProjectionRow, error) {
 // history and ends one batch later than the one before. On arrival the new
 // messages are estimated (as the session does) and, with warm, passed to
 // clearing.Warm too; the projection then tokenizes nothing else. It returns
-// the scenario and the median arrival cost. Each seed must be used once per
-// process: the clearing memo is process-wide.
+// the scenario and the median arrival cost. The scenario has its own memo,
+// as a session does.
 func benchAppend(ctx context.Context, sz size, est *history.Estimator, seed uint64, warm bool) (Scenario, int64, error) {
 	pol, budget := clearing.DefaultPolicy(), sz.budget()
 	cfg := historyConfig(sz.Tokens, seed)
@@ -223,14 +227,15 @@ func benchAppend(ctx context.Context, sz size, est *history.Estimator, seed uint
 		}
 		return long[start:end:end]
 	}
+	memo := clearing.NewMemo()
 	arrive := func(msgs []history.Message) {
 		est.Messages(msgs)
 		if warm {
-			clearing.Warm(est, msgs)
+			memo.Warm(est, msgs)
 		}
 	}
 	arrive(long[:ends[0]])
-	project(est, window(ends[0]), pol, budget) // the previous request
+	project(est, memo, window(ends[0]), pol, budget) // the previous request
 	var proj, mar, arr samples
 	for w := 1; w < len(ends); w++ {
 		if err := ctx.Err(); err != nil {
@@ -239,7 +244,7 @@ func benchAppend(ctx context.Context, sz size, est *history.Estimator, seed uint
 		arr = append(arr, timeIt(func() { arrive(long[ends[w-1]:ends[w]]) }))
 		msgs := window(ends[w])
 		var out []history.Message
-		proj = append(proj, timeIt(func() { out, _ = project(est, msgs, pol, budget) }))
+		proj = append(proj, timeIt(func() { out, _ = project(est, memo, msgs, pol, budget) }))
 		d, err := timeMarshal(out)
 		if err != nil {
 			return Scenario{}, 0, err

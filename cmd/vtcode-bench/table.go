@@ -87,61 +87,64 @@ func writeTable(w io.Writer, rep *Report) error {
 	p("Every figure comes from this one process; times are medians; a ratio is cost ÷ the reference beside it.\n\n")
 
 	// 1. Projection.
-	p("1. Request projection (history.Normalize + clearing.Clear, default policy, reserve %s, prefix %s)\n", formatInt(benchReservedOutput), formatInt(benchPrefix))
-	p("   vs encoding/json.Marshal of the same projection\n")
-	t := newTable(w)
-	t.row("history", "messages", "batches", "tokens", "JSON", "capacity", "trigger", "projected", "cleared")
-	for _, r := range rep.Projection {
-		t.row(r.Size, formatInt(int64(r.Messages)), formatInt(int64(r.Batches)), formatInt(int64(r.HistoryTokens)),
-			fmtBytes(int64(r.JSONBytes)), formatInt(int64(r.Capacity)), formatInt(int64(r.LocalTrigger)),
-			formatInt(int64(r.ProjectedTokens)), formatInt(int64(r.ClearedResults)))
-	}
-	flush(t)
-	p("\n")
-	t = newTable(w)
-	t.row("scenario", "history", "project", "marshal", "ratio", "reps")
-	scen := []struct {
-		name string
-		get  func(ProjectionRow) Scenario
-	}{
-		{"cold: fresh decode, estimate + project", func(r ProjectionRow) Scenario { return r.Cold }},
-		{"warm: after appending one batch", func(r ProjectionRow) Scenario { return r.AfterAppend }},
-		{"  same, clearing.Warm on arrival", func(r ProjectionRow) Scenario { return r.AfterAppendWarm }},
-		{"warm: from scratch, estimates known", func(r ProjectionRow) Scenario { return r.Scratch }},
-	}
-	for _, s := range scen {
-		for _, r := range rep.Projection {
-			sc := s.get(r)
-			t.row(s.name, r.Size, fmtNs(sc.ProjectNs), fmtNs(sc.MarshalNs), fmtRatio(sc.Ratio), fmt.Sprint(sc.Reps))
-		}
-	}
-	flush(t)
-	if n := len(rep.Projection); n >= 2 {
-		p("\n   how cost grows with the history (factor between consecutive sizes):\n")
+	var t *table
+	if len(rep.Projection) > 0 {
+		p("1. Request projection (history.Normalize + clearing.Clear, default policy, reserve %s, prefix %s)\n", formatInt(benchReservedOutput), formatInt(benchPrefix))
+		p("   vs encoding/json.Marshal of the same projection\n")
 		t = newTable(w)
-		t.row("step", "tokens", "cold", "after append", "from scratch", "marshal (from scratch)")
-		grow := func(a, b int64) string { return fmtRatio(float64(b) / float64(a)) }
-		steps := [][2]ProjectionRow{}
-		for i := 1; i < n; i++ {
-			steps = append(steps, [2]ProjectionRow{rep.Projection[i-1], rep.Projection[i]})
-		}
-		if n > 2 {
-			steps = append(steps, [2]ProjectionRow{rep.Projection[0], rep.Projection[n-1]})
-		}
-		for _, st := range steps {
-			a, b := st[0], st[1]
-			t.row(a.Size+" → "+b.Size, fmtRatio(float64(b.HistoryTokens)/float64(a.HistoryTokens)),
-				grow(a.Cold.ProjectNs, b.Cold.ProjectNs), grow(a.AfterAppend.ProjectNs, b.AfterAppend.ProjectNs),
-				grow(a.Scratch.ProjectNs, b.Scratch.ProjectNs), grow(a.Scratch.MarshalNs, b.Scratch.MarshalNs))
+		t.row("history", "messages", "batches", "tokens", "JSON", "capacity", "trigger", "projected", "cleared")
+		for _, r := range rep.Projection {
+			t.row(r.Size, formatInt(int64(r.Messages)), formatInt(int64(r.Batches)), formatInt(int64(r.HistoryTokens)),
+				fmtBytes(int64(r.JSONBytes)), formatInt(int64(r.Capacity)), formatInt(int64(r.LocalTrigger)),
+				formatInt(int64(r.ProjectedTokens)), formatInt(int64(r.ClearedResults)))
 		}
 		flush(t)
-		var arr []string
-		for _, r := range rep.Projection {
-			arr = append(arr, fmt.Sprintf("%s %s (with Warm %s)", r.Size, fmtNs(r.ArriveNs), fmtNs(r.ArriveWarmNs)))
+		p("\n")
+		t = newTable(w)
+		t.row("scenario", "history", "project", "marshal", "ratio", "reps")
+		scen := []struct {
+			name string
+			get  func(ProjectionRow) Scenario
+		}{
+			{"cold: fresh decode, estimate + project", func(r ProjectionRow) Scenario { return r.Cold }},
+			{"warm: after appending one batch", func(r ProjectionRow) Scenario { return r.AfterAppend }},
+			{"  same, clearing.Warm on arrival", func(r ProjectionRow) Scenario { return r.AfterAppendWarm }},
+			{"warm: from scratch, estimates known", func(r ProjectionRow) Scenario { return r.Scratch }},
 		}
-		p("   arrival, paid once per new batch (estimate; not part of the projection): %s\n", strings.Join(arr, ", "))
+		for _, s := range scen {
+			for _, r := range rep.Projection {
+				sc := s.get(r)
+				t.row(s.name, r.Size, fmtNs(sc.ProjectNs), fmtNs(sc.MarshalNs), fmtRatio(sc.Ratio), fmt.Sprint(sc.Reps))
+			}
+		}
+		flush(t)
+		if n := len(rep.Projection); n >= 2 {
+			p("\n   how cost grows with the history (factor between consecutive sizes):\n")
+			t = newTable(w)
+			t.row("step", "tokens", "cold", "after append", "from scratch", "marshal (from scratch)")
+			grow := func(a, b int64) string { return fmtRatio(float64(b) / float64(a)) }
+			steps := [][2]ProjectionRow{}
+			for i := 1; i < n; i++ {
+				steps = append(steps, [2]ProjectionRow{rep.Projection[i-1], rep.Projection[i]})
+			}
+			if n > 2 {
+				steps = append(steps, [2]ProjectionRow{rep.Projection[0], rep.Projection[n-1]})
+			}
+			for _, st := range steps {
+				a, b := st[0], st[1]
+				t.row(a.Size+" → "+b.Size, fmtRatio(float64(b.HistoryTokens)/float64(a.HistoryTokens)),
+					grow(a.Cold.ProjectNs, b.Cold.ProjectNs), grow(a.AfterAppend.ProjectNs, b.AfterAppend.ProjectNs),
+					grow(a.Scratch.ProjectNs, b.Scratch.ProjectNs), grow(a.Scratch.MarshalNs, b.Scratch.MarshalNs))
+			}
+			flush(t)
+			var arr []string
+			for _, r := range rep.Projection {
+				arr = append(arr, fmt.Sprintf("%s %s (with Warm %s)", r.Size, fmtNs(r.ArriveNs), fmtNs(r.ArriveWarmNs)))
+			}
+			p("   arrival, paid once per new batch (estimate; not part of the projection): %s\n", strings.Join(arr, ", "))
+		}
+		p("\n")
 	}
-	p("\n")
 
 	// 2. Daemon.
 	if d := rep.Daemon; d != nil {
@@ -215,22 +218,31 @@ func writeTable(w io.Writer, rep *Report) error {
 		flush(t)
 		p("\n")
 	}
+	if err := writeCostTable(w, rep.Cost); err != nil {
+		errs = append(errs, err)
+	}
+	if err := writeDeltaTable(w, rep); err != nil {
+		errs = append(errs, err)
+	}
 
 	// Targets.
 	if len(rep.Targets) > 0 {
-		p("Issue 2 targets (measured on the %s history)\n", rep.Targets[0].Measured)
+		p("Targets of issues 2 and 12\n")
 		t = newTable(w)
-		t.row("target", "want", "got", "")
+		t.row("target", "measured on", "want", "got", "")
 		for _, tg := range rep.Targets {
 			got := fmtRatio(tg.Got)
-			if tg.Unit == "ms" {
+			switch tg.Unit {
+			case "ms":
 				got = fmt.Sprintf("%.3f ms", tg.Got)
+			case "":
+				got = fmt.Sprintf("%.3g", tg.Got)
 			}
 			verdict := "FAIL"
 			if tg.Pass {
 				verdict = "PASS"
 			}
-			t.row(tg.Name, tg.Want, got, verdict)
+			t.row(tg.Name, tg.Measured, tg.Want, got, verdict)
 		}
 		flush(t)
 		if rep.Quick {

@@ -166,9 +166,9 @@ func TestMainJob(t *testing.T) {
 		stdout: []string{
 			`debugging-session.jsonl: vtcode-messages, \d+ messages$`,
 			`^route offline, context window 32,000$`,
-			`^ turn   msgs  original  projected  cleared  pressure  state$`,
-			`^ +1 +\d+ +[\d,]+ +[\d,]+ +0 +[\d.]+% +ok$`,
-			`^ +\d+ +\d+ +[\d,]+ +[\d,]+ +[1-9]\d* +[\d.]+% +(ok|warn)$`, // results cleared
+			`^ turn   msgs  original  projected  cleared  pressure  reused      cost  state$`,
+			`^ +1 +\d+ +[\d,]+ +[\d,]+ +0 +[\d.]+% +0\.0% +[\d,]+ +ok$`,                        // nothing cached before the first request
+			`^ +\d+ +\d+ +[\d,]+ +[\d,]+ +[1-9]\d* +[\d.]+% +[1-9][\d.]*% +[\d,]+ +(ok|warn)$`, // results cleared, prefix reused
 			`^ +compaction \(auto\): mode local, strategy local, \d+ -> \d+ messages, [\d,]+ -> [\d,]+ tokens, `,
 			`^replayed \d+ turns in .*: [1-9]\d* compactions?, up to [1-9]\d* results cleared per request, peak pressure [\d.]+%; final history \d+ messages`,
 		},
@@ -236,9 +236,9 @@ func TestErrors(t *testing.T) {
 }
 
 var (
-	rowRE        = regexp.MustCompile(`^ +(\d+) +(\d+) +([\d,]+) +([\d,]+) +(\d+) +([\d.]+)% +(ok|warn|compacting|critical)( trimmed)?( \(pending request\))?$`)
+	rowRE        = regexp.MustCompile(`^ +(\d+) +(\d+) +([\d,]+) +([\d,]+) +(\d+) +([\d.]+)% +[\d.]+% +[\d,]+ +(ok|warn|compacting|critical)( trimmed)?( \(pending request\))?$`)
 	compactionRE = regexp.MustCompile(`^ {6}compaction \((auto|recovery)\)(: mode (local|provider), strategy \w+, \d+ -> \d+ messages, [\d,]+ -> [\d,]+ tokens, \S+| failed: .+|: .+)$`)
-	summaryRE    = regexp.MustCompile(`^replayed (\d+) turns? in \S+: (\d+) compactions?(?: \(\d+ failed\))?, up to \d+ results cleared per request, peak pressure [\d.]+%(?:, \d+ trimmed requests?)?; final history \d+ messages, [\d,]+ tokens \(projected [\d,]+\)$`)
+	summaryRE    = regexp.MustCompile(`^replayed (\d+) turns? in \S+: (\d+) compactions?(?: \(\d+ failed\))?, up to \d+ results cleared per request, peak pressure [\d.]+%(?:, \d+ trimmed requests?)?; final history \d+ messages, [\d,]+ tokens \(projected [\d,]+\); prompt cache: [\d,]+ tokens sent \((?:[\d.]+×|n/a) no clearing\), reuse [\d.]+ \(no clearing [\d.]+\), cost [\d,]+ units \((?:[\d.]+×|n/a) no clearing, route pricing\)$`)
 )
 
 // turnsOf returns the number of turns a replay of tr plays: one per

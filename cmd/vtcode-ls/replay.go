@@ -148,6 +148,13 @@ type turnReport struct {
 	Response          bool                   `json:"response"` // false for the pending request after the last response
 	Compaction        *session.CompactResult `json:"compaction,omitempty"`
 	ElapsedMs         int64                  `json:"elapsedMs"`
+	// The request's prompt-cache prediction: the estimate of the request
+	// (prefix + projection), the leading part reused from the previous
+	// request and its answer, and the cost-weighted tokens under the
+	// route's cache pricing.
+	RequestTokens int     `json:"requestTokens"`
+	ReusedTokens  int     `json:"reusedTokens"`
+	CostUnits     float64 `json:"costUnits"`
 }
 
 func replayMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -211,10 +218,44 @@ func replay(ctx context.Context, path string, rf routeFlags, asJSON bool, stdout
 	if !asJSON {
 		fmt.Fprintln(stdout, desc)
 		fmt.Fprintln(stdout, e.describe())
-		fmt.Fprintf(stdout, "%5s %6s %9s %10s %8s %9s  %s\n", "turn", "msgs", "original", "projected", "cleared", "pressure", "state")
+		fmt.Fprintf(stdout, "%5s %6s %9s %10s %8s %9s %7s %9s  %s\n", "turn", "msgs", "original", "projected", "cleared", "pressure", "reused", "cost", "state")
 	}
 
 	var sum replaySummary
+	err = play(ctx, e, tr.Messages, func(r turnReport) error {
+		sum.add(r)
+		return out.turn(r)
+	})
+	if err != nil {
+		out.bar.clear()
+		return err
+	}
+	// The same session with clearing and compaction off, for the totals.
+	base, err := playBaseline(ctx, rf, tr.Messages, stderr)
+	if err != nil {
+		out.bar.clear()
+		return fmt.Errorf("baseline: %w", err)
+	}
+	turn := sum.turns
+	out.bar.clear()
+	st, err := e.m.ProjectionStats(ctx, e.id)
+	if err != nil {
+		return fmt.Errorf("stats: %w", err)
+	}
+	line := sum.line(turn, st, time.Since(start)) + "; " + sum.costLine(base)
+	if asJSON {
+		fmt.Fprintln(stderr, line)
+	} else {
+		fmt.Fprintln(stdout, line)
+	}
+	return nil
+}
+
+// play replays msgs on e turn by turn: the messages before each assistant
+// response are passed to prepareRequest, then the response is recorded; a
+// trailing request without a response is prepared too. onTurn receives each
+// turn.
+func play(ctx context.Context, e *env, msgs []history.Message, onTurn func(turnReport) error) error {
 	var pending []history.Message
 	turn := 0
 	step := func(response *history.Message) error {
@@ -231,44 +272,54 @@ func replay(ctx context.Context, path string, rf routeFlags, asJSON bool, stdout
 			ClearedResults: pr.Stats.ClearedResults, Pressure: pr.Stats.Pressure, State: pr.Stats.State,
 			Trimmed: pr.Trimmed, Compaction: pr.Compaction, Response: response != nil,
 		}
+		if ru := pr.Stats.Reuse; ru != nil {
+			r.RequestTokens, r.ReusedTokens, r.CostUnits = ru.RequestTokens, ru.ReusedTokens, ru.CostUnits
+		}
 		if response != nil {
 			if _, err := e.m.RecordResponse(ctx, session.RecordParams{SessionID: e.id, Message: *response}); err != nil {
 				return fmt.Errorf("turn %d: record response: %w", turn, err)
 			}
 		}
 		r.ElapsedMs = time.Since(t0).Milliseconds()
-		sum.add(r)
-		return out.turn(r)
+		return onTurn(r)
 	}
-	for i := range tr.Messages {
-		m := tr.Messages[i]
+	for i := range msgs {
+		m := msgs[i]
 		if m.Role != history.Assistant {
 			pending = append(pending, m)
 			continue
 		}
 		if err := step(&m); err != nil {
-			out.bar.clear()
 			return err
 		}
 	}
 	if len(pending) > 0 {
-		if err := step(nil); err != nil {
-			out.bar.clear()
-			return err
-		}
-	}
-	out.bar.clear()
-	st, err := e.m.ProjectionStats(ctx, e.id)
-	if err != nil {
-		return fmt.Errorf("stats: %w", err)
-	}
-	line := sum.line(turn, st, time.Since(start))
-	if asJSON {
-		fmt.Fprintln(stderr, line)
-	} else {
-		fmt.Fprintln(stdout, line)
+		return step(nil)
 	}
 	return nil
+}
+
+// noClearing turns tool-result clearing and automatic compaction off: the
+// baseline of the cost comparison.
+const noClearing = `{"toolResultClearing":{"enabled":false},"autoCompaction":{"enabled":false}}`
+
+// playBaseline replays msgs on a fresh session of the same route with
+// clearing and compaction off, and returns its totals.
+func playBaseline(ctx context.Context, rf routeFlags, msgs []history.Message, stderr io.Writer) (replaySummary, error) {
+	var sum replaySummary
+	e, err := openEnv(ctx, rf, stderr)
+	if err != nil {
+		return sum, err
+	}
+	defer e.close()
+	if _, err := e.m.SetPolicy(ctx, session.SetPolicyParams{SessionID: e.id, Policy: json.RawMessage(noClearing)}); err != nil {
+		return sum, err
+	}
+	err = play(ctx, e, msgs, func(r turnReport) error {
+		sum.add(r)
+		return nil
+	})
+	return sum, err
 }
 
 // replaySummary accumulates the final line.
@@ -276,9 +327,16 @@ type replaySummary struct {
 	compactions, failed, cleared, trimmed int
 	maxPressure                           float64
 	peakOriginal                          int
+	turns                                 int
+	sent, reused                          int // request and reused tokens, summed over turns
+	cost                                  float64
 }
 
 func (s *replaySummary) add(r turnReport) {
+	s.turns++
+	s.sent += r.RequestTokens
+	s.reused += r.ReusedTokens
+	s.cost += r.CostUnits
 	if c := r.Compaction; c != nil {
 		if c.ArtifactID != "" {
 			s.compactions++
@@ -308,6 +366,28 @@ func (s *replaySummary) line(turns int, st *session.Stats, elapsed time.Duration
 	return line
 }
 
+// reuse is the share of the tokens sent that the cache served.
+func (s *replaySummary) reuse() float64 {
+	if s.sent == 0 {
+		return 0
+	}
+	return float64(s.reused) / float64(s.sent)
+}
+
+// costLine compares the totals with the baseline's (clearing and compaction
+// off).
+func (s *replaySummary) costLine(base replaySummary) string {
+	ratio := func(a, b float64) string {
+		if b == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f×", a/b)
+	}
+	return fmt.Sprintf("prompt cache: %s tokens sent (%s no clearing), reuse %.3f (no clearing %.3f), cost %s units (%s no clearing, route pricing)",
+		history.FormatCount(s.sent), ratio(float64(s.sent), float64(base.sent)), s.reuse(), base.reuse(),
+		history.FormatCount(int(s.cost+0.5)), ratio(s.cost, base.cost))
+}
+
 // replayOutput prints turns as a table or as JSON lines.
 type replayOutput struct {
 	w    io.Writer
@@ -333,8 +413,13 @@ func (o *replayOutput) turn(r turnReport) error {
 	if !r.Response {
 		state += " (pending request)"
 	}
-	_, err := fmt.Fprintf(o.w, "%5d %6d %9s %10s %8d %9s  %s\n", r.Turn, r.Messages,
-		history.FormatCount(r.OriginalTokens), history.FormatCount(r.ProjectedTokens), r.ClearedResults, percent(r.Pressure), state)
+	reused := 0.0
+	if r.RequestTokens > 0 {
+		reused = float64(r.ReusedTokens) / float64(r.RequestTokens)
+	}
+	_, err := fmt.Fprintf(o.w, "%5d %6d %9s %10s %8d %9s %7s %9s  %s\n", r.Turn, r.Messages,
+		history.FormatCount(r.OriginalTokens), history.FormatCount(r.ProjectedTokens), r.ClearedResults, percent(r.Pressure),
+		percent(reused), history.FormatCount(int(r.CostUnits+0.5)), state)
 	if err != nil {
 		return err
 	}

@@ -191,7 +191,8 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 		if in.ClearingEdits && !info.ThinksByDefault {
 			body.Thinking = thinkingFor(info, &body.MaxTokens)
 		}
-		body.ContextManagement = &contextMgmt{Edits: providers.AnthropicEdits(in.ClearingEdits, true, in.TriggerTokens, in.Instructions)}
+		edits := providers.AnthropicEdits(in.ClearingEdits, true, in.TriggerTokens, in.Instructions)
+		body.ContextManagement = &contextMgmt{Edits: providers.AnthropicClearAtLeast(edits, in.ClearAtLeastTokens)}
 	}
 	// Answers expected to take over ten minutes must stream; the stream is
 	// consumed into the same response.

@@ -179,6 +179,14 @@ func TestEditLadder(t *testing.T) {
 			beta: "context-management-2025-06-27,compact-2026-01-12",
 		},
 		{
+			name: "clear_at_least", model: "claude-opus-5", msgs: noThinking,
+			inline: providers.InlineCompaction{ClearingEdits: true, TriggerTokens: 80_000, ClearAtLeastTokens: 10_000},
+			edits: `[{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":2}},
+				{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},"keep":{"type":"tool_uses","value":3},"clear_at_least":{"type":"input_tokens","value":10000}},
+				{"type":"compact_20260112","trigger":{"type":"input_tokens","value":80000},"pause_after_compaction":true}]`,
+			beta: "context-management-2025-06-27,compact-2026-01-12",
+		},
+		{
 			name: "budgeted thinking on older models", model: "claude-opus-4-1", msgs: sampleHistory(),
 			inline: providers.InlineCompaction{ClearingEdits: true},
 			edits: `[{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":2}},

@@ -65,8 +65,8 @@ type TranscriptOptions struct {
 // Editor lines may use $WORKSPACE (the folder path), $WORKSPACE_URI (its
 // file URI) and the placeholders of generated ids seen so far. Server frames
 // are normalized: keys are sorted; the workspace path becomes $WORKSPACE;
-// generated session, artifact and preview ids become $SESSION1, $ARTIFACT1,
-// $PREVIEW1, ... in
+// generated session, artifact and preview ids and projection revisions
+// become $SESSION1, $ARTIFACT1, $PREVIEW1, $REVISION1, ... in
 // order of appearance; elapsedMs becomes "$MS", updatedAt/createdAt "$TIME",
 // durations after "·" in messages "$DUR", and process ids "$PID".
 func RunTranscript(t *testing.T, path string, opts TranscriptOptions) {
@@ -434,6 +434,10 @@ func (n *normalizer) walk(key string, v any) any {
 		case "sessionId":
 			if v != "" && !strings.Contains(n.editor, strconv.Quote(v)) {
 				return n.name("SESSION", v)
+			}
+		case "revision", "baseRevision":
+			if v != "" {
+				return n.name("REVISION", v)
 			}
 		}
 	}

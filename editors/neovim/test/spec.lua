@@ -242,6 +242,7 @@ test(":VtStats shows the numbers", function()
   local mark = #notes + 1
   vim.cmd("VtStats")
   local n = wait_note("Session " .. vim.pesc(sid), ":VtStats", mark)
+  assert(n.msg:find("cache reuse (next request)", 1, true), n.msg)
   assert(n.msg:find("of 40 messages sent", 1, true), n.msg)
   assert(n.msg:find("tool results cleared", 1, true), n.msg)
   assert(n.msg:find("capacity%s+32,000"), n.msg)
@@ -496,6 +497,45 @@ test(":VtCompact on a compact history reports it (a result, not an error)", func
   vim.cmd("VtCompact!")
   wait_note("Nothing to preview: Conversation is already compact%.", ":VtCompact!", mark)
   vim.cmd("VtSession auto")
+end)
+
+test("prepareRequest through client() answers whole projections while deltas cross the wire", function()
+  local d = require("vtcode.delta")
+  local function send(c, method, params)
+    local done, e, r = false, nil, nil
+    local handler = function(err, res)
+      done, e, r = true, err, res
+    end
+    if vim.fn.has("nvim-0.11") == 1 then
+      c:request(method, params, handler, 0)
+    else
+      c.request(method, params, handler, 0)
+    end
+    wait(15000, function()
+      return done
+    end, method)
+    assert(not e, method .. ": " .. vim.inspect(e))
+    return r
+  end
+  local c = vt.client()
+  local p1 = send(c, "vtcode/prepareRequest", { sessionId = sid, systemPrompt = "You are a coding agent." })
+  assert(type(p1.revision) == "string", "revision")
+  send(c, "vtcode/recordResponse", { sessionId = sid, message = { role = "assistant", content = "Looking at the lexer." } })
+  local applied = d.applied
+  local p2 = send(c, "vtcode/prepareRequest", {
+    sessionId = sid, systemPrompt = "You are a coding agent.",
+    messages = { { role = "user", content = "now the parser" } },
+  })
+  eq(d.applied, applied + 1, "a delta was applied")
+  eq(p2.delta, nil, "callers see no delta")
+  eq(#p2.messages, #p1.messages + 2, "the whole projection")
+  eq(p2.messages[#p2.messages].content, "now the parser", "last message")
+  eq(p2.messages[#p2.messages - 1].content, "Looking at the lexer.", "the response")
+  -- The same projection as a client without a base gets in full.
+  local raw = vim.lsp.get_client_by_id(c.id)
+  local full = send(raw, "vtcode/prepareRequest", { sessionId = sid, systemPrompt = "You are a coding agent." })
+  assert(type(full.messages) == "table" and full.delta == nil, "whole projection without baseRevision")
+  eq(vim.json.encode(p2.messages), vim.json.encode(full.messages), "delta-applied projection == whole projection")
 end)
 
 test(":checkhealth vtcode passes", function()

@@ -1,7 +1,7 @@
 // Pure display logic of the extension: status-bar text and colour, tooltip, number formatting,
 // quick-pick labels and bounded error text. No dependency on `vscode`, tested with `node --test`.
 
-import type { ArtifactInfo, CompactResult, PressureState, SessionInfo, Stats, TokenPressure } from './protocol';
+import type { ArtifactInfo, CompactResult, PressureState, ReuseStats, SessionInfo, Stats, TokenPressure } from './protocol';
 
 /** The theme colour ids of the status-bar backgrounds. */
 export const WarningBackground = 'statusBarItem.warningBackground';
@@ -143,10 +143,25 @@ export function tooltipMarkdown(view: PressureView | undefined, stats?: Stats, p
     if (stats.cache) {
       lines.push(`| Prompt-cache hit rate | ${formatPercent(stats.cache.lastHitRate)} |`);
     }
+    if (stats.reuse) lines.push(`| Cache reuse (next request) | ${cacheReuseText(stats.reuse)} |`);
   }
   lines.push('');
   lines.push('Click to compact the context.');
   return lines.join('\n');
+}
+
+/**
+ * cacheReuseText describes the predicted prompt-cache reuse of a request: the share of its tokens
+ * the cache serves, what clearing holds back for the cache, and the provider's last reported read
+ * against the prediction.
+ */
+export function cacheReuseText(r: ReuseStats): string {
+  if (r.cacheCold) return escapeMarkdown(`cold (expired after ${Math.round(r.pricing.ttlSeconds / 60)} min): ${int(r.requestTokens)} tokens written`);
+  let s = `${formatPercent(r.ratio)} · ${formatTokens(r.reusedTokens)} of ${formatTokens(r.requestTokens)} tokens`;
+  if (r.heldTokens > 0) s += ` · ${formatTokens(r.heldTokens)} held for the cache`;
+  const last = r.lastResponse;
+  if (last) s += ` · last read ${formatTokens(last.cacheReadTokens)} (predicted ${formatTokens(last.predictedReadTokens)})`;
+  return escapeMarkdown(s);
 }
 
 /** statsSummary is a one-line summary of projection stats for a notification. */

@@ -32,6 +32,7 @@ import { ContextPanel } from './contextPanel';
 import { isNoOp } from './contextmap';
 import { PreviewDocuments, PreviewScheme } from './preview';
 import { resolveServer } from './server';
+import { ProjectionDeltas, projectionDeltaCapability } from './delta';
 import { NotificationProgress, ProgressCreateFeature } from './progress';
 import {
   type ArtifactInfo,
@@ -40,6 +41,8 @@ import {
   ErrorCodes,
   Methods,
   type OpenSessionResult,
+  type PrepareResult,
+  type PrepareWireResult,
   type PromptResult,
   type SessionInfo,
   type Stats,
@@ -57,6 +60,12 @@ export interface VtcodeApi {
   readonly onDidChangeActiveSession: vscode.Event<string | undefined>;
   /** Resolves with the client once the server is initialized. */
   ready(): Promise<LanguageClient>;
+  /**
+   * Sends `vtcode/prepareRequest` and resolves with the whole projection. Between the extension
+   * and the server only the change since the session's previous projection travels (projection
+   * deltas, rpc/doc.go); the extension rebuilds the whole one.
+   */
+  prepareRequest(params: { sessionId: string; [key: string]: unknown }): Promise<PrepareResult>;
 }
 
 const PromptScheme = 'vtcode-prompt';
@@ -75,6 +84,7 @@ class Extension implements vscode.Disposable {
   private compacting = 0;
   private readonly contextPanel: ContextPanel;
   private readonly previews: PreviewDocuments;
+  private readonly deltas = new ProjectionDeltas();
 
   constructor(private readonly extensionPath: string) {
     this.log = vscode.window.createOutputChannel('VT Code', { log: true });
@@ -129,6 +139,7 @@ class Extension implements vscode.Disposable {
       activeSession: () => this.tracker.active,
       onDidChangeActiveSession: this.activeEmitter.event,
       ready: () => this.ensureStarted(),
+      prepareRequest: (params) => this.prepareRequest(params),
     };
   }
 
@@ -157,6 +168,20 @@ class Extension implements vscode.Disposable {
         }
       }),
     );
+  }
+
+  // ---- requests of agent extensions -----------------------------------------------------------
+
+  /** prepareRequest for the extension API: deltas on the wire, whole projections for callers. */
+  async prepareRequest(params: { sessionId: string; [key: string]: unknown }): Promise<PrepareResult> {
+    const client = await this.ensureStarted();
+    try {
+      const r = await client.sendRequest<PrepareWireResult>(Methods.prepareRequest, this.deltas.params(params));
+      return this.deltas.apply(params.sessionId, r);
+    } catch (err) {
+      this.deltas.forget(params.sessionId);
+      throw err;
+    }
   }
 
   // ---- client lifecycle ---------------------------------------------------------------------
@@ -206,6 +231,14 @@ class Extension implements vscode.Disposable {
     };
     const client = new LanguageClient('vtcode', 'VT Code', serverOptions, clientOptions);
     client.registerFeature(new ProgressCreateFeature(client, this.progress, (message) => this.autoCompactionEnded(message)));
+    client.registerFeature({
+      getState: () => ({ kind: 'static' }),
+      fillClientCapabilities: (c) => {
+        c.experimental = { ...(c.experimental as object | undefined), ...projectionDeltaCapability };
+      },
+      initialize: () => this.deltas.clear(),
+      clear: () => this.deltas.clear(),
+    });
     client.onNotification(Methods.tokenPressure, (p: TokenPressure) => this.onPressure(p));
     client.onNotification(Methods.compactBoundary, (b: CompactBoundary) => {
       this.log.info(`compaction: ${JSON.stringify(b)}`);

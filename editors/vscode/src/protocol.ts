@@ -91,6 +91,39 @@ export interface Stats {
     cumulativeInputTokens: number;
     cumulativeCacheReadTokens: number;
   };
+  /** Predicted prompt-cache reuse and cost of the (next) request (rpc/doc.go). */
+  reuse?: ReuseStats;
+}
+
+/** `stats.reuse`: the prompt-cache prediction. */
+export interface ReuseStats {
+  reusedTokens: number;
+  requestTokens: number;
+  ratio: number;
+  reusedMessages: number;
+  costUnits: number;
+  cacheCold: boolean;
+  clearedHorizon: number;
+  heldTokens: number;
+  pricing: { read: number; write: number; ttlSeconds: number };
+  lastResponse?: { predictedReadTokens: number; cacheReadTokens: number; cacheWriteTokens: number; difference: number };
+}
+
+/** `vtcode/prepareRequest` result, as the extension API returns it (always the whole projection). */
+export interface PrepareResult {
+  messages: Message[];
+  stats: Stats;
+  contextManagement?: unknown;
+  compaction?: CompactResult;
+  trimmed: boolean;
+  /** Names this projection (servers with projectionDelta). */
+  revision?: string;
+}
+
+/** `vtcode/prepareRequest` result on the wire for a client with projectionDelta. */
+export interface PrepareWireResult extends Omit<PrepareResult, 'messages'> {
+  messages?: Message[];
+  delta?: { baseRevision: string; keep: number; messages: Message[] };
 }
 
 /** One entry of `vtcode/listArtifacts`. */

@@ -90,6 +90,27 @@ function M.stats_summary(s)
   )
 end
 
+--- The predicted prompt-cache reuse of a request (stats.reuse): the share of its tokens the cache
+--- serves, what clearing holds back for the cache, and the last reported read against the
+--- prediction.
+---@param r table stats.reuse
+---@return string
+function M.cache_reuse(r)
+  if r.cacheCold then
+    local ttl = type(r.pricing) == "table" and tonumber(r.pricing.ttlSeconds) or 0
+    return string.format("cold (expired after %d min): %s tokens written", math.floor(ttl / 60 + 0.5), int(r.requestTokens))
+  end
+  local out = string.format("%s · %s of %s tokens", M.percent(r.ratio), M.tokens(r.reusedTokens), M.tokens(r.requestTokens))
+  if (tonumber(r.heldTokens) or 0) > 0 then
+    out = out .. " · " .. M.tokens(r.heldTokens) .. " held for the cache"
+  end
+  local last = r.lastResponse
+  if type(last) == "table" then
+    out = out .. string.format(" · last read %s (predicted %s)", M.tokens(last.cacheReadTokens), M.tokens(last.predictedReadTokens))
+  end
+  return out
+end
+
 --- Every stats field as aligned lines.
 ---@param s table stats (SPEC §9)
 ---@return string[]
@@ -124,6 +145,9 @@ function M.stats_lines(s)
   end
   if type(s.cache) == "table" then
     table.insert(rows, { "prompt cache hit rate", M.percent(s.cache.lastHitRate) })
+  end
+  if type(s.reuse) == "table" then
+    table.insert(rows, { "cache reuse (next request)", M.cache_reuse(s.reuse) })
   end
   local w = 0
   for _, r in ipairs(rows) do

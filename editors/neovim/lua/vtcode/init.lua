@@ -5,6 +5,7 @@
 -- picked one with :VtSession), keeps its token pressure for the statusline, shows work-done
 -- progress, and exposes the client so an agent plugin can send its turns. See :help vtcode.
 local fmt = require("vtcode.format")
+local delta = require("vtcode.delta")
 
 local M = {}
 
@@ -53,6 +54,7 @@ local state = {
   progress = {}, -- token -> { title, message, percentage, done }
   progress_log = {}, -- recent progress events { token, kind, title, message, percentage }
   compact_request = nil, -- { client_id, id } of the running :VtCompact
+  wrapped = nil, -- { client, wrapper }: the client() wrapper of the running client (vtcode.delta)
   token_seq = 0,
 }
 M._state = state
@@ -70,7 +72,9 @@ function M.active_session()
   return state.pinned or state.current
 end
 
---- The vim.lsp client of the running daemon, or nil.
+--- The vim.lsp client of the running daemon, or nil. vtcode/prepareRequest sent through it
+--- answers with the whole projection while only its change since the session's previous one
+--- crosses the wire (projection deltas, see vtcode.delta).
 function M.client()
   if not state.client_id then
     return nil
@@ -79,7 +83,10 @@ function M.client()
   if c == nil or (c.is_stopped and call(c, "is_stopped")) then
     return nil
   end
-  return c
+  if state.wrapped == nil or state.wrapped.client ~= c then
+    state.wrapped = { client = c, wrapper = delta.wrap(c, call) }
+  end
+  return state.wrapped.wrapper
 end
 
 --- The last pressure of the active session ({sessionId, projectedTokens, originalTokens, capacity,
@@ -259,7 +266,7 @@ local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
-  return caps
+  return delta.capabilities(caps)
 end
 
 -- Empty Lua tables encode as JSON arrays; params must be objects.
@@ -349,6 +356,8 @@ function M.start(bufnr)
     end,
     on_exit = function(code, signal, client_id)
       if client_id == state.client_id then
+        delta.reset()
+        state.wrapped = nil
         state.client_id = nil
         state.initialized = false
         state.current = nil

@@ -111,3 +111,21 @@ test('progressIncrement converts absolute percentages', () => {
   assert.equal(d.progressIncrement(30, 20), undefined);
   assert.equal(d.progressIncrement(30, 150), 70);
 });
+
+test('tooltipMarkdown: prompt-cache reuse of the next request', () => {
+  const reuse = {
+    reusedTokens: 76_000, requestTokens: 80_100, ratio: 0.949, reusedMessages: 110, costUnits: 12_725,
+    cacheCold: false, clearedHorizon: 90, heldTokens: 6_400, pricing: { read: 0.1, write: 1.25, ttlSeconds: 300 },
+    lastResponse: { predictedReadTokens: 74_000, cacheReadTokens: 73_500, cacheWriteTokens: 2_000, difference: -500 },
+  };
+  const md = d.tooltipMarkdown(d.pressureView(stats), { ...stats, reuse });
+  const row = md.split('\n').find((l) => l.startsWith('| Cache reuse'));
+  assert.ok(row, md);
+  assert.match(row, /95%/);
+  assert.match(row, /76k of 80\.1k tokens|76k of 80\\\.1k tokens/);
+  assert.match(row, /6\\?\.4k held for the cache/);
+  assert.match(row, /last read 73\\?\.5k \\?\(predicted 74k\\?\)/);
+  const cold = d.tooltipMarkdown(d.pressureView(stats), { ...stats, reuse: { ...reuse, cacheCold: true, lastResponse: undefined } });
+  assert.match(cold, /\| Cache reuse \(next request\) \| cold \\\(expired after 5 min\\\): 80,100 tokens written \|/);
+  assert.doesNotMatch(d.tooltipMarkdown(d.pressureView(stats), stats), /Cache reuse/, 'no row without reuse stats');
+});

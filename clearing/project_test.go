@@ -1,0 +1,155 @@
+package clearing
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// growing returns a session of n turns, each a user message and one batch
+// with one result of 1,000 approx tokens, with its prefixes after each turn.
+func growing(n int) [][]history.Message {
+	var h []history.Message
+	var turns [][]history.Message
+	for i := range n {
+		h = append(h, user(fmt.Sprintf("turn %d", i))...)
+		h = append(h, batchOf(fmt.Sprintf("b%d", i), 1000)...)
+		approx.Messages(h)
+		turns = append(turns, h[:len(h):len(h)])
+	}
+	return turns
+}
+
+// commonPrefix is the number of leading messages two projections share.
+func commonPrefix(t *testing.T, a, b []history.Message) int {
+	n := 0
+	for n < len(a) && n < len(b) && mustJSON(t, a[n]) == mustJSON(t, b[n]) {
+		n++
+	}
+	return n
+}
+
+func cleared(msgs []history.Message) map[string]bool {
+	out := map[string]bool{}
+	for i := range msgs {
+		if IsStub(&msgs[i]) {
+			out[msgs[i].ToolCallID] = true
+		}
+	}
+	return out
+}
+
+// Played turn by turn, the stepped schedule keeps each projection a prefix
+// extension of the previous one except on the turns it advances, advances
+// only when the held tokens reach the step, never clears what the seed
+// keeps, and breaks the prefix far less often than the seed.
+func TestProjectSteps(t *testing.T) {
+	p := Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 3000}
+	var hz Horizon
+	var prev, prevSeed []history.Message
+	steps, seedBreaks := 0, 0
+	for k, h := range growing(40) {
+		r := Project(approx, h, Request{Policy: p, Horizon: hz})
+		seed, seedSt := Clear(approx, h, p, Budget{})
+		if r.Horizon.Messages < hz.Messages {
+			t.Fatalf("turn %d: horizon went back from %d to %d", k, hz.Messages, r.Horizon.Messages)
+		}
+		for id := range cleared(r.Messages) {
+			if !cleared(seed)[id] {
+				t.Errorf("turn %d: %s cleared but the seed keeps it", k, id)
+			}
+		}
+		if r.Stats.ProjectedTokens < seedSt.ProjectedTokens {
+			t.Errorf("turn %d: projected %d under the seed's %d", k, r.Stats.ProjectedTokens, seedSt.ProjectedTokens)
+		}
+		if prev != nil {
+			same := commonPrefix(t, prev, r.Messages) == len(prev)
+			if same == r.Advanced && r.Stats.ClearedResults > len(cleared(prev)) {
+				t.Errorf("turn %d: advanced=%v but prefix kept=%v", k, r.Advanced, same)
+			}
+			if !same {
+				steps++
+			}
+			if commonPrefix(t, prevSeed, seed) != len(prevSeed) {
+				seedBreaks++
+			}
+		}
+		if r.Advanced && r.Stats.HeldTokens != 0 {
+			t.Errorf("turn %d: advanced with %d held", k, r.Stats.HeldTokens)
+		}
+		if !r.Advanced && r.Stats.HeldTokens >= p.ClearAtLeastTokens {
+			t.Errorf("turn %d: holding %d ≥ step %d", k, r.Stats.HeldTokens, p.ClearAtLeastTokens)
+		}
+		if r.Advanced && r.Stats.ProjectedTokens != seedSt.ProjectedTokens {
+			t.Errorf("turn %d: a step clears down to the floor: %d, seed %d", k, r.Stats.ProjectedTokens, seedSt.ProjectedTokens)
+		}
+		hz, prev, prevSeed = r.Horizon, r.Messages, seed
+	}
+	if steps == 0 || steps*2 > seedBreaks {
+		t.Errorf("stepped schedule broke the prefix %d times, the seed %d", steps, seedBreaks)
+	}
+}
+
+// A cold cache, a ceiling the held results would reach, and a zero step all
+// clear everything above the floor at once: the seed's projection.
+func TestProjectAdvances(t *testing.T) {
+	turns := growing(12)
+	h := turns[len(turns)-1]
+	p := Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 1 << 30, CacheAware: true}
+	// The horizon as held after the first turns.
+	var hz Horizon
+	for _, t := range turns[:len(turns)-1] {
+		hz = Project(approx, t, Request{Policy: p, Horizon: hz}).Horizon
+	}
+	seed, seedSt := Clear(approx, h, p, Budget{})
+	held := Project(approx, h, Request{Policy: p, Horizon: hz})
+	if held.Advanced || held.Stats.HeldTokens == 0 {
+		t.Fatalf("warm cache, huge step: advanced=%v held=%d", held.Advanced, held.Stats.HeldTokens)
+	}
+	for name, r := range map[string]Request{
+		"cold cache":   {Policy: p, Horizon: hz, CacheCold: true},
+		"ceiling":      {Policy: p, Horizon: hz, Budget: Budget{Ceiling: held.Stats.ProjectedTokens}},
+		"zero step":    {Policy: Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1}, Horizon: hz},
+		"step reached": {Policy: Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: held.Stats.HeldTokens}, Horizon: hz},
+	} {
+		got := Project(approx, h, r)
+		if !got.Advanced || mustJSON(t, got.Messages) != mustJSON(t, seed) || got.Stats.ProjectedTokens != seedSt.ProjectedTokens {
+			t.Errorf("%s: advanced=%v projected %d, want the seed's %d", name, got.Advanced, got.Stats.ProjectedTokens, seedSt.ProjectedTokens)
+		}
+	}
+	// A cold cache without CacheAware holds.
+	p.CacheAware = false
+	if got := Project(approx, h, Request{Policy: p, Horizon: hz, CacheCold: true}); got.Advanced {
+		t.Error("cold cache advanced a policy that is not cache aware")
+	}
+}
+
+// The projection is a function of the history and the horizon: the same
+// inputs give the same bytes (a restarted daemon that replays its horizon
+// projects what the first one did), and reapplying it changes nothing.
+func TestProjectDeterministic(t *testing.T) {
+	turns := growing(20)
+	p := Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 3000}
+	var hz Horizon
+	var rs []Result
+	for _, h := range turns {
+		r := Project(approx, h, Request{Policy: p, Horizon: hz})
+		rs = append(rs, r)
+		hz = r.Horizon
+	}
+	for i, h := range turns {
+		in := Horizon{}
+		if i > 0 {
+			in = rs[i-1].Horizon
+		}
+		again := Project(approx, h, Request{Policy: p, Horizon: in, Memo: NewMemo()})
+		if mustJSON(t, again.Messages) != mustJSON(t, rs[i].Messages) || again.Horizon != rs[i].Horizon {
+			t.Fatalf("turn %d: a second projection from the same state differs", i)
+		}
+		twice := Project(approx, rs[i].Messages, Request{Policy: p, Horizon: rs[i].Horizon})
+		if mustJSON(t, twice.Messages) != mustJSON(t, rs[i].Messages) {
+			t.Fatalf("turn %d: reprojecting the projection changed it", i)
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package providers
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// A usage passed on as this protocol writes it or as the provider reported
+// it gives the same cache counts.
+func TestReportedUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     history.Usage
+	}{
+		{"protocol", `{"inputTokens":10,"outputTokens":2,"cacheReadTokens":900,"cacheCreationTokens":40}`, history.Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 900, CacheCreationTokens: 40}},
+		{"anthropic", `{"input_tokens":10,"output_tokens":2,"cache_read_input_tokens":900,"cache_creation_input_tokens":40}`, history.Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 900, CacheCreationTokens: 40}},
+		{"openai responses", `{"input_tokens":950,"output_tokens":2,"input_tokens_details":{"cached_tokens":900},"cache_write_tokens":40}`, history.Usage{InputTokens: 950, OutputTokens: 2, CacheReadTokens: 900, CacheCreationTokens: 40}},
+		{"openai chat", `{"prompt_tokens":950,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":900,"cache_write_tokens":40}}`, history.Usage{InputTokens: 950, OutputTokens: 2, CacheReadTokens: 900, CacheCreationTokens: 40}},
+		{"camelCase wins", `{"inputTokens":1,"input_tokens":2}`, history.Usage{InputTokens: 1}},
+	} {
+		var r ReportedUsage
+		if err := json.Unmarshal([]byte(tc.in), &r); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := r.Usage(); got.InputTokens != tc.want.InputTokens || got.OutputTokens != tc.want.OutputTokens ||
+			got.CacheReadTokens != tc.want.CacheReadTokens || got.CacheCreationTokens != tc.want.CacheCreationTokens {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Cache pricing per route, and [[models]] overrides.
+func TestCost(t *testing.T) {
+	for _, tc := range []struct {
+		provider, model string
+		want            CacheCost
+	}{
+		{"anthropic", "claude-sonnet-4-5", CacheCost{0.1, 1.25, 5 * time.Minute}},
+		{"openrouter", "anthropic/claude-opus-4.5", CacheCost{0.1, 1.25, 5 * time.Minute}},
+		{"openai", "gpt-5.1-codex", CacheCost{0.1, 1, 5 * time.Minute}},
+		{"openai", "gpt-4.1", CacheCost{0.25, 1, 5 * time.Minute}},
+		{"openai", "gpt-4o", CacheCost{0.5, 1, 5 * time.Minute}},
+		{"vercel", "openai/o3", CacheCost{0.25, 1, 5 * time.Minute}},
+		{"xai", "grok-4", CacheCost{0.25, 1, 5 * time.Minute}},
+	} {
+		if got := (*Catalog)(nil).Cost(tc.provider, tc.model); got != tc.want {
+			t.Errorf("Cost(%s, %s) = %+v, want %+v", tc.provider, tc.model, got, tc.want)
+		}
+	}
+	c := WithModels([]ModelInfo{
+		{Provider: "anthropic", Model: "claude-sonnet-4-5", Cache: CacheCost{TTL: time.Hour}},
+		{Provider: "ollama", Model: "qwen3", Cache: CacheCost{Read: 0.5, Write: 1.5}},
+	})
+	if got := c.Cost("anthropic", "claude-sonnet-4-5-20250929"); got != (CacheCost{0.1, 2, time.Hour}) {
+		t.Errorf("1-hour TTL: %+v (the write premium of a 1-hour cache is 2×)", got)
+	}
+	if got := c.Cost("ollama", "qwen3"); got != (CacheCost{0.5, 1.5, 5 * time.Minute}) {
+		t.Errorf("override: %+v", got)
+	}
+	if u := (CacheCost{0.1, 1.25, 0}).Units(1000, 900); u != 90+125 {
+		t.Errorf("Units = %v", u)
+	}
+}

@@ -1,0 +1,324 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/vtcode/vtcode-ls/clearing"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/store"
+)
+
+// evHorizon records a move of the cleared horizon (clearing.Horizon), so a
+// resumed session projects exactly what the running one did.
+const evHorizon = "clear_horizon"
+
+// horizonData is the payload of evHorizon.
+type horizonData struct {
+	Messages int `json:"messages"`
+}
+
+// cacheState is the session's prompt-cache state: the cleared horizon
+// (persisted), the token memo of clearing, and the last request as sent, to
+// predict how much of the next one the provider's cache serves.
+type cacheState struct {
+	horizon clearing.Horizon
+	memo    *clearing.Memo
+	// last is the time of the last request (prepared, or answered on
+	// replay); zero when there is none.
+	last time.Time
+	// prev is the last projection returned and prevPrefix its prefix
+	// tokens; resp is the response recorded after it, if any.
+	prev       []history.Message
+	prevPrefix int
+	resp       *history.Message
+	// predicted is the reuse predicted for the last prepared request, for
+	// the comparison with the cache counts its response reports.
+	predicted *ReuseStats
+	// reported are the cache counts of the last response, with the
+	// prediction for the request it answered.
+	reported *ReuseReport
+	// rev names prev (nonce.seq); see ProjectionBase.
+	nonce, rev string
+	seq        int
+	// prefired is the projection estimate at the last start of pass 1 of
+	// two-pass compaction; 0 when none since the last new history.
+	prefired int
+}
+
+// prefireDue reports whether pass 1 of two-pass compaction should start
+// again for a projection of tokens: the first time past the soft threshold,
+// then only when the projection grew by a twentieth of the threshold since,
+// so that a session hovering under the threshold does not summarize its
+// whole history again in the background on every turn.
+func (c *cacheState) prefireDue(tokens, threshold int) bool {
+	if c.prefired > 0 && tokens < c.prefired+threshold/20 {
+		return false
+	}
+	c.prefired = tokens
+	return true
+}
+
+// ReuseStats predict how much of a request the provider's prompt cache
+// serves: the prefix it shares with the previous request and its answer
+// (nothing when the cache is cold), and the request's cost in units of
+// uncached input tokens under the route's cache pricing.
+type ReuseStats struct {
+	// ReusedTokens is the estimate of the leading part of the request
+	// (prefix and messages) that is byte-identical to the previous request
+	// and its answer; RequestTokens the estimate of the whole request.
+	ReusedTokens  int     `json:"reusedTokens"`
+	RequestTokens int     `json:"requestTokens"`
+	Ratio         float64 `json:"ratio"`
+	// ReusedMessages is the number of leading messages shared.
+	ReusedMessages int `json:"reusedMessages"`
+	// CostUnits is reused × read + the rest × write (providers.CacheCost).
+	CostUnits float64 `json:"costUnits"`
+	// CacheCold says the previous request is older than the route's cache
+	// TTL (or there is none): nothing is reused.
+	CacheCold bool `json:"cacheCold"`
+	// ClearedHorizon is the cleared horizon (messages of the normalized
+	// history before which old results may be cleared) and HeldTokens
+	// what clearing is holding back above the floor for the cache.
+	ClearedHorizon int `json:"clearedHorizon"`
+	HeldTokens     int `json:"heldTokens"`
+	// Pricing is the route's cache pricing the cost is computed with.
+	Pricing Pricing `json:"pricing"`
+	// LastResponse compares the cache counts the last response reported
+	// with the prediction for the request it answered.
+	LastResponse *ReuseReport `json:"lastResponse,omitempty"`
+}
+
+// Pricing is a route's cache pricing on the wire.
+type Pricing struct {
+	Read       float64 `json:"read"`
+	Write      float64 `json:"write"`
+	TTLSeconds int     `json:"ttlSeconds"`
+}
+
+// ReuseReport compares the provider's cache counts for one response with
+// the prediction.
+type ReuseReport struct {
+	PredictedReadTokens int `json:"predictedReadTokens"`
+	CacheReadTokens     int `json:"cacheReadTokens"`
+	CacheWriteTokens    int `json:"cacheWriteTokens"`
+	// Difference is cacheReadTokens − predictedReadTokens.
+	Difference int `json:"difference"`
+}
+
+// warm estimates-on-arrival hook: memoizes clearing's counts for msgs.
+func (c *cacheState) warm(est *history.Estimator, msgs []history.Message) {
+	if c.memo == nil {
+		c.memo = clearing.NewMemo()
+	}
+	c.memo.Warm(est, msgs)
+}
+
+// applyEvent folds the cache-related part of a session event in (live and
+// on replay). It returns whether the event was the horizon's own.
+func (c *cacheState) applyEvent(ev store.Event, data any) (bool, error) {
+	switch ev.Type {
+	case evHorizon:
+		d, err := payload[horizonData](ev, data)
+		if err != nil {
+			return true, err
+		}
+		c.horizon = clearing.Horizon{Messages: max(d.Messages, 0)}
+		c.last = ev.Time
+		return true, nil
+	case evBoundary, evRestore, evModelSwitch:
+		// A new history (or route): nothing cached applies. prev stays, for
+		// the next projection's relation to it.
+		c.horizon = clearing.Horizon{}
+		c.resp = nil
+		c.prefired = 0
+		if ev.Type == evModelSwitch {
+			c.last = time.Time{} // another model's cache: cold
+		}
+	case evResponse:
+		c.last = ev.Time
+	}
+	return false, nil
+}
+
+// responded remembers the response recorded after the last request, and
+// compares its reported cache counts with the prediction.
+func (c *cacheState) responded(m history.Message, u *history.Usage, provider string) {
+	if c.prev != nil && c.resp == nil {
+		c.resp = &m
+	}
+	if u == nil {
+		return
+	}
+	read, write := u.CacheReadTokens, u.CacheCreationTokens
+	// The request the prediction was for is the last sampled iteration.
+	if _, last, ok := providers.AnthropicIterations(u.Iterations); ok {
+		read, write = last.CacheReadTokens, last.CacheCreationTokens
+	}
+	r := &ReuseReport{CacheReadTokens: read, CacheWriteTokens: write}
+	if c.predicted != nil {
+		r.PredictedReadTokens = c.predicted.ReusedTokens
+	}
+	r.Difference = r.CacheReadTokens - r.PredictedReadTokens
+	c.reported = r
+}
+
+// cold reports whether the route's cache has expired at now.
+func (c *cacheState) cold(now time.Time, cc providers.CacheCost) bool {
+	return c.last.IsZero() || cc.TTL <= 0 || now.Sub(c.last) > cc.TTL
+}
+
+// predict returns the reuse of a request of msgs with prefix tokens against
+// the previous request and its answer.
+func (c *cacheState) predict(est *history.Estimator, msgs []history.Message, prefix int, cold bool, cc providers.CacheCost) ReuseStats {
+	r := ReuseStats{RequestTokens: prefix, CacheCold: cold, ClearedHorizon: c.horizon.Messages,
+		Pricing: Pricing{Read: cc.Read, Write: cc.Write, TTLSeconds: int(cc.TTL / time.Second)}}
+	for i := range msgs {
+		r.RequestTokens += est.Message(&msgs[i])
+	}
+	if !cold && c.prev != nil && prefix == c.prevPrefix {
+		r.ReusedTokens = prefix
+		n := 0
+		for n < len(msgs) && n < len(c.prev) && sameMessage(&msgs[n], &c.prev[n]) {
+			r.ReusedTokens += est.Message(&msgs[n])
+			n++
+		}
+		if n == len(c.prev) && c.resp != nil && n < len(msgs) && sameMessage(&msgs[n], c.resp) {
+			r.ReusedTokens += est.Message(&msgs[n])
+			n++
+		}
+		r.ReusedMessages = n
+	}
+	if r.RequestTokens > 0 {
+		r.Ratio = float64(r.ReusedTokens) / float64(r.RequestTokens)
+	}
+	r.CostUnits = math.Round(cc.Units(r.RequestTokens, r.ReusedTokens)*100) / 100
+	return r
+}
+
+// ProjectionBase relates a prepared projection to the one the session
+// prepared before it: Revision names this projection, Previous the one
+// before ("" when the session has prepared none since it was opened), and
+// Keep is how many leading messages the two share, byte for byte.
+// Revisions are unique to a session and to the daemon process.
+type ProjectionBase struct {
+	Revision string
+	Previous string
+	Keep     int
+}
+
+// sent remembers the request just prepared and returns its relation to
+// the previous one.
+func (c *cacheState) sent(msgs []history.Message, prefix int, now time.Time, pred ReuseStats) ProjectionBase {
+	b := ProjectionBase{Previous: c.rev}
+	for b.Keep < len(msgs) && b.Keep < len(c.prev) && sameMessage(&msgs[b.Keep], &c.prev[b.Keep]) {
+		b.Keep++
+	}
+	if c.nonce == "" {
+		c.nonce = newID(now)
+	}
+	c.seq++
+	c.rev = c.nonce + "." + strconv.Itoa(c.seq)
+	b.Revision = c.rev
+	c.prev, c.prevPrefix, c.resp, c.last = msgs, prefix, nil, now
+	c.predicted = &pred
+	return b
+}
+
+// sameMessage reports whether a and b encode to the same bytes.
+func sameMessage(a, b *history.Message) bool {
+	if a.Role != b.Role || a.ID != b.ID || a.ToolCallID != b.ToolCallID || a.ToolName != b.ToolName ||
+		a.Reasoning != b.Reasoning || len(a.ToolCalls) != len(b.ToolCalls) ||
+		len(a.ReasoningDetails) != len(b.ReasoningDetails) || !sameRaw(a.Extra, b.Extra) || !sameContent(a.Content, b.Content) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		x, y := &a.ToolCalls[i], &b.ToolCalls[i]
+		if x.ID != y.ID || x.Name != y.Name || x.Arguments != y.Arguments || x.Input != y.Input ||
+			x.ThoughtSignature != y.ThoughtSignature || !sameRaw(x.Extra, y.Extra) {
+			return false
+		}
+	}
+	for i := range a.ReasoningDetails {
+		if !bytes.Equal(a.ReasoningDetails[i], b.ReasoningDetails[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameContent(a, b history.Content) bool {
+	if a.IsAbsent() != b.IsAbsent() || a.IsString() != b.IsString() {
+		return false
+	}
+	if a.IsString() {
+		return a.Text() == b.Text()
+	}
+	pa, pb := a.PartList(), b.PartList()
+	if len(pa) != len(pb) || (pa == nil) != (pb == nil) {
+		return false
+	}
+	for i := range pa {
+		if pa[i].Type != pb[i].Type || pa[i].Text != pb[i].Text || !bytes.Equal(pa[i].Raw, pb[i].Raw) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameRaw(a, b map[string]json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || !bytes.Equal(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// ceiling is what a request's projection plus prefix must stay under on e
+// (clearing.Budget.Ceiling): the compaction threshold when automatic
+// compaction is on, else the window minus the reserved output.
+func (e *env) ceiling() int {
+	if e.pol.AutoCompaction.Enabled && e.th.Threshold > 0 {
+		return e.th.Threshold
+	}
+	return max(e.th.Effective, 0)
+}
+
+// reuseStats predicts the reuse of projection p on e against the last
+// request sent.
+func (s *Session) reuseStats(e *env, p projection) *ReuseStats {
+	r := s.cache.predict(s.est, p.msgs, e.prefix, p.cold, e.cost)
+	r.ClearedHorizon, r.HeldTokens = p.horizon.Messages, p.clear.HeldTokens
+	if s.cache.reported != nil {
+		rep := *s.cache.reported
+		r.LastResponse = &rep
+	}
+	return &r
+}
+
+// keepHorizon records the cleared horizon of a committed request when it
+// moved.
+func (s *Session) keepHorizon(h clearing.Horizon) error {
+	if h == s.cache.horizon {
+		return nil
+	}
+	return s.record(evHorizon, horizonData{Messages: h.Messages})
+}
+
+// compactWhileCold reports whether a request whose projection p is near the
+// compaction threshold (over the soft threshold of §8.6) should compact now
+// because the route's prompt cache has expired: the next request rewrites the
+// whole prefix anyway, so compacting now costs no cache, while compacting
+// later, at the threshold, would break a warm one.
+func (s *Session) compactWhileCold(e *env, p projection) bool {
+	return e.clear.CacheAware && p.cold && !s.cache.last.IsZero() && e.th.Soft > 0 && p.tokens+e.prefix >= e.th.Soft
+}
