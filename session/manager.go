@@ -37,6 +37,8 @@ type Options struct {
 	Clock func() time.Time
 	// NoWatch disables watching workspace config files (one-shot commands).
 	NoWatch bool
+	// Limits bound what one call may carry; the zero value is the defaults.
+	Limits Limits
 }
 
 // ClientFactory returns the generator for a route under a workspace's

@@ -54,6 +54,7 @@ type Report struct {
 	Estimation *EstimationResult `json:"estimation"`
 	Compaction []CompactionRow   `json:"compaction"`
 	Memory     *MemoryResult     `json:"memory"`
+	Scaling    []ScalingRow      `json:"scaling"`
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -224,6 +225,11 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 
+	logf("scaling: append and prepare of large calls")
+	if rep.Scaling, err = benchScaling(ctx, p.big.Tokens != size1M.Tokens, 3); err != nil {
+		return nil, fmt.Errorf("scaling: %w", err)
+	}
+
 	rep.Targets = targets(rep, p)
 	rep.PeakRSS = peakRSS()
 	rep.Machine.LoadEnd = loadAverage()
@@ -257,6 +263,11 @@ func targets(rep *Report, p plan) []Target {
 	}
 	if m := rep.Memory; m != nil {
 		add("history heap (HeapInuse) / JSON size", "≤ 3×", m.HistoryVsJSON, "x", m.HistoryVsJSON <= 3)
+	}
+	for _, s := range rep.Scaling {
+		on = s.Small + " → " + s.Large
+		add("append growth / size growth, "+s.Shape, "≤ 2×", s.AppendGrowth, "x", s.AppendGrowth <= 2)
+		add("prepare growth / size growth, "+s.Shape, "≤ 2×", s.PrepareGrowth, "x", s.PrepareGrowth <= 2)
 	}
 	return ts
 }
