@@ -211,8 +211,6 @@ func compactRaw(v json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
-
 func sortedKeys(m map[string]json.RawMessage) []string {
 	if len(m) == 0 {
 		return nil

@@ -140,9 +140,9 @@ func appendPrepareOnce(ctx context.Context, msgs []history.Message) (time.Durati
 	if _, err := m.AppendMessages(ctx, session.AppendParams{SessionID: open.SessionID, Messages: fresh}); err != nil {
 		return 0, 0, err
 	}
-	t1 := time.Now()
+	appended := time.Since(t0)
 	runtime.GC()
-	t1 = time.Now()
+	t1 := time.Now()
 	res, err := m.PrepareRequest(ctx, session.PrepareParams{SessionID: open.SessionID}, nil)
 	if err != nil {
 		return 0, 0, err
@@ -151,5 +151,5 @@ func appendPrepareOnce(ctx context.Context, msgs []history.Message) (time.Durati
 	if res.Compaction != nil {
 		return 0, 0, fmt.Errorf("the prepare compacted (%s); the window should hold everything", res.Compaction.Message)
 	}
-	return t1.Sub(t0), t2.Sub(t1), nil
+	return appended, t2.Sub(t1), nil
 }
