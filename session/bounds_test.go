@@ -172,3 +172,26 @@ func TestLimitsPerCall(t *testing.T) {
 		t.Errorf("history has %d messages, want 3", len(h))
 	}
 }
+
+// TestArtifactErrorNamesTheArtifactOnce: a compaction whose artifact cannot
+// be written fails with the store's error, not wrapped a second time with
+// "write artifact".
+func TestArtifactErrorNamesTheArtifactOnce(t *testing.T) {
+	e := newEnv(t, session.Options{}, "")
+	id := e.open(session.OpenParams{SessionID: "s1", ContextWindow: 16000})
+	e.append(id, turns(16, 400)...)
+	arts := filepath.Join(e.dir, ".vtcode", "sessions", id, "artifacts")
+	if err := os.RemoveAll(arts); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(arts, []byte("not a folder"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.m.Compact(context.Background(), session.CompactParams{SessionID: id}, nil)
+	if err == nil {
+		t.Fatal("compacted with no place for the artifact")
+	}
+	if n := strings.Count(err.Error(), "write artifact"); n != 1 {
+		t.Errorf("error %q says \"write artifact\" %d times, want once", err, n)
+	}
+}

@@ -264,7 +264,7 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 	b.ArtifactID = newID(s.m.now())
 	meta := store.ArtifactMeta{Trigger: b.Trigger, Mode: b.Mode, CreatedAt: s.m.now()}
 	if err := s.log.WriteArtifact(b.ArtifactID, pre, meta); err != nil {
-		return fmt.Errorf("write artifact: %w", err)
+		return err // the store's error names the artifact
 	}
 	if err := ctx.Err(); err != nil {
 		return err
