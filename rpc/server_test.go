@@ -282,3 +282,27 @@ func TestLimitErrorsNameTheField(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkspaceRequestsKeepArrivalOrder: requests that name no session are
+// ordered among themselves: a compactPrompt get sent right behind a set
+// sees the new prompt, and a reset behind both restores the default.
+func TestWorkspaceRequestsKeepArrivalOrder(t *testing.T) {
+	Run(t, Options{}, func(t *testing.T, env *Env) {
+		set := env.Go("vtcode/compactPrompt", session.PromptParams{Action: "set", Prompt: "Summarize tersely."})
+		get := env.Go("vtcode/compactPrompt", session.PromptParams{Action: "get"})
+		reset := env.Go("vtcode/compactPrompt", session.PromptParams{Action: "reset"})
+		again := env.Go("vtcode/compactPrompt", session.PromptParams{Action: "get"})
+		for _, c := range []*Call{set, reset} {
+			if err := c.Wait(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got, after session.PromptResult
+		if err := get.Wait(&got); err != nil || got.Prompt != "Summarize tersely." || got.IsDefault {
+			t.Errorf("get behind set: %v, %+v", err, got)
+		}
+		if err := again.Wait(&after); err != nil || !after.IsDefault {
+			t.Errorf("get behind reset: %v, %+v", err, after)
+		}
+	})
+}
