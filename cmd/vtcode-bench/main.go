@@ -3,9 +3,11 @@
 // projection against encoding/json marshalling of the same projection (cold
 // and warm, at 10k, 100k and 1M history tokens), a vtcode/prepareRequest round
 // trip against a bare JSON-RPC echo of the same bytes, token estimation
-// against the raw o200k tokenizer, offline compaction time and size, and
-// memory per 1M history tokens. It checks the performance targets of issue 2
-// and prints PASS or FAIL beside each.
+// against the raw o200k tokenizer, offline compaction time and size, memory
+// per 1M history tokens, and how appending and preparing grow with the size
+// of one call (a large text message, many messages of 1,024 unanswered tool
+// calls). It checks the performance targets of issue 2 and the linear growth
+// of large calls, and prints PASS or FAIL beside each.
 //
 // Usage:
 //
