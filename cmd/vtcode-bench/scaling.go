@@ -13,8 +13,10 @@ import (
 )
 
 // ScalingRow measures how appending and preparing grow with what one call
-// carries: the same shape at two sizes, in one process. Growth is the time
-// factor divided by the size factor: 1 is linear, 2 would be one power more.
+// carries: the same shape at two sizes, in one process, in CPU time (user
+// and system, all threads, so the collector counts) where the platform
+// reports it. Growth is the time factor divided by the size factor: 1 is
+// linear; a power more would be the size factor.
 type ScalingRow struct {
 	Shape          string  `json:"shape"`
 	Small          string  `json:"small"`
@@ -30,29 +32,31 @@ type ScalingRow struct {
 
 // A scalingShape builds the messages of one call at size n. Both sizes of
 // the tool-call shape are past the clearing trigger, so that they do the same
-// work per result, and within the estimator's short-text memo (past it,
-// every short text is tokenized again: still linear, with a larger
-// constant).
+// work per result, and within the short-text memos of the estimator and of
+// package clearing (past them, every short text is tokenized again: still
+// linear, with a constant about five times larger).
 type scalingShape struct {
 	name         string
 	small, large int
 	unit         string
-	build        func(n int) []history.Message
+	// build returns the messages at size n; salt makes the texts of each
+	// repetition distinct, so that no memo carries over from the last one.
+	build func(n, salt int) []history.Message
 }
 
 func scalingShapes(quick bool) []scalingShape {
 	text := scalingShape{name: "one text message", small: 1 << 20, large: 8 << 20, unit: "bytes",
-		build: func(n int) []history.Message {
-			return []history.Message{history.NewText(history.User, benchWords(n))}
+		build: func(n, salt int) []history.Message {
+			return []history.Message{history.NewText(history.User, fmt.Sprintf("rep %d: ", salt)+benchWords(n))}
 		}}
-	calls := scalingShape{name: "messages of 1,024 unanswered tool calls", small: 8, large: 48, unit: "messages",
-		build: func(n int) []history.Message {
+	calls := scalingShape{name: "messages of 1,024 unanswered tool calls", small: 8, large: 32, unit: "messages",
+		build: func(n, salt int) []history.Message {
 			var msgs []history.Message
 			for k := range n {
 				msgs = append(msgs, history.NewText(history.User, fmt.Sprintf("step %d: read every file", k)))
 				m := history.Message{Role: history.Assistant, Content: history.Text("Reading them.")}
 				for i := range session.DefaultMaxToolCalls {
-					m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: fmt.Sprintf("call_%d_%d", k, i), Name: "read_file",
+					m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: fmt.Sprintf("call_%d_%d_%d", salt, k, i), Name: "read_file",
 						Arguments: fmt.Sprintf(`{"path":"src/file_%d.go"}`, i)})
 				}
 				msgs = append(msgs, m)
@@ -61,7 +65,7 @@ func scalingShapes(quick bool) []scalingShape {
 		}}
 	if quick {
 		text.small, text.large = 512<<10, 4<<20
-		calls.small, calls.large = 8, 32
+		calls.small, calls.large = 8, 24
 	}
 	return []scalingShape{text, calls}
 }
@@ -81,11 +85,11 @@ func benchWords(n int) string {
 func benchScaling(ctx context.Context, quick bool, reps int) ([]ScalingRow, error) {
 	var rows []ScalingRow
 	for _, sh := range scalingShapes(quick) {
-		as, ps, err := appendPrepare(ctx, sh.build(sh.small), reps)
+		as, ps, err := appendPrepare(ctx, sh, sh.small, reps)
 		if err != nil {
 			return nil, fmt.Errorf("%s at %d %s: %w", sh.name, sh.small, sh.unit, err)
 		}
-		al, pl, err := appendPrepare(ctx, sh.build(sh.large), reps)
+		al, pl, err := appendPrepare(ctx, sh, sh.large, reps)
 		if err != nil {
 			return nil, fmt.Errorf("%s at %d %s: %w", sh.name, sh.large, sh.unit, err)
 		}
@@ -104,9 +108,9 @@ func benchScaling(ctx context.Context, quick bool, reps int) ([]ScalingRow, erro
 // appendPrepare times vtcode/appendMessages of msgs into a fresh session
 // and the vtcode/prepareRequest after it (which synthesizes the results of
 // unanswered calls), on a window large enough that nothing compacts.
-func appendPrepare(ctx context.Context, msgs []history.Message, reps int) (appends, prepares samples, err error) {
-	for range reps {
-		a, p, err := appendPrepareOnce(ctx, msgs)
+func appendPrepare(ctx context.Context, sh scalingShape, n, reps int) (appends, prepares samples, err error) {
+	for rep := range reps {
+		a, p, err := appendPrepareOnce(ctx, sh.build(n, rep))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -130,26 +134,30 @@ func appendPrepareOnce(ctx context.Context, msgs []history.Message) (time.Durati
 	if err != nil {
 		return 0, 0, err
 	}
-	fresh := make([]history.Message, len(msgs)) // no cached estimates
-	for i := range msgs {
-		fresh[i] = msgs[i]
-		fresh[i].Forget()
-	}
 	runtime.GC() // start both sizes from a collected heap
-	t0 := time.Now()
-	if _, err := m.AppendMessages(ctx, session.AppendParams{SessionID: open.SessionID, Messages: fresh}); err != nil {
+	t0 := now()
+	if _, err := m.AppendMessages(ctx, session.AppendParams{SessionID: open.SessionID, Messages: msgs}); err != nil {
 		return 0, 0, err
 	}
-	appended := time.Since(t0)
+	appended := now() - t0
 	runtime.GC()
-	t1 := time.Now()
+	t1 := now()
 	res, err := m.PrepareRequest(ctx, session.PrepareParams{SessionID: open.SessionID}, nil)
 	if err != nil {
 		return 0, 0, err
 	}
-	t2 := time.Now()
+	prepared := now() - t1
 	if res.Compaction != nil {
 		return 0, 0, fmt.Errorf("the prepare compacted (%s); the window should hold everything", res.Compaction.Message)
 	}
-	return appended, t2.Sub(t1), nil
+	return appended, prepared, nil
+}
+
+// now is the process's CPU time where it is known (the machine's load
+// barely moves it), else the wall clock.
+func now() time.Duration {
+	if d, ok := cpuTime(); ok {
+		return d
+	}
+	return time.Duration(time.Now().UnixNano())
 }
