@@ -6,7 +6,11 @@ export VTCODE_CACHE := $(CACHE)
 GO    ?= go
 FUZZTIME ?= 8s
 
-.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet cross bench golden clean vsix test-vsix
+.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet staticcheck cross bench golden clean vsix test-vsix
+
+# staticcheck, installed on first use under $(CACHE) (2026.2.2 supports go1.26).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(CACHE)/staticcheck/$(STATICCHECK_VERSION)/staticcheck
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vtcode-ls
@@ -22,7 +26,13 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-test: vet cross test-go test-race test-fuzz test-editors
+$(STATICCHECK):
+	GOBIN=$(CACHE)/staticcheck/$(STATICCHECK_VERSION) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+test: vet staticcheck cross test-go test-race test-fuzz test-editors
 
 # The daemon builds and vets (tests included) on every platform its users
 # run: macOS and Windows on amd64 and arm64 (linux is vet above). The store's

@@ -211,8 +211,6 @@ func compactRaw(v json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
-
 func sortedKeys(m map[string]json.RawMessage) []string {
 	if len(m) == 0 {
 		return nil
@@ -238,4 +236,35 @@ func appendRawArray(b []byte, items []json.RawMessage) []byte {
 		b = append(b, it...)
 	}
 	return append(b, ']')
+}
+
+// Size returns the bytes of the message's text: its content, tool calls,
+// ids, reasoning and opaque fields, which is about its JSON size without the
+// syntax. Callers bound messages with it.
+func (m *Message) Size() int {
+	n := len(m.ID) + len(m.Role) + len(m.ToolCallID) + len(m.ToolName) + len(m.Reasoning)
+	switch m.Content.kind {
+	case contentString:
+		n += len(m.Content.text)
+	case contentParts:
+		for _, p := range m.Content.parts {
+			n += len(p.Type) + len(p.Text) + len(p.Raw)
+		}
+	}
+	for i := range m.ToolCalls {
+		tc := &m.ToolCalls[i]
+		n += len(tc.ID) + len(tc.Name) + len(tc.Arguments) + len(tc.Input) + len(tc.ThoughtSignature) + rawSize(tc.Extra)
+	}
+	for _, d := range m.ReasoningDetails {
+		n += len(d)
+	}
+	return n + rawSize(m.Extra)
+}
+
+func rawSize(extra map[string]json.RawMessage) int {
+	n := 0
+	for k, v := range extra {
+		n += len(k) + len(v)
+	}
+	return n
 }

@@ -39,8 +39,26 @@ type Pairing struct {
 // messages pair correctly.
 func Pair(msgs []Message) Pairing {
 	p := Pairing{BatchOf: make([]int, len(msgs))}
+	calls := 0
+	for i := range msgs {
+		if msgs[i].HasToolCalls() {
+			calls += len(msgs[i].ToolCalls)
+		}
+	}
+	// The unanswered calls by id, as a stack per id; ids are almost always
+	// unique, so the first entry is kept inline and a stack is allocated
+	// only for a repeated id.
 	type pending struct{ batch, call int }
-	open := map[string][]pending{}
+	type stack struct {
+		top  pending
+		n    int       // entries: top and below
+		rest []pending // below top, oldest first
+	}
+	open := make(map[string]*stack, calls)
+	var slab []stack // the stacks, allocated together
+	if calls > 0 {
+		slab = make([]stack, 0, calls)
+	}
 	for i := range msgs {
 		m := &msgs[i]
 		p.BatchOf[i] = -1
@@ -53,17 +71,30 @@ func Pair(msgs []Message) Pairing {
 			for c := len(m.ToolCalls) - 1; c >= 0; c-- {
 				res[c] = -1
 				id := m.ToolCalls[c].ID
-				open[id] = append(open[id], pending{b, c})
+				st := open[id]
+				if st == nil {
+					slab = append(slab, stack{})
+					st = &slab[len(slab)-1]
+					open[id] = st
+				}
+				if st.n > 0 {
+					st.rest = append(st.rest, st.top)
+				}
+				st.top, st.n = pending{b, c}, st.n+1
 			}
 			p.Batches = append(p.Batches, Batch{Assistant: i, Results: res})
 			p.BatchOf[i] = b
 		case m.Role == Tool:
 			st := open[m.ToolCallID]
-			if len(st) == 0 {
+			if st == nil || st.n == 0 {
 				continue
 			}
-			top := st[len(st)-1]
-			open[m.ToolCallID] = st[:len(st)-1]
+			top := st.top
+			st.n--
+			if st.n > 0 {
+				st.top = st.rest[len(st.rest)-1]
+				st.rest = st.rest[:len(st.rest)-1]
+			}
 			p.Batches[top.batch].Results[top.call] = i
 			p.BatchOf[i] = top.batch
 		}
@@ -107,7 +138,20 @@ func Normalize(msgs []Message) (out []Message, changed bool) {
 		return msgs, false
 	}
 	p := Pair(msgs)
-	out = make([]Message, 0, len(msgs)+2)
+	// The exact length: every message but the tool results, and one result
+	// per call; the slice never grows (a batch of a thousand unanswered
+	// calls would otherwise copy the list again and again).
+	n := 0
+	for i := range msgs {
+		switch m := &msgs[i]; {
+		case m.Role == Tool:
+		case m.HasToolCalls():
+			n += 1 + len(m.ToolCalls)
+		default:
+			n++
+		}
+	}
+	out = make([]Message, 0, n)
 	for i := range msgs {
 		m := msgs[i]
 		switch {

@@ -125,7 +125,15 @@
 // Params and results are JSON objects with camelCase fields; "?" marks an
 // optional field. Token counts a client passes (prefixTokens,
 // reservedOutputTokens, contextWindow, the usage counts) are integers from 0
-// to 10^9; a larger one gets -32602 naming it. Messages have the shape of SPEC §2 (role, content,
+// to 10^9; a larger one gets -32602 naming it.
+//
+// One call carries at most 50,000 messages (appendMessages, prepareRequest);
+// a message at most 1,024 tool calls and 32 MiB of text (its content, tool
+// calls, reasoning and other fields), as do systemPrompt and tools together.
+// Past a limit the call gets -32602 naming the field
+// ("messages[3].toolCalls: at most 1024 tool calls per message, got 5000")
+// and nothing of it is applied. Every cost of a call is linear in what it
+// carries; the limits bound the constant (session.Limits sets them). Messages have the shape of SPEC §2 (role, content,
 // toolCalls, toolCallId, toolName, reasoning, reasoningDetails, and any
 // other field, kept verbatim). Unknown fields in params are ignored, so
 // that newer clients work with older servers; unknown fields in a policy are

@@ -172,7 +172,7 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	if j.twoPass != nil {
 		// A pass 1 in flight is further along than a fresh summary would be:
 		// let it finish so that its note makes this compaction one call.
-		if err := awaitPassOne(ctx, j.twoPass, passOneWait); err != nil {
+		if err := awaitPassOne(ctx, j.twoPass, s.m.passOneWait()); err != nil {
 			return nil, err
 		}
 	}
@@ -250,11 +250,11 @@ func storageFailure(err error) *FailedError {
 	return &FailedError{Kind: KindStorage, RootCause: bound("could not store the compaction: "+err.Error(), maxRootCause), err: err}
 }
 
-// passOneWait bounds how long a compaction waits for a background pass 1
-// still in flight before it gives up on it and summarizes in one pass: a
-// pass 1 stuck at a hung provider must not hold the session for the
-// provider's whole timeout.
-var passOneWait = 20 * time.Second
+// DefaultPassOneWait bounds how long a compaction waits for a background
+// pass 1 still in flight before it gives up on it and summarizes in one
+// pass: a pass 1 stuck at a hung provider must not hold the session for the
+// provider's whole timeout. [Options].PassOneWait changes it.
+const DefaultPassOneWait = 20 * time.Second
 
 // awaitPassOne waits until no pass 1 of tp runs, or ctx ends. After limit
 // it cancels the pass (its note is lost; the compaction then makes its own

@@ -284,6 +284,9 @@ func (l *Log) acquireLock() (*os.File, error) {
 		}
 	}
 	// A missing pid only makes a BusyError less informative; do not fail.
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt(pid, 0)
+	}
 	return f, nil
 }
 

@@ -3,11 +3,13 @@
 // projection against encoding/json marshalling of the same projection (cold
 // and warm, at 10k, 100k and 1M history tokens), a vtcode/prepareRequest round
 // trip against a bare JSON-RPC echo of the same bytes, token estimation
-// against the raw o200k tokenizer, offline compaction time and size, and
-// memory per 1M history tokens, then the fact ledger of issue 10 (facts kept
-// by compaction of the shared sessions) and how promptly a cancelled offline
-// compaction of a 20 MB message returns. It checks the performance targets of issue 2
-// and prints PASS or FAIL beside each.
+// against the raw o200k tokenizer, offline compaction time and size, memory
+// per 1M history tokens, how appending and preparing grow with the size of
+// one call (a large text message, many messages of 1,024 unanswered tool
+// calls), resume of a checkpointed log, the fact ledger of issue 10 (facts
+// kept by compaction of the shared sessions), the prompt-cache cost of the
+// shared sessions and projection deltas (issue 12). It checks the
+// performance targets and prints PASS or FAIL beside each.
 //
 // Usage:
 //
@@ -61,6 +63,7 @@ type Report struct {
 	Cost       []CostRow         `json:"cost"`  // cost.go
 	Delta      *DeltaResult      `json:"delta"` // delta.go
 	LongTurns  *TurnsResult      `json:"longTurns"`
+	Scaling    []ScalingRow      `json:"scaling"`
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -92,9 +95,9 @@ type plan struct {
 	// resumeChunks appended chunks of resumeChunkTokens each make the
 	// resumed logs (about 1 MB of log per 250k tokens).
 	resumeChunks, resumeChunkTokens, resumeReps int
-	noCost                      bool // skip the cost section (cost.go)
-	longTurns                   int  // turns of the long-session section (delta.go)
-	costOnly                    bool // run the cost section only
+	noCost                                      bool // skip the cost section (cost.go)
+	longTurns                                   int  // turns of the long-session section (delta.go)
+	costOnly                                    bool // run the cost section only
 }
 
 func fullPlan() plan {
@@ -107,7 +110,7 @@ func fullPlan() plan {
 		daemonTokens: 100_000, warmup: 20, turns: 200, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
 		resumeChunks:      50, resumeChunkTokens: 250_000, resumeReps: 3,
-		longTurns:         1000,
+		longTurns: 1000,
 	}
 }
 
@@ -124,8 +127,8 @@ func quickPlan() plan {
 		daemonTokens: 100_000, warmup: 3, turns: 20, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
 		resumeChunks:      5, resumeChunkTokens: 100_000, resumeReps: 3,
-		noCost:            true,
-		longTurns:         100,
+		noCost:    true,
+		longTurns: 100,
 	}
 }
 
@@ -268,6 +271,11 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 
+	logf("scaling: append and prepare of large calls")
+	if rep.Scaling, err = benchScaling(ctx, p.big.Tokens != size1M.Tokens, 3); err != nil {
+		return nil, fmt.Errorf("scaling: %w", err)
+	}
+
 	logf("resume: %d chunks of %d tokens, checkpointed vs full replay", p.resumeChunks, p.resumeChunkTokens)
 	if rep.Resume, err = benchResume(ctx, p.resumeChunks, p.resumeChunkTokens, p.resumeReps); err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
@@ -321,6 +329,11 @@ func targets(rep *Report, p plan) []Target {
 	}
 	if m := rep.Memory; m != nil {
 		add("history heap (HeapInuse) / JSON size", "≤ 3×", m.HistoryVsJSON, "x", m.HistoryVsJSON <= 3)
+	}
+	for _, s := range rep.Scaling {
+		on = s.Small + " → " + s.Large
+		add("append growth / size growth, "+s.Shape, "≤ 2×", s.AppendGrowth, "x", s.AppendGrowth <= 2)
+		add("prepare growth / size growth, "+s.Shape, "≤ 2×", s.PrepareGrowth, "x", s.PrepareGrowth <= 2)
 	}
 	return ts
 }

@@ -42,6 +42,10 @@ func ratios(rep *Report) map[string]float64 {
 		r["memory held per 1M"] = m.HeldMiBPer1M
 		r["memory allocated per 1M"] = m.TotalAllocMiBPer1M
 	}
+	for _, s := range rep.Scaling {
+		r["scaling "+s.Shape+" append"] = s.AppendGrowth
+		r["scaling "+s.Shape+" prepare"] = s.PrepareGrowth
+	}
 	for _, tg := range rep.Targets {
 		r["target "+tg.Name] = tg.Got
 	}
@@ -80,10 +84,13 @@ func checkReport(t *testing.T, rep *Report) {
 			t.Errorf("compaction at %d: %d -> %d tokens", c.Capacity, c.OriginalTokens, c.CompactedTokens)
 		}
 	}
-	// Issue 2's five, and issue 12's delta round trip and per-turn growth
-	// (the quick run has no cost section).
-	if len(rep.Targets) != 7 {
-		t.Errorf("%d targets, want 7", len(rep.Targets))
+	if len(rep.Scaling) != 2 {
+		t.Errorf("%d scaling rows, want 2 (text, tool calls)", len(rep.Scaling))
+	}
+	// Issue 2's five, two per scaling row, and issue 12's delta round trip
+	// and per-turn growth (the quick run has no cost section).
+	if want := 5 + 2*len(rep.Scaling) + 2; len(rep.Targets) != want {
+		t.Errorf("%d targets, want %d", len(rep.Targets), want)
 	}
 	if d := rep.Delta; d == nil || d.DeltaBytes <= 0 || d.DeltaBytes*10 > d.FullBytes {
 		t.Errorf("delta: %+v, want a delta result under a tenth of the whole one", d)
@@ -156,6 +163,10 @@ func TestQuickTable(t *testing.T) {
 		[]string{"project after append", "< 1 ms", " ms"},
 		[]string{"from scratch, estimates known / marshal", "≤ 3×"},
 		[]string{"history heap (HeapInuse) / JSON size", "≤ 3×"},
+		[]string{"one text message", "bytes →", "×", "×"},
+		[]string{"messages of 1,024 unanswered tool calls", "messages →", "×", "×"},
+		[]string{"append growth / size growth, one text message", "≤ 2×"},
+		[]string{"prepare growth / size growth, messages of 1,024 unanswered tool calls", "≤ 2×"},
 		[]string{"whole projection", "s", "s", "B"},
 		[]string{"delta (applied by the client)", "s", "s", "B"},
 		[]string{"ratio delta / whole", "×"},
@@ -169,8 +180,8 @@ func TestQuickTable(t *testing.T) {
 			t.Errorf("no row with %q in the table:\n%s", r, text)
 		}
 	}
-	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 7 {
-		t.Errorf("%d PASS/FAIL verdicts, want 7:\n%s", n, text)
+	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 11 {
+		t.Errorf("%d PASS/FAIL verdicts, want 11:\n%s", n, text)
 	}
 	if strings.Contains(text, "n/a") || strings.Contains(text, "NaN") || strings.Contains(text, "Inf") {
 		t.Errorf("table has a missing value:\n%s", text)
