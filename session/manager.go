@@ -94,6 +94,8 @@ type Manager struct {
 	closed     bool
 
 	bg sync.WaitGroup // background refreshes
+
+	px proxyIndex // agent session keys of proxied requests (proxy.go)
 }
 
 // NewManager returns a Manager with no workspaces.

@@ -52,6 +52,7 @@ type Session struct {
 	artifacts      map[string]bool // artifact ids referenced by events
 	usage          usageState
 	pol            polCache
+	px             proxyState // the proxied agent's conversation (proxy.go)
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats
