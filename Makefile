@@ -6,7 +6,7 @@ export VTCODE_CACHE := $(CACHE)
 GO    ?= go
 FUZZTIME ?= 8s
 
-.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet bench golden clean
+.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim test-agents agents vet bench golden clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vtcode-ls
@@ -22,7 +22,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-test: vet test-go test-race test-fuzz test-editors
+test: vet test-go test-race test-fuzz test-editors test-agents
 
 test-go:
 	$(GO) test -count=1 ./...
@@ -50,6 +50,38 @@ test-e2e: build
 
 test-neovim: build
 	VTCODE_LS_BIN=$(CURDIR)/$(BIN) bash editors/neovim/test/run.sh
+
+# Real coding agents through the proxy, offline (see integration/agents):
+# pinned versions from the npm registry, installed once under $(CACHE).
+CLAUDE_CODE_VERSION := 2.1.332
+CODEX_VERSION       := 0.171.0
+AGENTS_DIR          := $(CACHE)/agents
+CLAUDE_DIR          := $(AGENTS_DIR)/claude-code-$(CLAUDE_CODE_VERSION)
+CODEX_DIR           := $(AGENTS_DIR)/codex-$(CODEX_VERSION)
+
+agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed
+
+$(CLAUDE_DIR)/.installed:
+	mkdir -p $(CLAUDE_DIR)
+	npm install --prefix $(CLAUDE_DIR) --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	test -x $(CLAUDE_DIR)/node_modules/.bin/claude
+	touch $@
+
+$(CODEX_DIR)/.installed:
+	mkdir -p $(CODEX_DIR)
+	npm install --prefix $(CODEX_DIR) --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_VERSION)
+	test -x $(CODEX_DIR)/node_modules/.bin/codex
+	touch $@
+
+# The agents run in a network namespace with only loopback (unshare -n, as
+# root, which CI is); the daemon and the test binary are built before, so
+# nothing inside needs the network.
+test-agents: build agents
+	$(GO) test -tags agents -c -o bin/agents.test ./integration/agents
+	VTCODE_LS_BIN=$(CURDIR)/$(BIN) \
+	VTCODE_CLAUDE=$(CLAUDE_DIR)/node_modules/.bin/claude \
+	VTCODE_CODEX=$(CODEX_DIR)/node_modules/.bin/codex \
+	unshare -n bash -c 'ip link set lo up && exec bin/agents.test -test.v -test.count=1 -test.timeout=10m'
 
 bench:
 	$(GO) run ./cmd/vtcode-bench

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/compaction"
+	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 )
@@ -569,4 +570,15 @@ func (s *Session) proxyBranch(ctx context.Context, t *proxyTurn, resp ProxyRespo
 	s.m.px.replace(t.key, s.id, id)
 	s.m.logger.Info("session: proxied conversation diverged; recorded as a branch", "session", s.id, "branch", id)
 	return nil
+}
+
+// WorkspaceConfig returns the current configuration of a workspace (empty:
+// the first one).
+func (m *Manager) WorkspaceConfig(workspace string) (config.Config, error) {
+	w, err := m.workspaceFor(workspace, "workspace")
+	if err != nil {
+		return config.Config{}, err
+	}
+	cfg, _, _, _ := w.snapshot()
+	return cfg, nil
 }
