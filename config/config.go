@@ -26,6 +26,8 @@ type Config struct {
 	Models []ModelEntry
 	// Storage is where sessions are stored.
 	Storage Storage
+	// Proxy is the [proxy] table.
+	Proxy Proxy
 	// Files lists the configuration files that were read, lowest precedence first.
 	Files []string
 }
@@ -187,7 +189,8 @@ var tables = func() map[string]map[string]bool {
 			t[table][k] = true
 		}
 	}
-	add("", "agent", "context", "compaction", "providers", "models", "storage")
+	add("", "agent", "context", "compaction", "providers", "models", "storage", "proxy")
+	add("proxy", "listen", "allow_remote", "secret_env")
 	add("agent", "harness")
 	add("agent.harness", "tool_result_clearing")
 	add("compaction", "summarizer", "route_policy", "routes")
@@ -481,6 +484,8 @@ func decodeLayer(file string, src []byte, c *Config) (dir *string, err error) {
 	if t := tableAt(raw, "storage"); t != nil {
 		dir, _ = d.str(t, []string{"storage"}, "dir", -1, ruleString)
 	}
+	px := c.Proxy
+	d.decodeProxy(raw, &px)
 
 	if len(d.errs) > 0 {
 		sort.SliceStable(d.errs, func(i, j int) bool {
@@ -497,5 +502,6 @@ func decodeLayer(file string, src []byte, c *Config) (dir *string, err error) {
 	c.Routes = append(routes, c.Routes...) // this layer's routes take precedence
 	c.Providers = providers
 	c.Models = models
+	c.Proxy = px
 	return dir, nil
 }

@@ -35,6 +35,9 @@ type Options struct {
 	// Session configures the session manager Serve runs. Serve sets its
 	// Notifier, and its Logger when nil.
 	Session session.Options
+	// Attach, when set, is called after each successful initialize (see
+	// [AttachFunc]).
+	Attach AttachFunc
 }
 
 // ErrNoShutdown is returned by [Serve] when the connection ended, by exit or
@@ -168,6 +171,7 @@ func newServer(ctx context.Context, r io.Reader, w io.Writer, opts Options) *ser
 	}
 	s.notes = &notifier{notify: s.notify, interval: interval}
 	s.progress = &progressTracker{create: s.createToken, send: func(p ProgressParams) { s.notify("$/progress", p) }}
+	s.notes.progress = s.progress
 	so := opts.Session
 	so.Notifier = s.notes
 	if so.Logger == nil {
