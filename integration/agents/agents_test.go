@@ -381,8 +381,8 @@ func checkEngine(t *testing.T, c *client, up *proxytest.Upstream, proxyURL, endp
 	}
 }
 
-func startUpstream(t *testing.T, turns []proxytest.Turn) *proxytest.Upstream {
-	up, err := proxytest.Start(turns, proxytest.Options{})
+func startUpstream(t *testing.T, turns []proxytest.Turn, o proxytest.Options) *proxytest.Upstream {
+	up, err := proxytest.Start(turns, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,31 +395,31 @@ func input(v any) json.RawMessage {
 	return b
 }
 
-func TestClaudeCode(t *testing.T) {
-	claude := mustEnv(t, "VTCODE_CLAUDE")
-	offline(t)
-	ws := workspace(t)
+// claudeScript makes Claude Code read every module, re-read one and run a
+// command.
+func claudeScript(ws string) []proxytest.Turn {
 	var turns []proxytest.Turn
 	for i := 0; i < reads; i++ {
 		turns = append(turns, proxytest.Turn{Text: fmt.Sprintf("Reading module %02d.", i),
 			Calls: []proxytest.Call{{Name: "Read", Input: input(map[string]string{"file_path": filepath.Join(ws, fmt.Sprintf("module%02d.go", i))})}}})
 	}
-	turns = append(turns,
+	return append(turns,
 		proxytest.Turn{Text: "Re-reading the first module.", Calls: []proxytest.Call{{Name: "Read", Input: input(map[string]string{"file_path": filepath.Join(ws, "module00.go")})}}},
 		proxytest.Turn{Text: "Counting the files.", Calls: []proxytest.Call{{Name: "Bash", Input: input(map[string]string{"command": "ls | wc -l", "description": "Count files"})}}},
 		proxytest.Turn{Text: "FINAL: all modules read."})
-	anth := startUpstream(t, turns)
-	oai := startUpstream(t, []proxytest.Turn{{Text: "unused"}})
-	configure(t, ws, anth.URL, oai.URL+"/v1", 64000)
-	c, proxyURL := daemon(t, ws)
+}
 
+// runClaude runs Claude Code through the proxy and checks that it finished
+// without an error after at least reads+2 turns.
+func runClaude(t *testing.T, ws, proxyURL string, extra ...string) {
+	claude := mustEnv(t, "VTCODE_CLAUDE")
 	home := t.TempDir()
+	args := append([]string{"-p", "Read every module of this folder, one by one, then count the files.",
+		"--output-format", "json", "--dangerously-skip-permissions", "--no-session-persistence"}, extra...)
 	out, took := run(t, ws, []string{"PATH=/usr/bin:/bin", "HOME=" + home, "TERM=dumb",
 		"ANTHROPIC_BASE_URL=" + proxyURL, "ANTHROPIC_API_KEY=sk-ant-fake-key",
 		"IS_SANDBOX=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
-		claude, "-p", "Read every module of this folder, one by one, then count the files.",
-		"--output-format", "json", "--dangerously-skip-permissions", "--no-session-persistence")
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}, claude, args...)
 	var res struct {
 		IsError  bool   `json:"is_error"`
 		Subtype  string `json:"subtype"`
@@ -436,7 +436,64 @@ func TestClaudeCode(t *testing.T) {
 	if res.NumTurns < reads+2 {
 		t.Errorf("claude ran %d turns, want at least %d", res.NumTurns, reads+2)
 	}
+}
+
+func TestClaudeCode(t *testing.T) {
+	mustEnv(t, "VTCODE_CLAUDE")
+	offline(t)
+	ws := workspace(t)
+	anth := startUpstream(t, claudeScript(ws), proxytest.Options{})
+	oai := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
+	configure(t, ws, anth.URL, oai.URL+"/v1", 64000)
+	c, proxyURL := daemon(t, ws)
+	runClaude(t, ws, proxyURL)
 	checkEngine(t, c, anth, proxyURL, "/v1/messages")
+}
+
+// TestClaudeCodeCompactsItself makes Claude Code compact on its own (the
+// fake reports 3× the tokens it receives, and --autocompact is at its
+// minimum): its summarization request is projected but not recorded, and
+// the fresh window it starts afterwards becomes a boundary of trigger
+// "agent" in the same session, not a branch.
+func TestClaudeCodeCompactsItself(t *testing.T) {
+	mustEnv(t, "VTCODE_CLAUDE")
+	offline(t)
+	ws := workspace(t)
+	anth := startUpstream(t, claudeScript(ws), proxytest.Options{TokenScale: 3})
+	oai := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
+	configure(t, ws, anth.URL, oai.URL+"/v1", 400000)
+	c, proxyURL := daemon(t, ws)
+	runClaude(t, ws, proxyURL, "--autocompact", "100000")
+
+	compacts := proxytest.Bodies(anth.Requests(), "compact")
+	if len(compacts) == 0 {
+		t.Fatal("Claude Code never compacted on its own: the test does not exercise its compaction")
+	}
+	st := statsOf(t, proxyURL)
+	disp := map[string]int{}
+	sessions := map[string]bool{}
+	for _, r := range st.Recent {
+		disp[r.Disposition]++
+		if r.SessionID != "" {
+			sessions[r.SessionID] = true
+		}
+	}
+	t.Logf("claude compacted itself %d times; dispositions %v", len(compacts), disp)
+	if disp["side"] != len(compacts) || disp["window"] != len(compacts) || disp["branch"] != 0 || disp["fail-open"] != 0 {
+		t.Errorf("dispositions %v: want one side and one window per agent compaction (%d), no branch, no fail-open", disp, len(compacts))
+	}
+	if len(sessions) != 1 {
+		t.Errorf("sessions %v: the agent's compaction must stay in its one session", sessions)
+	}
+	agentBounds := 0
+	for _, p := range c.notes("vtcode/compactBoundary") {
+		if bytes.Contains(p, []byte(`"trigger":"agent"`)) {
+			agentBounds++
+		}
+	}
+	if agentBounds != len(compacts) {
+		t.Errorf("%d compactBoundary notifications with trigger agent, want %d", agentBounds, len(compacts))
+	}
 }
 
 func TestCodex(t *testing.T) {
@@ -452,8 +509,8 @@ func TestCodex(t *testing.T) {
 		proxytest.Turn{Text: "Counting the files.", Calls: []proxytest.Call{{Name: "exec_command", Input: input(map[string]string{"cmd": "ls | wc -l"})}}},
 		proxytest.Turn{Text: "Listing them.", Calls: []proxytest.Call{{Name: "exec_command", Input: input(map[string]string{"cmd": "ls -la"})}}},
 		proxytest.Turn{Text: "FINAL: all modules read."})
-	oai := startUpstream(t, turns)
-	anth := startUpstream(t, []proxytest.Turn{{Text: "unused"}})
+	oai := startUpstream(t, turns, proxytest.Options{})
+	anth := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
 	configure(t, ws, anth.URL, oai.URL+"/v1", 36000)
 	c, proxyURL := daemon(t, ws)
 
