@@ -116,7 +116,7 @@ class Extension implements vscode.Disposable {
     this.disposables.push(
       vscode.workspace.registerFileSystemProvider(PromptScheme, new PromptFileSystem(this), { isCaseSensitive: true }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs')) {
+        if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs') || e.affectsConfiguration('vtcode.proxy.listen')) {
           void vscode.window
             .showInformationMessage('VT Code: the server settings changed.', 'Restart Server')
             .then((a) => a && this.restart());
@@ -139,6 +139,13 @@ class Extension implements vscode.Disposable {
     return { command, args: ['serve', ...extra] };
   }
 
+  // initializationOptions: the proxy address of vtcode.proxy.listen, when set
+  // (the daemon then runs the proxy for existing agents in-process).
+  private initializationOptions(): { proxy?: { listen: string } } | undefined {
+    const listen = (vscode.workspace.getConfiguration('vtcode').get<string>('proxy.listen') ?? '').trim();
+    return listen ? { proxy: { listen } } : undefined;
+  }
+
   private createClient(): LanguageClient {
     const { command, args } = this.serverCommand();
     this.log.info(`starting ${command} ${args.join(' ')}`);
@@ -153,6 +160,7 @@ class Extension implements vscode.Disposable {
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       connectionOptions: { maxRestartCount: 3 },
+      initializationOptions: this.initializationOptions(),
     };
     const client = new LanguageClient('vtcode', 'VT Code', serverOptions, clientOptions);
     client.registerFeature(new ProgressCreateFeature(client, this.progress, (message) => this.autoCompactionEnded(message)));
