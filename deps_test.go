@@ -33,7 +33,7 @@ var allow = map[string][]string{
 	"config":                 {},
 	"transcript":             {"history"},
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/offline"},
-	"rpc":                    {"session", "history", "config", "store"},
+	"rpc":                    {"session", "history", "config"},
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "config"},
 	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "config"},
 	"proxy/proxytest":        {},

@@ -104,7 +104,9 @@
 // # Methods
 //
 // Params and results are JSON objects with camelCase fields; "?" marks an
-// optional field. Messages have the shape of SPEC §2 (role, content,
+// optional field. Token counts a client passes (prefixTokens,
+// reservedOutputTokens, contextWindow, the usage counts) are integers from 0
+// to 10^9; a larger one gets -32602 naming it. Messages have the shape of SPEC §2 (role, content,
 // toolCalls, toolCallId, toolName, reasoning, reasoningDetails, and any
 // other field, kept verbatim). Unknown fields in params are ignored, so
 // that newer clients work with older servers; unknown fields in a policy are
@@ -135,7 +137,9 @@
 //	params: {sessionId, messages}
 //	result: {messages, historyTokens}     // history length and estimate
 //
-// vtcode/history reads the live history (default: all of it).
+// vtcode/history reads the live history (default: all of it): limit
+// messages from offset; a limit of 0 or one reaching past the end reads to
+// the end.
 //
 //	params: {sessionId, offset?, limit?}
 //	result: {messages, total}
@@ -176,7 +180,9 @@
 //	         lastCompaction?, cache?}
 //
 // state is "ok", "warn", "compacting" or "critical"; pressure is
-// (projectedTokens + prefixTokens) / (capacity − reservedOutput). After a
+// (projectedTokens + prefixTokens) / (capacity − reservedOutput), and a
+// pressure over 1 (the request cannot fit, as when the prefix alone is
+// larger than the window) is always "critical". After a
 // vtcode/recordResponse with usage, lastReportedInputTokens is the
 // provider's input count, lastRequestEstimate the local estimate of the
 // request it answered (projectedTokens + prefixTokens of the last

@@ -10,7 +10,6 @@ import (
 
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/session"
-	"github.com/vtcode/vtcode-ls/store"
 )
 
 // MaxErrorText bounds the message of every error the server sends (and of
@@ -41,7 +40,7 @@ func errorf(code int64, format string, args ...any) error {
 //	-32800 request cancelled    context.Canceled
 //	-32803 request failed       *session.FailedError, with data
 //	-32001 unknown session      session.ErrUnknownSession
-//	-32004 session busy         store.ErrBusy (the message names the owner's pid)
+//	-32004 session busy         session.ErrBusy (the message names the owner's pid)
 //	-32603 internal error       anything else
 //
 // Every message is bounded by MaxErrorText.
@@ -62,11 +61,11 @@ func toWire(err error) *jsonrpc2.Error {
 		e.Code, e.Message = jsonrpc2.CodeInvalidParams, pe.Error()
 	case errors.As(err, &fe):
 		e.Code, e.Message = jsonrpc2.CodeInvalidParams, fe.Error()
-	case errors.Is(err, store.ErrInvalidID):
+	case errors.Is(err, session.ErrInvalidID):
 		e.Code = jsonrpc2.CodeInvalidParams
 	case errors.Is(err, session.ErrUnknownSession):
 		e.Code = CodeUnknownSession
-	case errors.Is(err, store.ErrBusy):
+	case errors.Is(err, session.ErrBusy):
 		e.Code = CodeSessionBusy
 	case errors.As(err, &fail):
 		e.Code, e.Message = CodeRequestFailed, fail.Error()

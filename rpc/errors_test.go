@@ -12,7 +12,6 @@ import (
 
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/session"
-	"github.com/vtcode/vtcode-ls/store"
 )
 
 func TestToWire(t *testing.T) {
@@ -26,9 +25,9 @@ func TestToWire(t *testing.T) {
 		{fmt.Errorf("compacting: %w", context.Canceled), CodeRequestCancelled, "request cancelled"},
 		{&session.ParamError{Path: "messages[2].role", Msg: "bad"}, jsonrpc2.CodeInvalidParams, "messages[2].role: bad"},
 		{fmt.Errorf("set policy: %w", &config.FieldError{Path: "policy.context.trimToPercent", Msg: "must be <= 100"}), jsonrpc2.CodeInvalidParams, "policy.context.trimToPercent: must be <= 100"},
-		{fmt.Errorf("open %w", store.ErrInvalidID), jsonrpc2.CodeInvalidParams, ""},
+		{fmt.Errorf("open %w", session.ErrInvalidID), jsonrpc2.CodeInvalidParams, ""},
 		{fmt.Errorf("%w %q", session.ErrUnknownSession, "s9"), CodeUnknownSession, `unknown session "s9"`},
-		{fmt.Errorf("open: %w", &store.BusyError{ID: "s1", PID: 4242}), CodeSessionBusy, "4242"},
+		{fmt.Errorf("open: %w", &session.BusyError{ID: "s1", PID: 4242}), CodeSessionBusy, "4242"},
 		{failed, CodeRequestFailed, "compaction failed: "},
 		{context.DeadlineExceeded, CodeRequestFailed, "timed out"},
 		{errors.New(strings.Repeat("x", 5000)), jsonrpc2.CodeInternalError, "xxx"},

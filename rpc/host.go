@@ -20,7 +20,7 @@ func (n *notifier) NewProgress(ctx context.Context) session.Progress {
 	if n.progress == nil {
 		return nil
 	}
-	return n.progress.start(ctx, nil, func() {}, nil)
+	return n.progress.start(ctx, nil, func() {})
 }
 
 var _ session.ProgressSource = (*notifier)(nil)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -19,7 +18,6 @@ type method struct {
 	notification   bool // a notification method: a request with an id is invalid
 	inline         bool // runs on the read loop (initialize)
 	drains         bool // waits for the vtcode/* requests in flight (shutdown)
-	snapshot       bool // may skip its lane while the session compacts (projectionStats)
 	paramsRequired bool // absent or null params are invalid
 
 	// prepare runs on the read loop: it decodes the params and returns the
@@ -29,9 +27,10 @@ type method struct {
 
 // A call is a decoded request, ready to run.
 type call struct {
-	lane  string        // ordering lane; "" for none
-	token ProgressToken // the client's workDoneToken, nil for none
-	run   func(ctx context.Context, p session.Progress) (any, error)
+	queued bool          // runs in a session queue (see [session.Manager.Reserve])
+	queue  string        // the session of that queue; "" for the workspace queue
+	token  ProgressToken // the client's workDoneToken, nil for none
+	run    func(ctx context.Context, p session.Progress) (any, error)
 }
 
 // methodTable returns the methods of the protocol. It is built per server
@@ -39,26 +38,26 @@ type call struct {
 // initialization cycle).
 func (s *server) methodTable() map[string]method {
 	return map[string]method{
-		"initialize":  {inline: true, prepare: handler((*server).initialize)},
+		"initialize":  {inline: true, prepare: handler((*server).initialize, nil)},
 		"initialized": {notification: true},
 		"shutdown":    {drains: true, prepare: (*server).prepareShutdown},
 		"exit":        {notification: true},
 
-		"vtcode/openSession":     {prepare: handler((*server).openSession)},
-		"vtcode/closeSession":    {paramsRequired: true, prepare: handler((*server).closeSession)},
-		"vtcode/listSessions":    {prepare: handler((*server).listSessions)},
-		"vtcode/appendMessages":  {paramsRequired: true, prepare: handler((*server).appendMessages)},
-		"vtcode/history":         {paramsRequired: true, prepare: handler((*server).history)},
-		"vtcode/prepareRequest":  {paramsRequired: true, prepare: handler((*server).prepareRequest)},
-		"vtcode/recordResponse":  {paramsRequired: true, prepare: handler((*server).recordResponse)},
-		"vtcode/compact":         {paramsRequired: true, prepare: handler((*server).compact)},
-		"vtcode/projectionStats": {paramsRequired: true, snapshot: true, prepare: handler((*server).projectionStats)},
-		"vtcode/setPolicy":       {paramsRequired: true, prepare: handler((*server).setPolicy)},
-		"vtcode/getPolicy":       {prepare: handler((*server).getPolicy)},
-		"vtcode/listArtifacts":   {paramsRequired: true, prepare: handler((*server).listArtifacts)},
-		"vtcode/restore":         {paramsRequired: true, prepare: handler((*server).restore)},
-		"vtcode/switchModel":     {paramsRequired: true, prepare: handler((*server).switchModel)},
-		"vtcode/compactPrompt":   {paramsRequired: true, prepare: handler((*server).compactPrompt)},
+		"vtcode/openSession":     {prepare: handler((*server).openSession, func(p *session.OpenParams) string { return p.SessionID })},
+		"vtcode/closeSession":    {paramsRequired: true, prepare: handler((*server).closeSession, (*sessionParams).queue)},
+		"vtcode/listSessions":    {prepare: handler((*server).listSessions, workspaceQueue[session.ListParams])},
+		"vtcode/appendMessages":  {paramsRequired: true, prepare: handler((*server).appendMessages, func(p *session.AppendParams) string { return p.SessionID })},
+		"vtcode/history":         {paramsRequired: true, prepare: handler((*server).history, func(p *session.HistoryParams) string { return p.SessionID })},
+		"vtcode/prepareRequest":  {paramsRequired: true, prepare: handler((*server).prepareRequest, func(p *PrepareRequestParams) string { return p.SessionID })},
+		"vtcode/recordResponse":  {paramsRequired: true, prepare: handler((*server).recordResponse, func(p *session.RecordParams) string { return p.SessionID })},
+		"vtcode/compact":         {paramsRequired: true, prepare: handler((*server).compact, func(p *CompactParams) string { return p.SessionID })},
+		"vtcode/projectionStats": {paramsRequired: true, prepare: handler((*server).projectionStats, (*sessionParams).queue)},
+		"vtcode/setPolicy":       {paramsRequired: true, prepare: handler((*server).setPolicy, func(p *session.SetPolicyParams) string { return p.SessionID })},
+		"vtcode/getPolicy":       {prepare: handler((*server).getPolicy, func(p *session.GetPolicyParams) string { return p.SessionID })},
+		"vtcode/listArtifacts":   {paramsRequired: true, prepare: handler((*server).listArtifacts, (*sessionParams).queue)},
+		"vtcode/restore":         {paramsRequired: true, prepare: handler((*server).restore, func(p *session.RestoreParams) string { return p.SessionID })},
+		"vtcode/switchModel":     {paramsRequired: true, prepare: handler((*server).switchModel, func(p *SwitchModelParams) string { return p.SessionID })},
+		"vtcode/compactPrompt":   {paramsRequired: true, prepare: handler((*server).compactPrompt, workspaceQueue[session.PromptParams])},
 	}
 }
 
@@ -80,52 +79,49 @@ func Notifications() []string {
 	return []string{"vtcode/compactBoundary", "vtcode/tokenPressure"}
 }
 
+// workDoneParams are params that carry a work-done token.
+type workDoneParams interface {
+	workDone() *WorkDoneProgressParams
+}
+
 // handler adapts a typed handler to the method table: it decodes params of
-// type P, finds the request's lane (its sessionId) and progress token
-// (its workDoneToken), and returns the call.
-func handler[P, R any](fn func(*server, context.Context, *P, session.Progress) (R, error)) func(*server, json.RawMessage) (*call, error) {
+// type P and returns the call, in the session queue queue names (the
+// session id of the params, "" for the workspace queue; a nil queue runs
+// the call outside any queue), with the params' work-done token when they
+// carry one.
+func handler[P, R any](fn func(*server, context.Context, *P, session.Progress) (R, error), queue func(*P) string) func(*server, json.RawMessage) (*call, error) {
 	return func(s *server, raw json.RawMessage) (*call, error) {
 		p := new(P)
 		if err := decodeParams(raw, p); err != nil {
 			return nil, err
 		}
-		lane, token, err := routing(p)
-		if err != nil {
-			return nil, err
-		}
-		return &call{lane: lane, token: token, run: func(ctx context.Context, pr session.Progress) (any, error) {
+		c := &call{run: func(ctx context.Context, pr session.Progress) (any, error) {
 			return fn(s, ctx, p, pr)
-		}}, nil
+		}}
+		if queue != nil {
+			c.queued, c.queue = true, queue(p)
+		}
+		if w, ok := any(p).(workDoneParams); ok {
+			if tok := w.workDone().WorkDoneToken; !isNull(tok) {
+				if !validToken(tok) {
+					return nil, &session.ParamError{Path: "workDoneToken", Msg: "must be a string or an integer"}
+				}
+				c.token = tok
+			}
+		}
+		return c, nil
 	}
 }
 
-// routing returns the lane and the client progress token of decoded
-// params: the lane of the session named by a SessionID field (the
-// workspace lane when there is none), and a WorkDoneToken field.
-func routing(p any) (lane string, token ProgressToken, err error) {
-	lane = "workspace"
-	v := reflect.ValueOf(p).Elem()
-	if v.Kind() != reflect.Struct {
-		return lane, nil, nil
-	}
-	if f := v.FieldByName("SessionID"); f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
-		lane = "session:" + f.String()
-	}
-	if f := v.FieldByName("WorkDoneToken"); f.IsValid() {
-		if raw, ok := f.Interface().(json.RawMessage); ok && !isNull(raw) {
-			if !validToken(raw) {
-				return "", nil, &session.ParamError{Path: "workDoneToken", Msg: "must be a string or an integer"}
-			}
-			token = raw
-		}
-	}
-	return lane, token, nil
-}
+// workspaceQueue is the queue of the methods that name no session.
+func workspaceQueue[P any](*P) string { return "" }
 
 // sessionParams are the params of the methods that take only a session.
 type sessionParams struct {
 	SessionID string `json:"sessionId"`
 }
+
+func (p *sessionParams) queue() string { return p.SessionID }
 
 // initialize answers initialize: it adds the workspace folders with the
 // client's initializationOptions and records its progress capability.
@@ -211,16 +207,16 @@ func (s *server) history(ctx context.Context, p *session.HistoryParams, _ sessio
 	return s.mgr.History(ctx, *p)
 }
 
-func (s *server) prepareRequest(ctx context.Context, p *session.PrepareParams, pr session.Progress) (*session.PrepareResult, error) {
-	return s.mgr.PrepareRequest(ctx, *p, pr)
+func (s *server) prepareRequest(ctx context.Context, p *PrepareRequestParams, pr session.Progress) (*session.PrepareResult, error) {
+	return s.mgr.PrepareRequest(ctx, p.PrepareParams, pr)
 }
 
 func (s *server) recordResponse(ctx context.Context, p *session.RecordParams, _ session.Progress) (*session.RecordResult, error) {
 	return s.mgr.RecordResponse(ctx, *p)
 }
 
-func (s *server) compact(ctx context.Context, p *session.CompactParams, pr session.Progress) (*session.CompactResult, error) {
-	return s.mgr.Compact(ctx, *p, pr)
+func (s *server) compact(ctx context.Context, p *CompactParams, pr session.Progress) (*session.CompactResult, error) {
+	return s.mgr.Compact(ctx, p.CompactParams, pr)
 }
 
 func (s *server) projectionStats(ctx context.Context, p *sessionParams, _ session.Progress) (*session.Stats, error) {
@@ -247,8 +243,8 @@ func (s *server) restore(ctx context.Context, p *session.RestoreParams, _ sessio
 	return s.mgr.Restore(ctx, *p)
 }
 
-func (s *server) switchModel(ctx context.Context, p *session.SwitchParams, pr session.Progress) (*session.SwitchResult, error) {
-	return s.mgr.SwitchModel(ctx, *p, pr)
+func (s *server) switchModel(ctx context.Context, p *SwitchModelParams, pr session.Progress) (*session.SwitchResult, error) {
+	return s.mgr.SwitchModel(ctx, p.SwitchParams, pr)
 }
 
 func (s *server) compactPrompt(ctx context.Context, p *session.PromptParams, _ session.Progress) (*session.PromptResult, error) {

@@ -90,10 +90,9 @@ func validToken(raw json.RawMessage) bool {
 
 // start returns the session.Progress of one request. ctx is the
 // request's context and cancel cancels it; clientToken is the request's
-// workDoneToken (nil for none); lane records compactions on the request's
-// lane.
-func (t *progressTracker) start(ctx context.Context, clientToken ProgressToken, cancel context.CancelFunc, lane *ticket) *workDone {
-	w := &workDone{t: t, ctx: ctx, client: clientToken, cancel: cancel, lane: lane}
+// workDoneToken (nil for none).
+func (t *progressTracker) start(ctx context.Context, clientToken ProgressToken, cancel context.CancelFunc) *workDone {
+	w := &workDone{t: t, ctx: ctx, client: clientToken, cancel: cancel}
 	if clientToken != nil {
 		t.register(clientToken, cancel)
 	}
@@ -113,7 +112,6 @@ type workDone struct {
 	ctx    context.Context
 	client ProgressToken
 	cancel context.CancelFunc
-	lane   *ticket
 
 	mu         sync.Mutex    // guards the fields below
 	open       bool          // a progress is begun and not ended
@@ -150,7 +148,6 @@ func (w *workDone) Begin(title string) {
 		}
 	}
 	w.open = true
-	w.lane.setCompacting(true)
 	w.send(WorkDoneProgressBegin{Kind: "begin", Title: title, Cancellable: true})
 }
 
@@ -194,7 +191,6 @@ func (w *workDone) end(message string) {
 		w.t.unregister(w.token)
 	}
 	w.token, w.created = nil, false
-	w.lane.setCompacting(false)
 }
 
 // finish closes the request's progress: a progress the work left open is

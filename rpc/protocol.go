@@ -1,11 +1,16 @@
 package rpc
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/vtcode/vtcode-ls/session"
+)
 
 // This file holds the few LSP 3.17 structures vtcode-ls speaks, written out
 // by hand: the lifecycle, work-done progress, cancellation and window
-// messages. The vtcode/* parameter and result shapes are the session
-// package's structs.
+// messages, and the vtcode/* params that carry more than the session's
+// parameters (a work-done token). The other vtcode/* parameter and result
+// shapes are the session package's structs, encoded as they are.
 
 // ProtocolVersion is the version of the vtcode/* protocol this server
 // speaks, advertised in capabilities.experimental.vtcode.protocolVersion.
@@ -175,4 +180,32 @@ type LogMessageParams struct {
 type ShowMessageParams struct {
 	Type    MessageType `json:"type"`
 	Message string      `json:"message"`
+}
+
+// WorkDoneProgressParams carry the client's work-done token of a request
+// (LSP WorkDoneProgressParams): a string or an integer, nil for none.
+type WorkDoneProgressParams struct {
+	WorkDoneToken ProgressToken `json:"workDoneToken,omitempty"`
+}
+
+func (p *WorkDoneProgressParams) workDone() *WorkDoneProgressParams { return p }
+
+// PrepareRequestParams are the params of vtcode/prepareRequest on the wire:
+// the session's parameters and the progress token of an automatic
+// compaction.
+type PrepareRequestParams struct {
+	session.PrepareParams
+	WorkDoneProgressParams
+}
+
+// CompactParams are the params of vtcode/compact on the wire.
+type CompactParams struct {
+	session.CompactParams
+	WorkDoneProgressParams
+}
+
+// SwitchModelParams are the params of vtcode/switchModel on the wire.
+type SwitchModelParams struct {
+	session.SwitchParams
+	WorkDoneProgressParams
 }

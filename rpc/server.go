@@ -116,7 +116,7 @@ const (
 // A server is one connection: gopls's "accept(2), not listen(2)". Its
 // Handle method runs on the jsonrpc2 read loop; it decodes and checks each
 // request there, in arrival order, and runs the vtcode/* work on goroutines
-// (see lanes for the ordering and dispatch for cancellation).
+// (see dispatch for the ordering and cancellation).
 type server struct {
 	logger   *slog.Logger
 	opts     Options
@@ -125,7 +125,6 @@ type server struct {
 	out      *outbox
 	notes    *notifier
 	progress *progressTracker
-	lanes    lanes
 	mgr      *session.Manager
 	methods  map[string]method
 
@@ -263,11 +262,12 @@ func quoteMethod(name string) string {
 }
 
 // dispatch runs a vtcode/* request on its own goroutine. The request
-// enters its lane and the in-flight table here, on the read loop, so that
-// lane order is arrival order and a $/cancelRequest that arrives later
-// always finds it. The goroutine waits for its turn (or its cancellation),
-// runs, queues the response, and only then lets the next request of the
-// lane run, so responses and notifications of one session stay in order.
+// takes its place in its session queue and enters the in-flight table here,
+// on the read loop, so that queue order is arrival order and a
+// $/cancelRequest that arrives later always finds it. The session runs it
+// in that place (or answers a projectionStats during a compaction at once);
+// the goroutine queues the response and only then releases the place, so
+// responses and notifications of one session stay in order.
 func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
 	s.mu.Lock()
 	if s.state == stateExited {
@@ -289,18 +289,12 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
 	}
 	s.mu.Unlock()
 
-	// projectionStats need not wait behind a compaction: the session
-	// answers it at once with the last stats, in state "compacting".
-	lane := c.lane
-	if m.snapshot && s.lanes.compacting(lane) {
-		lane = ""
+	var ticket *session.Ticket
+	if c.queued {
+		ticket = s.mgr.Reserve(c.queue)
+		ctx = session.WithTicket(ctx, ticket)
 	}
-	t := s.lanes.enter(lane)
-	var jump <-chan struct{} // a snapshot reader answers once the lane compacts
-	if m.snapshot {
-		jump = t.compactionStarted()
-	}
-	wd := s.progress.start(ctx, c.token, cancel, t)
+	wd := s.progress.start(ctx, c.token, cancel)
 	go func() {
 		defer s.work.Done()
 		if !m.drains {
@@ -311,26 +305,15 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
 			res any
 			err error
 		)
-		select {
-		case <-t.prev:
-			if err = ctx.Err(); err == nil {
-				res, err = s.run(ctx, name, c, wd)
-			}
-		case <-jump:
-			// A request ahead is compacting: the session answers with the
-			// last stats in state "compacting", without waiting.
-			if err = ctx.Err(); err == nil {
-				res, err = s.run(ctx, name, c, wd)
-			}
-		case <-ctx.Done():
-			err = ctx.Err() // cancelled while waiting for its turn
+		if err = ctx.Err(); err == nil {
+			res, err = s.run(ctx, name, c, wd)
 		}
 		if err != nil && ctx.Err() != nil {
 			// A request cancelled by the client (or by the end of the
-			// connection) fails with RequestCancelled whatever the
-			// session said, so the client sees one code for it; a
-			// request that completed despite a late cancel answers
-			// normally, because its effects happened.
+			// connection), running or waiting for its turn, fails with
+			// RequestCancelled whatever the session said, so the client
+			// sees one code for it; a request that completed despite a
+			// late cancel answers normally, because its effects happened.
 			err = context.Canceled
 		}
 		wd.finish(err)
@@ -338,8 +321,7 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
 		delete(s.inflight, id)
 		s.mu.Unlock()
 		s.reply(id, res, err)
-		<-t.prev
-		t.leave()
+		ticket.Release()
 	}()
 }
 

@@ -101,7 +101,7 @@ func TestOneSessionKeepsArrivalOrder(t *testing.T) {
 func TestCancelWhileQueued(t *testing.T) {
 	Run(t, Options{}, func(t *testing.T, env *Env) {
 		blockingSession(env, "s1")
-		compact := env.Go("vtcode/compact", session.CompactParams{SessionID: "s1", WorkDoneToken: json.RawMessage(`"w"`)})
+		compact := env.Go("vtcode/compact", rpc.CompactParams{CompactParams: session.CompactParams{SessionID: "s1"}, WorkDoneProgressParams: rpc.WorkDoneProgressParams{WorkDoneToken: json.RawMessage(`"w"`)}})
 		<-env.Blocking.Started()
 		queued := env.Go("vtcode/appendMessages", session.AppendParams{SessionID: "s1",
 			Messages: []history.Message{history.NewText(history.User, "never")}})
@@ -213,5 +213,49 @@ func TestBusySessionNamesOwner(t *testing.T) {
 			t.Errorf("after close: id %s code %d %q", id, code, msg)
 		}
 		other.wait()
+	})
+}
+
+// TestStatsQueuedBehindACompactionAnswerWhenItBegins: a projectionStats sent
+// right behind a compact of its session, before the compaction began, is
+// answered as soon as it begins (state "compacting"), while the compaction
+// still runs.
+func TestStatsQueuedBehindACompactionAnswerWhenItBegins(t *testing.T) {
+	Run(t, Options{}, func(t *testing.T, env *Env) {
+		blockingSession(env, "s1")
+		compact := env.Go("vtcode/compact", session.CompactParams{SessionID: "s1"})
+		stats := env.Go("vtcode/projectionStats", map[string]string{"sessionId": "s1"})
+		var st session.Stats
+		if err := stats.Wait(&st); err != nil {
+			t.Fatal(err)
+		}
+		if st.State != session.StateCompacting || st.Messages != 64 {
+			t.Errorf("stats queued behind the compaction: state %q, %d messages", st.State, st.Messages)
+		}
+		compact.Cancel()
+		compact.WantError(rpc.CodeRequestCancelled)
+	})
+}
+
+// TestPipelinedOpenThenAppend: requests sent behind the openSession of
+// their session, before it is answered, find the session open.
+func TestPipelinedOpenThenAppend(t *testing.T) {
+	Run(t, Options{}, func(t *testing.T, env *Env) {
+		open := env.Go("vtcode/openSession", session.OpenParams{SessionID: "s1", ContextWindow: 32000})
+		appended := env.Go("vtcode/appendMessages", session.AppendParams{SessionID: "s1",
+			Messages: []history.Message{history.NewText(history.User, "hello")}})
+		closed := env.Go("vtcode/closeSession", map[string]string{"sessionId": "s1"})
+		late := env.Go("vtcode/history", session.HistoryParams{SessionID: "s1"})
+		if err := open.Wait(nil); err != nil {
+			t.Fatal(err)
+		}
+		var res session.AppendResult
+		if err := appended.Wait(&res); err != nil || res.Messages != 1 {
+			t.Fatalf("pipelined append: %v, %d messages", err, res.Messages)
+		}
+		if err := closed.Wait(nil); err != nil {
+			t.Fatal(err)
+		}
+		late.WantError(rpc.CodeUnknownSession)
 	})
 }

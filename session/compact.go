@@ -153,8 +153,8 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		return report, err
 	}
 
-	s.q.setCompacting(true)
-	defer s.q.setCompacting(false)
+	s.m.order.setCompacting(s.id, true)
+	defer s.m.order.setCompacting(s.id, false)
 	s.notifyPressure(s.compactingSnapshot())
 	committed := false
 	defer func() {

@@ -7,22 +7,33 @@
 // route (provider, model, context window), its policy overrides and its
 // cache/usage statistics. Every method of the Manager mirrors one vtcode/*
 // method of the protocol (SPEC §10); its parameter and result structs carry
-// the JSON tags of the wire shapes, so a transport decodes params straight
-// into them and encodes results as they are. The package knows nothing about
-// JSON-RPC: it is driven from plain Go tests exactly as the rpc package
-// drives it.
+// the JSON names of those methods, so the JSON-RPC transport can decode
+// params into them and encode results as they are. The package knows nothing
+// about a transport: no progress tokens (progress is a [Progress] the caller
+// passes), no request ids, no framing. It is driven from plain Go tests
+// exactly as the rpc package (JSON-RPC on stdio) and the HTTP proxy drive it.
 //
 // # Ordering
 //
+// The Manager is the one owner of the order of calls, for every transport.
 // Calls for one session run one at a time, in the order in which they enter
 // the session's queue: the call that enters first runs first (a FIFO of
-// tickets, fair under contention). A transport that must preserve the
-// arrival order of requests has to make its calls enter in that order (the
-// rpc package keeps its own per-session lanes for that). Calls for different
-// sessions run concurrently. One documented exception: [Manager.ProjectionStats]
-// called while a compaction of the same session runs (or begins while it
-// waits) does not wait: it returns the last computed stats with state
-// "compacting".
+// tickets, fair under contention). The calls that name no session
+// (ListSessions, CompactPrompt, OpenSession without an id, workspace-level
+// GetPolicy and SetPolicy) share a workspace queue the same way. Calls for
+// different sessions run concurrently.
+//
+// A call enters its queue when it is made. A transport that runs requests on
+// goroutines but must keep their arrival order takes a [Ticket] per request
+// with [Manager.Reserve] as it reads them, passes it with [WithTicket], and
+// releases it once the response is delivered: the next request of the
+// session then sees everything the previous one did, and its notifications
+// follow that response. A call queued behind the OpenSession of its session
+// finds the session open.
+//
+// One documented exception: [Manager.ProjectionStats] called while a
+// compaction of the same session runs (or begins while it waits) does not
+// wait: it returns the last computed stats with state "compacting".
 //
 // # Atomicity and cancellation
 //

@@ -3,11 +3,24 @@ package session
 import (
 	"errors"
 	"fmt"
+
+	"github.com/vtcode/vtcode-ls/store"
 )
 
 // ErrUnknownSession is returned (wrapped, naming the id) for a session id that
 // is not open in this process.
 var ErrUnknownSession = errors.New("unknown session")
+
+// ErrBusy is matched (errors.Is) by the error of a call on a session that
+// another process owns; the error is a *BusyError naming that process.
+var ErrBusy = store.ErrBusy
+
+// BusyError reports a session owned by another process.
+type BusyError = store.BusyError
+
+// ErrInvalidID is matched by the error of an invalid session or artifact id
+// that was not reported as a *ParamError.
+var ErrInvalidID = store.ErrInvalidID
 
 // ParamError reports an invalid parameter. Path names the offending field in
 // the wire shape, e.g. "sessionId" or "messages[3].role".

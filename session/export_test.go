@@ -5,12 +5,12 @@ import "time"
 // OnEnqueue installs a hook called each time a call starts waiting in the
 // queue of session id (tests only).
 func OnEnqueue(m *Manager, id string, hook func()) {
-	m.mu.Lock()
-	s := m.sessions[id]
-	m.mu.Unlock()
-	s.q.mu.Lock()
-	s.q.onWait = hook
-	s.q.mu.Unlock()
+	m.order.mu.Lock()
+	defer m.order.mu.Unlock()
+	if m.order.hooks == nil {
+		m.order.hooks = map[string]func(){}
+	}
+	m.order.hooks[id] = hook
 }
 
 // SetPassOneWait changes how long a compaction waits for a background pass

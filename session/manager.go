@@ -85,6 +85,7 @@ type Manager struct {
 	o      Options
 	logger *slog.Logger
 	now    func() time.Time
+	order  order // the queues of the calls
 
 	mu         sync.Mutex // guards the fields below
 	workspaces []*workspace
@@ -232,26 +233,44 @@ func (m *Manager) Close() error {
 	return errors.Join(errs...)
 }
 
+// checkSessionID validates the session id of a call.
+func checkSessionID(id string) error {
+	if id == "" {
+		return paramErr("sessionId", "required")
+	}
+	if err := store.ValidID(id); err != nil {
+		return paramErr("sessionId", "%s", idMsg(err))
+	}
+	return nil
+}
+
 // session returns the open session id.
 func (m *Manager) session(id string) (*Session, error) {
-	if id == "" {
-		return nil, paramErr("sessionId", "required")
-	}
 	m.mu.Lock()
 	s := m.sessions[id]
 	m.mu.Unlock()
 	if s == nil {
-		if err := store.ValidID(id); err != nil {
-			return nil, paramErr("sessionId", "%s", idMsg(err))
+		if err := checkSessionID(id); err != nil {
+			return nil, err
 		}
 		return nil, fmt.Errorf("%w %q", ErrUnknownSession, id)
 	}
 	return s, nil
 }
 
-// do runs fn holding session id's queue, with ctx also cancelled when the
-// session closes.
+// do runs fn in the caller's turn of session id's queue, with ctx also
+// cancelled when the session closes. The session is looked up once the turn
+// has come, so that a call queued behind the openSession of its session
+// finds it.
 func (m *Manager) do(ctx context.Context, id string, fn func(ctx context.Context, s *Session) error) error {
+	if err := checkSessionID(id); err != nil {
+		return err
+	}
+	ctx, done, err := m.turn(ctx, id, false)
+	if err != nil {
+		return err
+	}
+	defer done()
 	s, err := m.session(id)
 	if err != nil {
 		return err
@@ -263,6 +282,12 @@ func (m *Manager) do(ctx context.Context, id string, fn func(ctx context.Context
 // workspace, a given session id is looked up in every workspace (open or
 // stored) before the first workspace is assumed.
 func (m *Manager) OpenSession(ctx context.Context, p OpenParams) (*OpenResult, error) {
+	return inTurn(ctx, m, p.SessionID, func(ctx context.Context) (*OpenResult, error) {
+		return m.openSession(ctx, p)
+	})
+}
+
+func (m *Manager) openSession(ctx context.Context, p OpenParams) (*OpenResult, error) {
 	var w *workspace
 	if p.Workspace == "" && p.SessionID != "" {
 		w = m.workspaceOf(p.SessionID)
@@ -273,8 +298,8 @@ func (m *Manager) OpenSession(ctx context.Context, p OpenParams) (*OpenResult, e
 			return nil, err
 		}
 	}
-	if p.ContextWindow < 0 {
-		return nil, paramErr("contextWindow", "must be >= 0")
+	if err := checkTokens("contextWindow", p.ContextWindow); err != nil {
+		return nil, err
 	}
 	id := p.SessionID
 	if id == "" {
@@ -392,6 +417,14 @@ func (m *Manager) reopen(ctx context.Context, s *Session, p OpenParams) (*OpenRe
 // CloseSession closes an open session, waiting for the calls queued before
 // it, and releases its lock on the store.
 func (m *Manager) CloseSession(ctx context.Context, id string) error {
+	if err := checkSessionID(id); err != nil {
+		return err
+	}
+	ctx, done, err := m.turn(ctx, id, false)
+	if err != nil {
+		return err
+	}
+	defer done()
 	s, err := m.session(id)
 	if err != nil {
 		return err
@@ -400,10 +433,11 @@ func (m *Manager) CloseSession(ctx context.Context, id string) error {
 }
 
 func (m *Manager) closeSession(ctx context.Context, s *Session) error {
-	if err := s.q.acquire(ctx, false); err != nil {
+	_, done, err := m.turn(ctx, s.id, false)
+	if err != nil {
 		return err
 	}
-	defer s.q.release()
+	defer done()
 	if s.closed {
 		return nil
 	}
@@ -416,7 +450,7 @@ func (m *Manager) closeSession(ctx context.Context, s *Session) error {
 	}
 	m.mu.Unlock()
 	if err := s.log.Close(); err != nil {
-		return fmt.Errorf("close session %s: %w", s.id, err)
+		return err // the store's error names the session
 	}
 	return nil
 }
@@ -424,6 +458,12 @@ func (m *Manager) closeSession(ctx context.Context, s *Session) error {
 // ListSessions lists the stored sessions of one workspace, or of all of them,
 // most recently updated first per workspace.
 func (m *Manager) ListSessions(ctx context.Context, p ListParams) ([]SessionInfo, error) {
+	return inTurn(ctx, m, "", func(ctx context.Context) ([]SessionInfo, error) {
+		return m.listSessions(ctx, p)
+	})
+}
+
+func (m *Manager) listSessions(ctx context.Context, p ListParams) ([]SessionInfo, error) {
 	var ws []*workspace
 	if p.Workspace != "" {
 		w, err := m.workspaceFor(p.Workspace, "workspace")

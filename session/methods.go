@@ -23,6 +23,22 @@ func run[R any](ctx context.Context, m *Manager, id string, fn func(context.Cont
 	return res, err
 }
 
+// MaxTokenCount bounds every token count a caller passes (prefixTokens,
+// reservedOutputTokens, contextWindow, usage): far above any model's window,
+// and low enough that sums of such counts never overflow.
+const MaxTokenCount = 1_000_000_000
+
+// checkTokens validates a token count given by a caller.
+func checkTokens(path string, n int) error {
+	switch {
+	case n < 0:
+		return paramErr(path, "must be >= 0")
+	case n > MaxTokenCount:
+		return paramErr(path, "must be <= %d", MaxTokenCount)
+	}
+	return nil
+}
+
 // checkMessages validates messages given by a caller: every role must be
 // one of the four protocol roles.
 func checkMessages(path string, msgs []history.Message) error {
@@ -64,8 +80,8 @@ func (m *Manager) History(ctx context.Context, p HistoryParams) (*HistoryResult,
 	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*HistoryResult, error) {
 		from := min(p.Offset, len(s.live))
 		to := len(s.live)
-		if p.Limit > 0 {
-			to = min(to, from+p.Limit)
+		if p.Limit > 0 && p.Limit < to-from { // no from+Limit: it may overflow
+			to = from + p.Limit
 		}
 		msgs := append([]history.Message{}, s.live[from:to]...)
 		return &HistoryResult{Messages: msgs, Total: len(s.live)}, nil
@@ -80,11 +96,15 @@ func (m *Manager) PrepareRequest(ctx context.Context, p PrepareParams, prog Prog
 	if err := checkMessages("messages", p.Messages); err != nil {
 		return nil, err
 	}
-	if p.PrefixTokens != nil && *p.PrefixTokens < 0 {
-		return nil, paramErr("prefixTokens", "must be >= 0")
+	if p.PrefixTokens != nil {
+		if err := checkTokens("prefixTokens", *p.PrefixTokens); err != nil {
+			return nil, err
+		}
 	}
-	if p.ReservedOutputTokens != nil && *p.ReservedOutputTokens < 0 {
-		return nil, paramErr("reservedOutputTokens", "must be >= 0")
+	if p.ReservedOutputTokens != nil {
+		if err := checkTokens("reservedOutputTokens", *p.ReservedOutputTokens); err != nil {
+			return nil, err
+		}
 	}
 	for i, t := range p.Tools {
 		if !json.Valid(t) {
@@ -111,8 +131,18 @@ func (m *Manager) RecordResponse(ctx context.Context, p RecordParams) (*RecordRe
 	case p.Message.Role != history.Assistant:
 		return nil, paramErr("message.role", "must be assistant")
 	}
-	if u := p.Usage; u != nil && (u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheCreationTokens < 0) {
-		return nil, paramErr("usage", "token counts must be >= 0")
+	if u := p.Usage; u != nil {
+		if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheCreationTokens < 0 {
+			return nil, paramErr("usage", "token counts must be >= 0")
+		}
+		for _, c := range []struct {
+			path string
+			n    int
+		}{{"usage.inputTokens", u.InputTokens}, {"usage.outputTokens", u.OutputTokens}, {"usage.cacheReadTokens", u.CacheReadTokens}, {"usage.cacheCreationTokens", u.CacheCreationTokens}} {
+			if err := checkTokens(c.path, c.n); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*RecordResult, error) {
 		s.syncEstimator()
@@ -224,8 +254,8 @@ func (m *Manager) SwitchModel(ctx context.Context, p SwitchParams, prog Progress
 	if strings.TrimSpace(p.Provider) == "" {
 		return nil, paramErr("provider", "required")
 	}
-	if p.ContextWindow < 0 {
-		return nil, paramErr("contextWindow", "must be >= 0")
+	if err := checkTokens("contextWindow", p.ContextWindow); err != nil {
+		return nil, err
 	}
 	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*SwitchResult, error) {
 		return s.switchModel(ctx, p, prog)
@@ -235,6 +265,12 @@ func (m *Manager) SwitchModel(ctx context.Context, p SwitchParams, prog Progress
 // CompactPrompt gets, sets or resets the compaction prompt of a workspace
 // (persisted in its store).
 func (m *Manager) CompactPrompt(ctx context.Context, p PromptParams) (*PromptResult, error) {
+	return inTurn(ctx, m, "", func(context.Context) (*PromptResult, error) {
+		return m.compactPrompt(p)
+	})
+}
+
+func (m *Manager) compactPrompt(p PromptParams) (*PromptResult, error) {
 	w, err := m.workspaceFor(p.Workspace, "workspace")
 	if err != nil {
 		return nil, err

@@ -104,3 +104,37 @@ func TestQueuedCallCancelled(t *testing.T) {
 		t.Fatalf("history has %d messages", n)
 	}
 }
+
+// TestReservedTicketsRunInReservedOrder: a transport reserves places as it
+// reads requests; the calls run in the order of their tickets, whatever
+// order they are made in, and the next one waits until the ticket before it
+// is released.
+func TestReservedTicketsRunInReservedOrder(t *testing.T) {
+	e := newEnv(t, session.Options{}, "")
+	a := e.open(session.OpenParams{ContextWindow: 16000})
+	first, second := e.m.Reserve(a), e.m.Reserve(a)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.m.AppendMessages(session.WithTicket(context.Background(), second), session.AppendParams{SessionID: a,
+			Messages: []history.Message{history.NewText(history.User, "second")}})
+		second.Release()
+		done <- err
+	}()
+	if _, err := e.m.AppendMessages(session.WithTicket(context.Background(), first), session.AppendParams{SessionID: a,
+		Messages: []history.Message{history.NewText(history.User, "first")}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the second call ran before the first ticket was released: %v", err)
+	default:
+	}
+	first.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	h := e.history(a)
+	if len(h) != 2 || h[0].Content.Text() != "first" || h[1].Content.Text() != "second" {
+		t.Fatalf("history %v", h)
+	}
+}

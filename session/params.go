@@ -9,10 +9,13 @@ import (
 	"github.com/vtcode/vtcode-ls/store"
 )
 
-// The parameter and result structs of this file carry the JSON shapes of the
-// protocol's vtcode/* methods (SPEC §10), so a transport decodes params
-// straight into them and encodes results as they are. A "count" field named
-// messages is the number of messages of the live history.
+// The parameter and result structs of this file are the inputs and outputs
+// of the Manager's calls. Their JSON names are those of the vtcode/*
+// methods (SPEC §10), so the JSON-RPC transport decodes params into them and
+// encodes results as they are; what belongs to a transport alone (progress
+// tokens, request ids, ordering) is not here: progress is a [Progress] the
+// transport passes, ordering a [Ticket]. A "count" field named messages is
+// the number of messages of the live history.
 
 // OpenParams are the parameters of vtcode/openSession.
 type OpenParams struct {
@@ -87,8 +90,6 @@ type PrepareParams struct {
 	// NativeContextEdits says the request will carry Anthropic native context
 	// edits; on a route that supports them local clearing is skipped.
 	NativeContextEdits bool `json:"nativeContextEdits,omitempty"`
-	// WorkDoneToken is the client's progress token; the transport uses it.
-	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
 }
 
 // PrepareResult is the result of vtcode/prepareRequest.
@@ -123,8 +124,7 @@ type CompactParams struct {
 	SessionID    string `json:"sessionId"`
 	Instructions string `json:"instructions,omitempty"`
 	// Strategy is "auto" (default), "local" or "native".
-	Strategy      string          `json:"strategy,omitempty"`
-	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
+	Strategy string `json:"strategy,omitempty"`
 }
 
 // CompactResult is the result of vtcode/compact, and the report of an
@@ -186,11 +186,10 @@ type RestoreResult struct {
 
 // SwitchParams are the parameters of vtcode/switchModel.
 type SwitchParams struct {
-	SessionID     string          `json:"sessionId"`
-	Provider      string          `json:"provider"`
-	Model         string          `json:"model"`
-	ContextWindow int             `json:"contextWindow,omitempty"`
-	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
+	SessionID     string `json:"sessionId"`
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	ContextWindow int    `json:"contextWindow,omitempty"`
 }
 
 // SwitchResult is the result of vtcode/switchModel.
@@ -268,8 +267,8 @@ type Stats struct {
 	CompactionThreshold int     `json:"compactionThreshold"`
 	Pressure            float64 `json:"pressure"`
 	// State is ok (under the soft threshold), warn, compacting, or critical
-	// (at or over the threshold with compaction failed or disabled, or
-	// trimmed).
+	// (pressure over 1, at or over the threshold with compaction failed or
+	// disabled, or trimmed).
 	State                   string `json:"state"`
 	LastReportedInputTokens *int   `json:"lastReportedInputTokens,omitempty"`
 	// LastRequestEstimate is the local estimate (projection + prefix) of

@@ -107,16 +107,18 @@ func (m *Manager) SetPolicy(ctx context.Context, p SetPolicyParams) (*config.Pol
 		return nil, paramErr("policy", "required")
 	}
 	if p.SessionID == "" {
-		w, err := m.workspaceFor(p.Workspace, "workspace")
-		if err != nil {
-			return nil, err
-		}
-		pol, err := w.setPolicy(p.Policy)
-		if err != nil {
-			return nil, err
-		}
-		m.refreshAll(w)
-		return &pol, nil
+		return inTurn(ctx, m, "", func(context.Context) (*config.Policy, error) {
+			w, err := m.workspaceFor(p.Workspace, "workspace")
+			if err != nil {
+				return nil, err
+			}
+			pol, err := w.setPolicy(p.Policy)
+			if err != nil {
+				return nil, err
+			}
+			m.refreshAll(w)
+			return &pol, nil
+		})
 	}
 	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
 		if _, err := config.ApplyJSON(s.policy(), p.Policy); err != nil {
@@ -135,12 +137,14 @@ func (m *Manager) SetPolicy(ctx context.Context, p SetPolicyParams) (*config.Pol
 // workspace when SessionID is empty.
 func (m *Manager) GetPolicy(ctx context.Context, p GetPolicyParams) (*config.Policy, error) {
 	if p.SessionID == "" {
-		w, err := m.workspaceFor(p.Workspace, "workspace")
-		if err != nil {
-			return nil, err
-		}
-		_, pol, _, _ := w.snapshot()
-		return &pol, nil
+		return inTurn(ctx, m, "", func(context.Context) (*config.Policy, error) {
+			w, err := m.workspaceFor(p.Workspace, "workspace")
+			if err != nil {
+				return nil, err
+			}
+			_, pol, _, _ := w.snapshot()
+			return &pol, nil
+		})
 	}
 	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
 		pol := s.policy()

@@ -6,16 +6,54 @@ import (
 	"sync"
 )
 
-// queue serializes the calls of one session in the order they enter it: a
-// FIFO of tickets. It also tracks whether the current holder is compacting, so
-// that stats readers can decline to wait behind a compaction.
+// The Manager is the one owner of the order of calls. Every call that names
+// a session runs alone in that session's queue, in the order the calls
+// entered it; the calls that name no session (ListSessions, CompactPrompt,
+// OpenSession without an id, workspace-level GetPolicy and SetPolicy) share
+// one workspace queue the same way. Queues of different keys run
+// concurrently.
+//
+// A call enters its queue when it is made, unless its context carries a
+// [Ticket] for that queue (see [Manager.Reserve] and [WithTicket]): then it
+// runs in the ticket's place. A transport that reads requests from one
+// stream reserves a ticket per request as it reads them, so that their order
+// is the arrival order even though it runs them on goroutines.
+
+// order holds the queues of a Manager, by key: a session id, or "" for the
+// workspace queue. A queue exists while tickets for it are outstanding.
+type order struct {
+	mu    sync.Mutex        // guards everything below and the queues' fields
+	m     map[string]*queue // by key
+	hooks map[string]func() // test hooks: a ticket starts waiting in key
+}
+
+// queue is the FIFO of one key. It also tracks whether the holder is
+// compacting, so that stats readers can decline to wait behind a compaction.
 type queue struct {
-	mu         sync.Mutex      // guards the fields below
-	busy       bool            // a holder runs
-	waiters    []chan struct{} // in arrival order; closed to hand over
-	compacting bool            // the holder is compacting
-	began      chan struct{}   // closed (and replaced) when a compaction begins
-	onWait     func()          // test hook: a call starts waiting
+	key        string
+	refs       int       // tickets reserved and not released
+	holder     *Ticket   // nil: free
+	waiters    []*Ticket // in arrival order
+	compacting bool      // the holder is compacting
+	// began is closed (and reset) when a compaction begins; nil while no
+	// ticket waits.
+	began chan struct{}
+}
+
+// A Ticket is a place in the order of one session's calls (or of the
+// workspace-level calls), taken by [Manager.Reserve]. Pass it to the call
+// with [WithTicket]; release it with [Ticket.Release] once the call's result
+// is delivered, so that the next call of the queue runs only after it. A
+// ticket serves the calls made with it one after the other, as one turn.
+type Ticket struct {
+	o     *order
+	q     *queue
+	ready chan struct{} // closed when the ticket holds the queue
+	began <-chan struct{}
+
+	// Guarded by o.mu.
+	holding  bool
+	released bool
 }
 
 // yieldError reports that a reader gave up waiting because a compaction began.
@@ -23,82 +61,180 @@ type yieldError struct{}
 
 func (yieldError) Error() string { return "session is compacting" }
 
-// acquire waits for the caller's turn. With yield set it returns yieldError
-// instead of waiting behind a compaction, whether one is running when the
-// caller enters or one begins while it waits. On error the caller does not
-// hold the queue.
-func (q *queue) acquire(ctx context.Context, yield bool) error {
-	q.mu.Lock()
-	if yield && q.compacting {
-		q.mu.Unlock()
-		return yieldError{}
+// reserve takes a place at the end of key's queue.
+func (o *order) reserve(key string) *Ticket {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string]*queue{}
 	}
-	if !q.busy {
-		q.busy = true
-		q.mu.Unlock()
-		return nil
+	q := o.m[key]
+	if q == nil {
+		q = &queue{key: key}
+		o.m[key] = q
 	}
-	ready := make(chan struct{})
-	q.waiters = append(q.waiters, ready)
+	q.refs++
+	t := &Ticket{o: o, q: q, ready: make(chan struct{})}
+	if q.holder == nil {
+		q.holder, t.holding = t, true
+		close(t.ready)
+		return t
+	}
+	q.waiters = append(q.waiters, t)
 	if q.began == nil {
 		q.began = make(chan struct{})
 	}
-	var began <-chan struct{}
-	if yield {
-		began = q.began
+	t.began = q.began
+	return t
+}
+
+// wait waits until t holds its queue. With yield set it returns yieldError
+// instead of waiting behind a compaction, whether one runs when wait is
+// called or one begins while it waits; t is then released. On a
+// cancellation t is released too.
+func (t *Ticket) wait(ctx context.Context, yield bool) error {
+	o := t.o
+	o.mu.Lock()
+	switch {
+	case t.released:
+		o.mu.Unlock()
+		return context.Canceled
+	case t.holding:
+		o.mu.Unlock()
+		return nil
+	case yield && t.q.compacting:
+		o.mu.Unlock()
+		t.Release()
+		return yieldError{}
 	}
-	hook := q.onWait
-	q.mu.Unlock()
+	hook := o.hooks[t.q.key]
+	o.mu.Unlock()
 	if hook != nil {
 		hook()
 	}
-
+	var began <-chan struct{}
+	if yield {
+		began = t.began
+	}
 	var err error
 	select {
-	case <-ready:
+	case <-t.ready:
 		return nil
 	case <-began:
 		err = yieldError{}
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	q.mu.Lock()
-	if i := slices.Index(q.waiters, ready); i >= 0 {
-		q.waiters = slices.Delete(q.waiters, i, i+1)
-		q.mu.Unlock()
-		return err
+	o.mu.Lock()
+	holding := t.holding
+	o.mu.Unlock()
+	if holding {
+		// The turn was handed over concurrently: a reader that yields has
+		// nothing to wait for any more.
+		if _, ok := err.(yieldError); ok {
+			return nil
+		}
 	}
-	q.mu.Unlock()
-	// The turn was handed over concurrently: we hold the queue.
-	if _, ok := err.(yieldError); ok {
-		return nil // nothing to wait for any more
-	}
-	q.release()
+	t.Release()
 	return err
 }
 
-// release hands the queue to the next waiter, if any.
-func (q *queue) release() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.compacting = false
-	if len(q.waiters) == 0 {
-		q.busy = false
+// Release gives up the ticket's place: the next ticket of its queue runs.
+// Releasing twice, or a ticket that never ran, is allowed.
+func (t *Ticket) Release() {
+	if t == nil {
 		return
 	}
-	next := q.waiters[0]
-	q.waiters = q.waiters[1:]
-	close(next)
+	o := t.o
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if t.released {
+		return
+	}
+	t.released = true
+	q := t.q
+	if t.holding {
+		t.holding = false
+		q.compacting = false
+		q.holder = nil
+		if len(q.waiters) > 0 {
+			next := q.waiters[0]
+			q.waiters = q.waiters[1:]
+			q.holder, next.holding = next, true
+			close(next.ready)
+		}
+	} else if i := slices.Index(q.waiters, t); i >= 0 {
+		q.waiters = slices.Delete(q.waiters, i, i+1)
+	}
+	if len(q.waiters) == 0 {
+		q.began = nil
+	}
+	q.refs--
+	if q.refs == 0 {
+		delete(o.m, q.key)
+	}
 }
 
-// setCompacting marks the holder as compacting (or done compacting) and
-// wakes the readers that prefer not to wait behind it.
-func (q *queue) setCompacting(on bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+// setCompacting marks the holder of key's queue as compacting (or done
+// compacting) and wakes the readers that prefer not to wait behind it.
+func (o *order) setCompacting(key string, on bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.m[key]
+	if q == nil {
+		return
+	}
 	q.compacting = on
 	if on && q.began != nil {
 		close(q.began)
 		q.began = nil
 	}
+}
+
+// Reserve takes a place for a call at the end of the queue of session id,
+// or of the workspace queue when id is empty: the call made with the ticket
+// (see [WithTicket]) runs after every call that entered the queue before,
+// and before every later one. The caller must Release the ticket.
+func (m *Manager) Reserve(id string) *Ticket {
+	return m.order.reserve(id)
+}
+
+type ticketKey struct{}
+
+// WithTicket returns ctx carrying t: a Manager call made with it runs in t's
+// place instead of entering its queue when made. A ticket of another queue
+// than the call's is ignored.
+func WithTicket(ctx context.Context, t *Ticket) context.Context {
+	return context.WithValue(ctx, ticketKey{}, t)
+}
+
+// turn waits for the caller's turn in key's queue: in the place of ctx's
+// ticket when it has one for key, else at the end of the queue. It returns
+// ctx carrying the ticket held, so that the calls fn makes with it run in
+// the same turn, and done, which ends the turn (a no-op for ctx's ticket,
+// which its owner releases). With yield set, a caller that would wait behind
+// a compaction gets yieldError.
+func (m *Manager) turn(ctx context.Context, key string, yield bool) (_ context.Context, done func(), err error) {
+	if t, ok := ctx.Value(ticketKey{}).(*Ticket); ok && t != nil && t.o == &m.order && t.q.key == key {
+		if err := t.wait(ctx, yield); err != nil {
+			return nil, nil, err
+		}
+		return ctx, func() {}, nil
+	}
+	t := m.order.reserve(key)
+	if err := t.wait(ctx, yield); err != nil {
+		return nil, nil, err
+	}
+	return WithTicket(ctx, t), t.Release, nil
+}
+
+// inTurn runs fn in the caller's turn of key's queue.
+func inTurn[R any](ctx context.Context, m *Manager, key string, fn func(ctx context.Context) (R, error)) (R, error) {
+	ctx, done, err := m.turn(ctx, key, false)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	defer done()
+	return fn(ctx)
 }

@@ -21,9 +21,9 @@ import (
 
 // Session is one agent conversation of a workspace.
 //
-// Every field below q is owned by the call holding q (see [queue]); snapMu
-// guards only the last computed stats, which readers may take without the
-// queue while a compaction runs.
+// Every field below life is owned by the call holding the session's turn
+// (see [Manager.Reserve]); snapMu guards only the last computed stats, which
+// readers may take without a turn while a compaction runs.
 type Session struct {
 	id  string
 	ws  *workspace
@@ -33,9 +33,7 @@ type Session struct {
 	life context.Context    // cancelled when the session closes
 	stop context.CancelFunc // cancels life
 
-	q queue
-
-	// Owned by the holder of q.
+	// Owned by the holder of the session's turn.
 	closed         bool
 	live           []history.Message // the live history; every element estimated with est
 	est            *history.Estimator
@@ -132,7 +130,7 @@ func openSession(ctx context.Context, m *Manager, w *workspace, id string, p Ope
 		case errors.As(err, &busy):
 			return nil, false, busy // names the session and the owner's pid
 		}
-		return nil, false, fmt.Errorf("open session %s: %w", id, err)
+		return nil, false, err // the store's error names the session already
 	}
 	s := &Session{id: id, ws: w, m: m, log: log, artifacts: map[string]bool{}}
 	s.life, s.stop = context.WithCancel(context.Background())
@@ -157,17 +155,18 @@ func openSession(ctx context.Context, m *Manager, w *workspace, id string, p Ope
 	return s, len(evs) > 0, nil
 }
 
-// do runs fn holding the queue, with ctx also cancelled when the session
-// closes.
+// do runs fn in the caller's turn of the session's queue, with ctx also
+// cancelled when the session closes.
 func (s *Session) do(ctx context.Context, fn func(ctx context.Context, s *Session) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
 	defer stop()
-	if err := s.q.acquire(ctx, false); err != nil {
+	ctx, done, err := s.m.turn(ctx, s.id, false)
+	if err != nil {
 		return err
 	}
-	defer s.q.release()
+	defer done()
 	if s.closed {
 		return fmt.Errorf("%w %q", ErrUnknownSession, s.id)
 	}

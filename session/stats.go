@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/vtcode/vtcode-ls/compaction"
 )
@@ -28,12 +29,13 @@ func (s *Session) stats(e *env, p projection) Stats {
 		Strategy:            string(compaction.StrategyFor(e.route)),
 		Compactions:         s.compactions,
 	}
+	used := satAdd(p.tokens, e.prefix)
 	if e.th.Effective > 0 {
-		st.Pressure = float64(p.tokens+e.prefix) / float64(e.th.Effective)
+		st.Pressure = float64(used) / float64(e.th.Effective)
 	}
-	used := p.tokens + e.prefix
 	switch {
-	case p.trimmed:
+	case p.trimmed, st.Pressure > 1:
+		// Over the window: no request fits, whatever compaction does.
 		st.State = StateCritical
 	case e.th.Threshold > 0 && used >= e.th.Threshold:
 		if !e.pol.AutoCompaction.Enabled || s.autoFailed {
@@ -52,6 +54,14 @@ func (s *Session) stats(e *env, p projection) Stats {
 	}
 	s.usage.stats(&st)
 	return st
+}
+
+// satAdd adds two non-negative token counts, saturating at math.MaxInt.
+func satAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // refreshStats recomputes the stats of the live history with the envelope
@@ -96,22 +106,28 @@ func (s *Session) notifyPressure(st Stats) {
 // output). While a compaction of the session runs it does not wait: it
 // returns the last computed stats with state "compacting".
 func (m *Manager) ProjectionStats(ctx context.Context, id string) (*Stats, error) {
-	s, err := m.session(id)
-	if err != nil {
+	if err := checkSessionID(id); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(s.life, cancel)()
-	switch err := s.q.acquire(ctx, true); err.(type) {
+	_, done, err := m.turn(ctx, id, true)
+	switch err.(type) {
 	case nil:
+		defer done()
 	case yieldError:
+		// A compaction of the open session runs.
+		s, err := m.session(id)
+		if err != nil {
+			return nil, err
+		}
 		st := s.compactingSnapshot()
 		return &st, nil
 	default:
 		return nil, err
 	}
-	defer s.q.release()
+	s, err := m.session(id)
+	if err != nil {
+		return nil, err
+	}
 	if s.closed {
 		return nil, fmt.Errorf("%w %q", ErrUnknownSession, s.id)
 	}
