@@ -62,11 +62,16 @@ type Server struct {
 	client *http.Client
 	now    func() time.Time
 	stats  statsBook
+	cache  *providers.DecodeCache // decoded messages, by their bytes
 }
+
+// cacheBytes bounds the bytes of conversation elements whose decoding the
+// proxy keeps (agents resend every message with every request).
+const cacheBytes = 64 << 20
 
 // New returns a proxy server.
 func New(o Options) *Server {
-	s := &Server{o: o, logger: o.Logger, client: o.Client, now: o.Clock}
+	s := &Server{o: o, logger: o.Logger, client: o.Client, now: o.Clock, cache: providers.NewDecodeCache(cacheBytes)}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -255,10 +260,10 @@ type decoded struct {
 	record   func([]byte) (providers.Recorded, error)
 }
 
-func decode(ep endpoint, body []byte) (*decoded, error) {
+func decode(ep endpoint, body []byte, cache *providers.DecodeCache) (*decoded, error) {
 	switch ep {
 	case messages, countTokens:
-		wr, err := anthropic.DecodeMessages(body)
+		wr, err := anthropic.DecodeMessages(body, cache)
 		return &decoded{wr, anthropic.MessagesRecorder, anthropic.RecordMessage}, err
 	case responses:
 		wr, err := openai.DecodeResponses(body)
@@ -272,7 +277,7 @@ func decode(ep endpoint, body []byte) (*decoded, error) {
 
 // engine runs a request through the session and forwards the projection.
 func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record) {
-	d, err := decode(ep, body)
+	d, err := decode(ep, body, s.cache)
 	if err != nil {
 		s.failOpen(w, r, target, body, rec, ep, err.Error())
 		return
@@ -303,7 +308,10 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 		s.failOpen(w, r, target, body, rec, ep, err.Error())
 		return
 	}
-	out, changed, err := d.wr.Encode(plan.Messages)
+	out, changed := body, false
+	if !plan.Unchanged {
+		out, changed, err = d.wr.Encode(plan.Messages)
+	}
 	if err != nil {
 		s.o.Manager.ProxyAbort(plan.SessionID, plan.Turn)
 		s.failOpen(w, r, target, body, rec, ep, err.Error())

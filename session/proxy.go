@@ -87,6 +87,9 @@ type ProxyPlan struct {
 	// Compaction reports an automatic compaction this request ran.
 	Compaction  *CompactResult
 	Disposition string
+	// Unchanged reports that Messages are the request's messages as they
+	// came: the transport may forward the request as it is.
+	Unchanged bool
 }
 
 // ProxyResponse is the answer to a proxied request.
@@ -412,6 +415,10 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		s.envelope, s.prefix, s.reserved, s.skipClearing = envelope, prefix, nil, false
 	}
 	s.trim(&proj, e)
+	// Normalize and Clear return their input itself when they change
+	// nothing: then the projection is the request's messages.
+	plan.Unchanged = !proj.trimmed && (!mapped || px.head == 0 && px.covered == 0) && len(pre) == n &&
+		len(proj.msgs) == n && (n == 0 || &proj.msgs[0] == &pre[0])
 	plan.Messages = append([]history.Message{}, proj.msgs...)
 	plan.Stats = s.stats(e, proj)
 	if disp != ProxyCounts {

@@ -54,6 +54,7 @@ type Report struct {
 	Estimation *EstimationResult `json:"estimation"`
 	Compaction []CompactionRow   `json:"compaction"`
 	Memory     *MemoryResult     `json:"memory"`
+	Proxy      *ProxyResult      `json:"proxy"`
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -82,6 +83,7 @@ type plan struct {
 	daemonTokens, warmup, turns int
 	daemonWindow                int
 	compactCapacities           []int
+	proxyTokens, proxyReps      int
 }
 
 func fullPlan() plan {
@@ -93,6 +95,7 @@ func fullPlan() plan {
 		estPasses: 3, compactReps: 5,
 		daemonTokens: 100_000, warmup: 20, turns: 200, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
+		proxyTokens:       200_000, proxyReps: 20,
 	}
 }
 
@@ -108,6 +111,7 @@ func quickPlan() plan {
 		estPasses: 1, compactReps: 1,
 		daemonTokens: 100_000, warmup: 3, turns: 20, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
+		proxyTokens:       200_000, proxyReps: 3,
 	}
 }
 
@@ -222,6 +226,11 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	hist := historytest.Synthetic(historyConfig(p.daemonTokens, 3))
 	if rep.Daemon, err = benchDaemon(ctx, hist, p.daemonWindow, p.warmup, p.turns); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
+	}
+
+	logf("proxy: a %d-token streamed request, %d reps", p.proxyTokens, p.proxyReps)
+	if rep.Proxy, err = benchProxy(ctx, p.proxyTokens, p.proxyReps); err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 
 	rep.Targets = targets(rep, p)

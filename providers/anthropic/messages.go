@@ -27,33 +27,44 @@ type origin struct {
 // wireMessage is one element of a request's messages.
 type wireMessage struct {
 	raw     json.RawMessage
-	fields  map[string]json.RawMessage
 	role    string
 	blocks  []json.RawMessage // nil for string content
 	nhist   int               // history messages decoded from it
 	isBlock bool
 }
 
+// element is one decoded element: the wire message, its history messages
+// and, for each, the indices of its blocks. Cached by the element's bytes.
+type element struct {
+	w      wireMessage
+	msgs   []history.Message
+	blocks [][]int
+}
+
 // DecodeMessages decodes a Messages API request body (also a count_tokens
-// body) for a proxy.
-func DecodeMessages(body []byte) (*providers.WireRequest, error) {
-	var top struct {
-		Model    string            `json:"model"`
-		Stream   bool              `json:"stream"`
-		System   json.RawMessage   `json:"system"`
-		Tools    []json.RawMessage `json:"tools"`
-		Metadata *struct {
-			UserID string `json:"user_id"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(body, &top); err != nil {
-		return nil, fmt.Errorf("messages request: %w", err)
-	}
-	array, elems, ok, err := providers.ArraySpans(body, "messages")
+// body) for a proxy. cache, when not nil, keeps decoded messages across
+// requests.
+func DecodeMessages(body []byte, cache *providers.DecodeCache) (*providers.WireRequest, error) {
+	members, array, elems, err := providers.Members(body, "messages")
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	var top struct {
+		Model    string
+		Stream   bool
+		Tools    []json.RawMessage
+		Metadata struct {
+			UserID string `json:"user_id"`
+		}
+	}
+	for k, dst := range map[string]any{"model": &top.Model, "stream": &top.Stream, "tools": &top.Tools, "metadata": &top.Metadata} {
+		if raw, ok := members[k]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return nil, fmt.Errorf("messages request: %s: %w", k, err)
+			}
+		}
+	}
+	if array == (providers.Span{}) {
 		return nil, fmt.Errorf("messages request: messages: must be an array")
 	}
 	var msgs []history.Message
@@ -61,101 +72,126 @@ func DecodeMessages(body []byte) (*providers.WireRequest, error) {
 	wire := make([]wireMessage, len(elems))
 	names := map[string]string{}
 	for i, sp := range elems {
-		w := &wire[i]
-		w.raw = json.RawMessage(body[sp.Start:sp.End])
-		if err := json.Unmarshal(w.raw, &w.fields); err != nil || w.fields == nil {
-			return nil, fmt.Errorf("messages[%d]: must be an object", i)
-		}
-		_ = json.Unmarshal(w.fields["role"], &w.role)
-		content := w.fields["content"]
-		var s string
-		if json.Unmarshal(content, &s) == nil {
-			role := history.Role(w.role)
-			if !role.Valid() || role == history.Tool {
-				return nil, fmt.Errorf("messages[%d].role: unsupported %q", i, w.role)
-			}
-			msgs = append(msgs, history.NewText(role, s))
-			origins = append(origins, origin{item: i})
-			w.nhist = 1
-			continue
-		}
-		if err := json.Unmarshal(content, &w.blocks); err != nil {
-			return nil, fmt.Errorf("messages[%d].content: must be a string or an array of blocks", i)
-		}
-		if w.blocks == nil {
-			w.blocks = []json.RawMessage{}
-		}
-		w.isBlock = true
-		before := len(msgs)
-		switch w.role {
-		case "assistant":
-			m, err := assistantFromBlocks(w.blocks)
-			if err != nil {
+		raw := body[sp.Start:sp.End]
+		key := providers.CacheKey("anthropic", raw)
+		var el *element
+		if v, ok := cache.Get(key); ok {
+			el = v.(*element)
+		} else {
+			if el, err = decodeElement(json.RawMessage(append([]byte(nil), raw...)), names); err != nil {
 				return nil, fmt.Errorf("messages[%d]: %w", i, err)
+			}
+			cache.Put(key, len(raw), el)
+		}
+		wire[i] = el.w
+		for k := range el.msgs {
+			m := el.msgs[k]
+			if m.Role == history.Tool && m.ToolName == "" {
+				m.ToolName = names[m.ToolCallID]
 			}
 			for _, tc := range m.ToolCalls {
 				names[tc.ID] = tc.Name
 			}
-			idx := make([]int, len(w.blocks))
-			for j := range idx {
-				idx[j] = j
-			}
 			msgs = append(msgs, m)
-			origins = append(origins, origin{item: i, blocks: idx})
-		case "user", "system":
-			role := history.Role(w.role)
-			var parts []history.Part
-			var partIdx []int
-			flush := func() {
-				if partIdx == nil {
-					return
-				}
-				msgs = append(msgs, history.Message{Role: role, Content: partsContent(parts)})
-				origins = append(origins, origin{item: i, blocks: partIdx})
-				parts, partIdx = nil, nil
-			}
-			for j, b := range w.blocks {
-				var head struct {
-					Type      string          `json:"type"`
-					Text      string          `json:"text"`
-					ToolUseID string          `json:"tool_use_id"`
-					Content   json.RawMessage `json:"content"`
-				}
-				if err := json.Unmarshal(b, &head); err != nil {
-					return nil, fmt.Errorf("messages[%d].content[%d]: must be an object", i, j)
-				}
-				switch head.Type {
-				case "tool_result":
-					flush()
-					msgs = append(msgs, history.Message{Role: history.Tool, ToolCallID: head.ToolUseID,
-						ToolName: names[head.ToolUseID], Content: resultFromWire(head.Content)})
-					origins = append(origins, origin{item: i, blocks: []int{j}})
-				case "text":
-					parts = append(parts, history.TextPart(head.Text))
-					partIdx = append(partIdx, j)
-				default:
-					parts = append(parts, history.Part{Type: head.Type, Raw: withoutCacheControl(b)})
-					partIdx = append(partIdx, j)
-				}
-			}
-			if partIdx == nil && len(msgs) == before {
-				partIdx = []int{} // an empty message still stands for its element
-			}
-			flush()
-		default:
-			return nil, fmt.Errorf("messages[%d].role: unsupported %q", i, w.role)
+			origins = append(origins, origin{item: i, blocks: el.blocks[k]})
 		}
-		w.nhist = len(msgs) - before
 	}
 	r := providers.NewWireRequest(body, array, elems, func(proj []history.Message, slots []providers.Slot) ([]json.RawMessage, error) {
 		return encodeMessages(wire, msgs, origins, proj, slots)
 	})
 	r.Model, r.Stream, r.Tools, r.Messages = top.Model, top.Stream, top.Tools, msgs
-	r.System = systemText(top.System)
-	if top.Metadata != nil {
-		r.SessionHint = userSession(top.Metadata.UserID)
-	}
+	r.System = systemText(members["system"])
+	r.SessionHint = userSession(top.Metadata.UserID)
 	return r, nil
+}
+
+// decodeElement decodes one element of messages; names maps the call ids
+// seen so far to their tool names.
+func decodeElement(raw json.RawMessage, names map[string]string) (*element, error) {
+	var head struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, fmt.Errorf("must be an object: %w", err)
+	}
+	el := &element{w: wireMessage{raw: raw, role: head.Role}}
+	w := &el.w
+	add := func(m history.Message, blocks []int) {
+		el.msgs = append(el.msgs, m)
+		el.blocks = append(el.blocks, blocks)
+	}
+	var s string
+	if json.Unmarshal(head.Content, &s) == nil {
+		role := history.Role(w.role)
+		if !role.Valid() || role == history.Tool {
+			return nil, fmt.Errorf("role: unsupported %q", w.role)
+		}
+		add(history.NewText(role, s), nil)
+		w.nhist = 1
+		return el, nil
+	}
+	if err := json.Unmarshal(head.Content, &w.blocks); err != nil {
+		return nil, fmt.Errorf("content: must be a string or an array of blocks")
+	}
+	if w.blocks == nil {
+		w.blocks = []json.RawMessage{}
+	}
+	w.isBlock = true
+	switch w.role {
+	case "assistant":
+		m, err := assistantFromBlocks(w.blocks)
+		if err != nil {
+			return nil, err
+		}
+		idx := make([]int, len(w.blocks))
+		for j := range idx {
+			idx[j] = j
+		}
+		add(m, idx)
+	case "user", "system":
+		role := history.Role(w.role)
+		var parts []history.Part
+		var partIdx []int
+		flush := func() {
+			if partIdx == nil {
+				return
+			}
+			add(history.Message{Role: role, Content: partsContent(parts)}, partIdx)
+			parts, partIdx = nil, nil
+		}
+		for j, b := range w.blocks {
+			var bh struct {
+				Type      string          `json:"type"`
+				Text      string          `json:"text"`
+				ToolUseID string          `json:"tool_use_id"`
+				Content   json.RawMessage `json:"content"`
+			}
+			if err := json.Unmarshal(b, &bh); err != nil {
+				return nil, fmt.Errorf("content[%d]: must be an object", j)
+			}
+			switch bh.Type {
+			case "tool_result":
+				flush()
+				add(history.Message{Role: history.Tool, ToolCallID: bh.ToolUseID,
+					ToolName: names[bh.ToolUseID], Content: resultFromWire(bh.Content)}, []int{j})
+			case "text":
+				parts = append(parts, history.TextPart(bh.Text))
+				partIdx = append(partIdx, j)
+			default:
+				parts = append(parts, history.Part{Type: bh.Type, Raw: withoutCacheControl(b)})
+				partIdx = append(partIdx, j)
+			}
+		}
+		if partIdx == nil && len(el.msgs) == 0 {
+			partIdx = []int{} // an empty message still stands for its element
+		}
+		flush()
+	default:
+		return nil, fmt.Errorf("role: unsupported %q", w.role)
+	}
+	w.nhist = len(el.msgs)
+	return el, nil
 }
 
 // userSession returns the session id inside a metadata.user_id that is a
@@ -316,9 +352,9 @@ func encodeMessages(wire []wireMessage, req []history.Message, origins []origin,
 				items = append(items, w.raw) // unchanged string content
 				continue
 			}
-			fields := make(map[string]json.RawMessage, len(w.fields))
-			for k, v := range w.fields {
-				fields[k] = v
+			var fields map[string]json.RawMessage
+			if json.Unmarshal(w.raw, &fields) != nil || fields == nil {
+				fields = map[string]json.RawMessage{"role": marshal(w.role)}
 			}
 			fields["content"] = marshal(o.blocks)
 			items = append(items, marshal(fields))
