@@ -220,3 +220,16 @@ func (c *DecodeCache) Put(key [32]byte, size int, v any) {
 		c.size -= ent.size
 	}
 }
+
+// DecodeMembers unmarshals the members named in dst (name → pointer) that
+// are present and not null.
+func DecodeMembers(members map[string]json.RawMessage, dst map[string]any) error {
+	for k, v := range dst {
+		if raw, ok := members[k]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, v); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+	}
+	return nil
+}

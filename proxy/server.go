@@ -266,10 +266,10 @@ func decode(ep endpoint, body []byte, cache *providers.DecodeCache) (*decoded, e
 		wr, err := anthropic.DecodeMessages(body, cache)
 		return &decoded{wr, anthropic.MessagesRecorder, anthropic.RecordMessage}, err
 	case responses:
-		wr, err := openai.DecodeResponses(body)
+		wr, err := openai.DecodeResponses(body, cache)
 		return &decoded{wr, openai.ResponsesRecorder, openai.RecordResponse}, err
 	case chat:
-		wr, err := chatcompat.DecodeChat(body)
+		wr, err := chatcompat.DecodeChat(body, cache)
 		return &decoded{wr, chatcompat.ChatRecorder, chatcompat.RecordChat}, err
 	}
 	return nil, errors.New("no engine for this endpoint")

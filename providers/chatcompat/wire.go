@@ -18,22 +18,22 @@ import (
 // and a projection is encoded back with the original bytes of every message
 // that did not change.
 
-// DecodeChat decodes a chat completions request body for a proxy.
-func DecodeChat(body []byte) (*providers.WireRequest, error) {
-	var top struct {
-		Model  string            `json:"model"`
-		Stream bool              `json:"stream"`
-		Tools  []json.RawMessage `json:"tools"`
-		User   string            `json:"user"`
-	}
-	if err := json.Unmarshal(body, &top); err != nil {
-		return nil, fmt.Errorf("chat request: %w", err)
-	}
-	array, elems, ok, err := providers.ArraySpans(body, "messages")
+// DecodeChat decodes a chat completions request body for a proxy. cache,
+// when not nil, keeps decoded messages across requests.
+func DecodeChat(body []byte, cache *providers.DecodeCache) (*providers.WireRequest, error) {
+	members, array, elems, err := providers.Members(body, "messages")
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	var top struct {
+		Model  string
+		Stream bool
+		Tools  []json.RawMessage
+	}
+	if err := providers.DecodeMembers(members, map[string]any{"model": &top.Model, "stream": &top.Stream, "tools": &top.Tools}); err != nil {
+		return nil, fmt.Errorf("chat request: %w", err)
+	}
+	if array == (providers.Span{}) {
 		return nil, errors.New("chat request: messages: must be an array")
 	}
 	items := make([]json.RawMessage, len(elems))
@@ -42,39 +42,25 @@ func DecodeChat(body []byte) (*providers.WireRequest, error) {
 	var system []string
 	for i, sp := range elems {
 		items[i] = json.RawMessage(body[sp.Start:sp.End])
-		var rm respMessage
-		var extra struct {
-			ToolCallID string `json:"tool_call_id"`
-		}
-		if json.Unmarshal(items[i], &rm) != nil || json.Unmarshal(items[i], &extra) != nil {
-			return nil, fmt.Errorf("messages[%d]: must be an object", i)
-		}
+		key := providers.CacheKey("chat", items[i])
 		var m history.Message
-		switch rm.Role {
-		case "assistant":
-			if m, err = rm.toHistory(); err != nil {
+		if v, ok := cache.Get(key); ok {
+			m = v.(history.Message)
+		} else {
+			if m, err = decodeChatMessage(items[i]); err != nil {
 				return nil, fmt.Errorf("messages[%d]: %w", i, err)
 			}
+			cache.Put(key, len(items[i]), m)
+		}
+		switch m.Role {
+		case history.Assistant:
 			for _, tc := range m.ToolCalls {
 				names[tc.ID] = tc.Name
 			}
-		case "system", "developer", "user":
-			role := history.User
-			if rm.Role != "user" {
-				role = history.System
-			}
-			m = history.Message{Role: role, Content: userContent(rm.Content)}
-			if role == history.System {
-				system = append(system, m.Text())
-			}
-		case "tool":
-			text, err := rm.text()
-			if err != nil {
-				return nil, fmt.Errorf("messages[%d]: %w", i, err)
-			}
-			m = history.NewToolResult(extra.ToolCallID, names[extra.ToolCallID], text)
-		default:
-			return nil, fmt.Errorf("messages[%d].role: unsupported %q", i, rm.Role)
+		case history.System:
+			system = append(system, m.Text())
+		case history.Tool:
+			m.ToolName = names[m.ToolCallID]
 		}
 		msgs = append(msgs, m)
 	}
@@ -84,6 +70,34 @@ func DecodeChat(body []byte) (*providers.WireRequest, error) {
 	r.Model, r.Stream, r.Tools, r.Messages = top.Model, top.Stream, top.Tools, msgs
 	r.System = strings.Join(system, "\n")
 	return r, nil
+}
+
+// decodeChatMessage decodes one chat message.
+func decodeChatMessage(raw json.RawMessage) (history.Message, error) {
+	var rm respMessage
+	var extra struct {
+		ToolCallID string `json:"tool_call_id"`
+	}
+	if json.Unmarshal(raw, &rm) != nil || json.Unmarshal(raw, &extra) != nil {
+		return history.Message{}, errors.New("must be an object")
+	}
+	switch rm.Role {
+	case "assistant":
+		return rm.toHistory()
+	case "system", "developer", "user":
+		role := history.User
+		if rm.Role != "user" {
+			role = history.System
+		}
+		return history.Message{Role: role, Content: userContent(rm.Content)}, nil
+	case "tool":
+		text, err := rm.text()
+		if err != nil {
+			return history.Message{}, err
+		}
+		return history.NewToolResult(extra.ToolCallID, "", text), nil
+	}
+	return history.Message{}, fmt.Errorf("role: unsupported %q", rm.Role)
 }
 
 // userContent decodes user or system content: a string, or parts.

@@ -25,33 +25,34 @@ import (
 const itemKey = "responsesItem"
 
 // DecodeResponses decodes a Responses API request body for a proxy.
-func DecodeResponses(body []byte) (*providers.WireRequest, error) {
-	var top struct {
-		Model              string            `json:"model"`
-		Stream             bool              `json:"stream"`
-		Instructions       json.RawMessage   `json:"instructions"`
-		Tools              []json.RawMessage `json:"tools"`
-		PreviousResponseID string            `json:"previous_response_id"`
-		Conversation       json.RawMessage   `json:"conversation"`
-		PromptCacheKey     string            `json:"prompt_cache_key"`
-		Input              json.RawMessage   `json:"input"`
+// cache, when not nil, keeps decoded items across requests.
+func DecodeResponses(body []byte, cache *providers.DecodeCache) (*providers.WireRequest, error) {
+	members, array, elems, err := providers.Members(body, "input")
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(body, &top); err != nil {
+	var top struct {
+		Model, PreviousResponseID, PromptCacheKey string
+		Stream                                    bool
+		Instructions, Conversation                json.RawMessage
+		Tools                                     []json.RawMessage
+	}
+	if err := providers.DecodeMembers(members, map[string]any{
+		"model": &top.Model, "stream": &top.Stream, "instructions": &top.Instructions, "tools": &top.Tools,
+		"previous_response_id": &top.PreviousResponseID, "conversation": &top.Conversation,
+		"prompt_cache_key": &top.PromptCacheKey,
+	}); err != nil {
 		return nil, fmt.Errorf("responses request: %w", err)
 	}
 	stateful := top.PreviousResponseID != "" || (len(top.Conversation) > 0 && string(top.Conversation) != "null")
-	var items []json.RawMessage
-	array, elems, ok, err := providers.ArraySpans(body, "input")
-	switch {
-	case err != nil:
-		return nil, err
-	case !ok && !stateful:
+	if array == (providers.Span{}) && !stateful {
 		return nil, errors.New("responses request: input: not an item list")
 	}
+	items := make([]json.RawMessage, 0, len(elems))
 	for _, sp := range elems {
 		items = append(items, json.RawMessage(body[sp.Start:sp.End]))
 	}
-	msgs, origins, err := itemsToHistory(items)
+	msgs, origins, err := itemsToHistory(items, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func DecodeResponses(body []byte) (*providers.WireRequest, error) {
 
 // itemsToHistory converts input items to history messages and, for each
 // message, the indices of the items it stands for.
-func itemsToHistory(items []json.RawMessage) ([]history.Message, [][]int, error) {
+func itemsToHistory(items []json.RawMessage, cache *providers.DecodeCache) ([]history.Message, [][]int, error) {
 	var msgs []history.Message
 	var origins [][]int
 	var run []int // pending assistant-side items
@@ -107,6 +108,17 @@ func itemsToHistory(items []json.RawMessage) ([]history.Message, [][]int, error)
 		if err := flush(); err != nil {
 			return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 		}
+		key := providers.CacheKey("responses", raw)
+		if v, ok := cache.Get(key); ok {
+			for _, m := range v.([]history.Message) {
+				if m.Role == history.Tool && m.ToolName == "" {
+					m.ToolName = toolName(msgs, m.ToolCallID)
+				}
+				msgs = append(msgs, m)
+				origins = append(origins, []int{i})
+			}
+			continue
+		}
 		switch it.Type {
 		case "message", "function_call_output", "custom_tool_call_output":
 			one := raw
@@ -124,6 +136,7 @@ func itemsToHistory(items []json.RawMessage) ([]history.Message, [][]int, error)
 			if err != nil {
 				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
+			cache.Put(key, len(raw), conv)
 			for _, m := range conv {
 				msgs = append(msgs, m)
 				origins = append(origins, []int{i})
@@ -137,6 +150,18 @@ func itemsToHistory(items []json.RawMessage) ([]history.Message, [][]int, error)
 		return nil, nil, err
 	}
 	return msgs, origins, nil
+}
+
+// toolName is the name of call id among msgs' calls.
+func toolName(msgs []history.Message, id string) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for _, tc := range msgs[i].ToolCalls {
+			if tc.ID == id {
+				return tc.Name
+			}
+		}
+	}
+	return ""
 }
 
 // encodeItems builds the input items of a projection.
