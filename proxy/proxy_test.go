@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vtcode/vtcode-ls/proxy"
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
@@ -51,6 +52,7 @@ func (n *notes) logCount() int {
 }
 
 type env struct {
+	done  chan struct{} // one per request the proxy finished
 	up    *proxytest.Upstream
 	mgr   *session.Manager
 	srv   *proxy.Server
@@ -87,10 +89,23 @@ func setup(t *testing.T, extraTOML string, turns []proxytest.Turn, secret string
 	if err := mgr.AddWorkspace(ws, nil); err != nil {
 		t.Fatal(err)
 	}
-	srv := proxy.New(proxy.Options{Manager: mgr, Secret: secret})
+	done := make(chan struct{}, 1024)
+	srv := proxy.New(proxy.Options{Manager: mgr, Secret: secret, AfterRequest: func() { done <- struct{}{} }})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &env{up: up, mgr: mgr, srv: srv, url: hs.URL, notes: n, ws: ws}
+	return &env{done: done, up: up, mgr: mgr, srv: srv, url: hs.URL, notes: n, ws: ws}
+}
+
+// settled waits until the proxy finished the request just answered (its
+// answer recorded, its stats counted): the agent may see the last byte
+// before that.
+func settled(t *testing.T, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the proxy did not finish a request")
+	}
 }
 
 // agent is a minimal Messages API agent: it keeps the conversation, sends
@@ -98,6 +113,7 @@ func setup(t *testing.T, extraTOML string, turns []proxytest.Turn, secret string
 // with a large file.
 type agent struct {
 	t        *testing.T
+	done     <-chan struct{}
 	url      string
 	session  string
 	msgs     []map[string]any
@@ -106,8 +122,8 @@ type agent struct {
 	header   http.Header
 }
 
-func newAgent(t *testing.T, url, sessionID, prompt string) *agent {
-	a := &agent{t: t, url: url, session: sessionID, header: http.Header{}}
+func newAgent(t *testing.T, e *env, sessionID, prompt string) *agent {
+	a := &agent{t: t, done: e.done, url: e.url, session: sessionID, header: http.Header{}}
 	a.msgs = []map[string]any{{"role": "user", "content": []any{map[string]any{"type": "text", "text": prompt}}}}
 	return a
 }
@@ -164,8 +180,9 @@ func (a *agent) step() (more bool, status int) {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	settled(a.t, a.done)
 	a.answered = append(a.answered, string(raw))
 	if resp.StatusCode != 200 {
 		return false, resp.StatusCode
@@ -226,7 +243,7 @@ keep_recent_tool_batches = 2
 
 func TestMessagesThroughTheEngine(t *testing.T) {
 	e := setup(t, clearingTOML, readTurns(8), "")
-	a := newAgent(t, e.url, "11111111-2222-3333-4444-555555555555", "Read the parts.")
+	a := newAgent(t, e, "11111111-2222-3333-4444-555555555555", "Read the parts.")
 	for i := 0; i < 20; i++ {
 		more, status := a.step()
 		if status != 200 {
@@ -320,7 +337,7 @@ func commonPrefix(a, b []byte) int {
 
 func TestUpstreamErrorsPassThroughAndRecordNothing(t *testing.T) {
 	e := setup(t, "", readTurns(3), "")
-	a := newAgent(t, e.url, "aaaaaaaa-0000-0000-0000-000000000001", "Read.")
+	a := newAgent(t, e, "aaaaaaaa-0000-0000-0000-000000000001", "Read.")
 	if more, status := a.step(); !more || status != 200 {
 		t.Fatalf("first step: %v %d", more, status)
 	}
@@ -338,6 +355,7 @@ func TestUpstreamErrorsPassThroughAndRecordNothing(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	settled(t, e.done)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "7" || resp.Header.Get("X-Request-Id") != "req_1" ||
 		string(body) != `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}` {
 		t.Errorf("the agent saw %d %v %s, not the upstream's error", resp.StatusCode, resp.Header, body)
@@ -363,7 +381,9 @@ func TestFailOpenForwardsUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	settled(t, e.done)
 	reqs := e.up.Requests()
 	if len(reqs) != 1 || string(reqs[0].Body) != body {
 		t.Fatalf("upstream got %v, want the body unchanged", reqs)
@@ -383,7 +403,9 @@ func TestStatefulResponsesForwardedUntouched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	settled(t, e.done)
 	reqs := e.up.Requests()
 	if len(reqs) != 1 || string(reqs[0].Body) != body || reqs[0].Path != "/v1/responses" {
 		t.Fatalf("upstream got %+v, want the body unchanged at /v1/responses", reqs)
@@ -405,6 +427,7 @@ func TestSharedSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	settled(t, e.done)
 	if resp.StatusCode != http.StatusUnauthorized || len(e.up.Requests()) != 0 {
 		t.Fatalf("without the secret: status %d, upstream requests %d", resp.StatusCode, len(e.up.Requests()))
 	}
@@ -414,7 +437,9 @@ func TestSharedSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	settled(t, e.done)
 	reqs := e.up.Requests()
 	if resp.StatusCode != 200 || len(reqs) != 1 || reqs[0].Header.Get(proxy.SecretHeader) != "" {
 		t.Fatalf("with the secret: status %d, upstream %+v (the secret must not be forwarded)", resp.StatusCode, reqs)
@@ -423,7 +448,7 @@ func TestSharedSecret(t *testing.T) {
 
 func TestBranchKeepsTheStoredSession(t *testing.T) {
 	e := setup(t, "", readTurns(4), "")
-	a := newAgent(t, e.url, "bbbbbbbb-0000-0000-0000-000000000002", "Read.")
+	a := newAgent(t, e, "bbbbbbbb-0000-0000-0000-000000000002", "Read.")
 	for i := 0; i < 3; i++ {
 		a.step()
 	}

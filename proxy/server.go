@@ -53,6 +53,9 @@ type Options struct {
 	Client *http.Client
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+	// AfterRequest, when set, is called when a request is done: answered,
+	// its answer recorded and counted in the stats (a test hook).
+	AfterRequest func()
 }
 
 // Server is the proxy: an http.Handler speaking the providers' APIs.
@@ -148,6 +151,9 @@ func route(path string) (provider, rest string, ep endpoint) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.o.AfterRequest != nil {
+		defer s.o.AfterRequest()
+	}
 	if s.o.Secret != "" {
 		got := r.Header.Get(SecretHeader)
 		if subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Secret)) != 1 {

@@ -1,0 +1,159 @@
+package proxy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/proxy/proxytest"
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+func post(t *testing.T, e *env, path, body string, h map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	settled(t, e.done)
+	return resp, b
+}
+
+func TestRoutesAndBaseURLConventions(t *testing.T) {
+	up, err := proxytest.Start(readTurns(1), proxytest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	extra := fmt.Sprintf("[providers.openrouter]\nbase_url = %q\n[providers.claudegw]\nbase_url = %q\n", up.URL+"/api/v1", up.URL+"/gw/v1")
+	e := setup(t, extra, readTurns(1), "")
+	chat := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	msg := `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
+	for _, c := range []struct {
+		path, body string
+		upstream   *proxytest.Upstream
+		want       string
+	}{
+		{"/v1/messages?beta=true", msg, e.up, "/v1/messages"},                                                               // https://api.anthropic.com convention
+		{"/v1/responses", `{"model":"m","input":[{"type":"message","role":"user","content":"hi"}]}`, e.up, "/v1/responses"}, // …/v1 convention
+		{"/p/openrouter/v1/chat/completions", chat, up, "/api/v1/chat/completions"},
+		{"/p/claudegw/v1/messages", msg, up, "/gw/v1/messages"},
+	} {
+		before := len(c.upstream.Requests())
+		resp, body := post(t, e, c.path, c.body, nil)
+		reqs := c.upstream.Requests()
+		if resp.StatusCode != 200 || len(reqs) != before+1 || reqs[len(reqs)-1].Path != c.want {
+			t.Errorf("%s: status %d %s; upstream paths %v, want %s", c.path, resp.StatusCode, body, paths(reqs), c.want)
+		}
+	}
+	// Any other path passes through untouched, headers included.
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/v1/models?limit=5", nil)
+	req.Header.Set("Authorization", "Bearer sk-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	settled(t, e.done)
+	reqs := e.up.Requests()
+	last := reqs[len(reqs)-1]
+	if resp.StatusCode != 200 || last.Path != "/v1/models" || last.Method != "GET" || last.Header.Get("Authorization") != "[redacted]" {
+		t.Errorf("pass-through: %d %+v", resp.StatusCode, last)
+	}
+	if st := e.srv.Stats(); st.PassThrough != 1 {
+		t.Errorf("stats %+v: want one pass-through", st)
+	}
+}
+
+func paths(reqs []proxytest.Request) []string {
+	var out []string
+	for _, r := range reqs {
+		out = append(out, r.Path)
+	}
+	return out
+}
+
+func TestUpstreamUnreachable(t *testing.T) {
+	e := setup(t, "[providers.openrouter]\nbase_url = \"http://127.0.0.1:1/v1\"\n", readTurns(1), "")
+	resp, body := post(t, e, "/p/openrouter/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		map[string]string{"Authorization": "Bearer sk-very-secret"})
+	if resp.StatusCode != http.StatusBadGateway || !json.Valid(body) || bytes.Contains(body, []byte("sk-very-secret")) {
+		t.Errorf("unreachable upstream: %d %s", resp.StatusCode, body)
+	}
+	if list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{}); len(list) != 1 {
+		t.Fatalf("sessions %v", list)
+	} else if h, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: list[0].SessionID}); h.Total != 0 {
+		t.Errorf("a failed request recorded %d messages", h.Total)
+	}
+}
+
+// TestCountTokensCountsTheProjection: count_tokens is forwarded as the
+// messages request would be (cleared), and records nothing.
+func TestCountTokensCountsTheProjection(t *testing.T) {
+	e := setup(t, clearingTOML, readTurns(8), "")
+	a := newAgent(t, e, "cccccccc-0000-0000-0000-000000000003", "Read.")
+	for i := 0; i < 6; i++ {
+		a.step()
+	}
+	list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
+	before, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: list[0].SessionID})
+	body := a.body()
+	resp, out := post(t, e, "/v1/messages/count_tokens?beta=true", string(body), map[string]string{"x-claude-code-session-id": a.session})
+	reqs := e.up.Requests()
+	last := reqs[len(reqs)-1]
+	if resp.StatusCode != 200 || last.Kind != "count" || !bytes.Contains(last.Body, []byte("[tool result cleared")) || len(last.Body) >= len(body) {
+		t.Fatalf("count_tokens: %d %s; upstream got %d bytes (agent %d), cleared %v", resp.StatusCode, out, len(last.Body), len(body),
+			bytes.Contains(last.Body, []byte("[tool result cleared")))
+	}
+	after, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: list[0].SessionID})
+	if after.Total != before.Total {
+		t.Errorf("count_tokens changed the history: %d -> %d", before.Total, after.Total)
+	}
+}
+
+// responsesBody is a Codex-like stateless request.
+func responsesBody(items ...string) string {
+	return `{"model":"gpt-test","instructions":"You are Codex.","stream":false,"prompt_cache_key":"th-1","input":[` + strings.Join(items, ",") + `]}`
+}
+
+// TestCodexWindowChangeIsAnAgentBoundary: a request whose
+// x-codex-window-id changed starts the agent's fresh window: recorded in
+// the same session as a boundary of trigger "agent", not as a branch.
+func TestCodexWindowChangeIsAnAgentBoundary(t *testing.T) {
+	e := setup(t, "", []proxytest.Turn{{Text: "ok"}}, "")
+	user := func(s string) string { return `{"type":"message","role":"user","content":"` + s + `"}` }
+	asst := `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Fake side answer."}]}` // what the fake answers
+	h := map[string]string{"session-id": "th-1", "x-codex-window-id": "th-1:0"}
+	post(t, e, "/v1/responses", responsesBody(user("env"), user("do it")), h)
+	post(t, e, "/v1/responses", responsesBody(user("env"), user("do it"), asst, user("more")), h)
+	h["x-codex-window-id"] = "th-1:1"
+	post(t, e, "/v1/responses", responsesBody(user("env"), user("do it"), user("Another language model started to solve this problem. Summary: x")), h)
+	list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
+	if len(list) != 1 {
+		t.Fatalf("sessions %v, want one; requests %+v", list, e.srv.Stats().Recent)
+	}
+	hist, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: list[0].SessionID})
+	if hist.Total != 4 || !strings.HasPrefix(hist.Messages[2].Text(), "Another language model") {
+		t.Errorf("history after the new window: %d messages %v", hist.Total, hist.Messages)
+	}
+	if len(e.notes.bounds) != 1 || e.notes.bounds[0].Trigger != "agent" {
+		t.Errorf("boundaries %+v, want one of trigger agent", e.notes.bounds)
+	}
+	arts, _ := e.mgr.ListArtifacts(context.Background(), list[0].SessionID)
+	if len(arts) != 1 {
+		t.Errorf("artifacts %v: the old window must be kept", arts)
+	}
+}
