@@ -507,3 +507,51 @@ func TestCheckListen(t *testing.T) {
 		}
 	}
 }
+
+// TestEditorCompactionMapsTheAgentsHistory: after vtcode/compact (from the
+// editor) on a proxied session, the agent's next request, which still
+// carries its whole history, goes out as summary + recent messages and
+// extends the same session.
+func TestEditorCompactionMapsTheAgentsHistory(t *testing.T) {
+	e := setup(t, "[agent.harness.tool_result_clearing]\nenabled = false\n", readTurns(12), "")
+	a := newAgent(t, e, "dddddddd-0000-0000-0000-000000000004", "Read the parts.")
+	for i := 0; i < 8; i++ {
+		a.step()
+	}
+	list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
+	id := list[0].SessionID
+	res, err := e.mgr.Compact(context.Background(), session.CompactParams{SessionID: id, Strategy: "local"}, nil)
+	if err != nil || res.ArtifactID == "" {
+		t.Fatalf("compact: %+v %v", res, err)
+	}
+	before, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: id})
+	for i := 0; i < 2; i++ {
+		if _, status := a.step(); status != 200 {
+			t.Fatal(status)
+		}
+	}
+	reqs := e.up.Requests()
+	for i, r := range reqs[len(reqs)-2:] {
+		sent := a.sent[len(a.sent)-2+i]
+		// The results of the first reads are gone: only the summary stands for them.
+		first := []byte("part2Line5()") // in the first file read
+		if !bytes.Contains(sent, first) || !bytes.Contains(r.Body, []byte("Previous conversation summary")) ||
+			bytes.Contains(r.Body, first) || len(r.Body) >= len(sent)/2 {
+			t.Errorf("after the compaction the upstream got %d bytes of the agent's %d, summary %v", len(r.Body), len(sent),
+				bytes.Contains(r.Body, []byte("Previous conversation summary")))
+		}
+	}
+	st := e.srv.Stats()
+	for _, r := range st.Recent {
+		if r.Disposition != "append" {
+			t.Errorf("request taken as %q", r.Disposition)
+		}
+	}
+	after, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: id})
+	if after.Total != before.Total+4 {
+		t.Errorf("the two turns after the compaction added %d messages, want 4", after.Total-before.Total)
+	}
+	if list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{}); len(list) != 1 {
+		t.Errorf("sessions %v, want one", list)
+	}
+}

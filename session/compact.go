@@ -72,6 +72,9 @@ func (s *Session) client(r providers.Route, e *env) (providers.Generator, error)
 		return offline.New(), nil
 	}
 	if s.m.o.Clients == nil {
+		if s.px.init { // a proxied session (see below)
+			return offline.New(), nil
+		}
 		return nil, fmt.Errorf("no client for provider %q: only offline is available", r.Provider)
 	}
 	g, err := s.m.o.Clients(r, e.cfg)

@@ -113,11 +113,14 @@ type proxyState struct {
 	keys     []string // digests of the agent's messages as recorded
 	covered  int      // agent messages represented by live[:head]
 	head     int
-	unmapped bool   // resumed after a compaction: the next request starts a window
-	awaiting bool   // the agent's compaction request was answered
-	window   string // the agent's window id, if it names one
-	turn     uint64
-	pending  map[uint64]*proxyTurn
+	unmapped bool // resumed after a compaction: the next request starts a window
+	// compactions is the session's compaction count the mirror is aligned
+	// with.
+	compactions int
+	awaiting    bool   // the agent's compaction request was answered
+	window      string // the agent's window id, if it names one
+	turn        uint64
+	pending     map[uint64]*proxyTurn
 }
 
 // proxyTurn is a prepared request waiting for its answer.
@@ -298,6 +301,7 @@ func (s *Session) proxyInit() {
 	}
 	s.px.init = true
 	s.px.pending = map[uint64]*proxyTurn{}
+	s.px.compactions = s.compactions
 	if s.compactions > 0 {
 		s.px.unmapped = len(s.live) > 0
 		return
@@ -315,10 +319,29 @@ func commonPrefix(a, b []string) int {
 	return n
 }
 
+// proxyRealign lines the mirror up again with a live history that another
+// call changed (a compaction through vtcode/compact, a restore, messages
+// appended through the protocol): the live messages at the end that are
+// still the agent's own map onto them, everything before stands for the
+// rest of the agent's conversation, as after a compaction.
+func (s *Session) proxyRealign() {
+	px := &s.px
+	if px.unmapped || len(s.live) == px.head+len(px.keys)-px.covered && px.compactions == s.compactions {
+		return
+	}
+	px.compactions = s.compactions
+	k := 0
+	for k < len(px.keys) && k < len(s.live) && providers.MessageKey(&s.live[len(s.live)-1-k]) == px.keys[len(px.keys)-1-k] {
+		k++
+	}
+	px.covered, px.head = len(px.keys)-k, len(s.live)-k
+}
+
 // proxyPrepare is ProxyPrepare on the chosen session.
 func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, keys []string, prog Progress) (*ProxyPlan, error) {
 	s.syncEstimator()
 	s.proxyInit()
+	s.proxyRealign()
 	px := &s.px
 	if (r.Provider != "" || r.Model != "") && (r.Provider != s.route.Provider || r.Model != s.route.Model) && r.Kind == ProxyTurn {
 		if err := s.adoptRoute(r.Provider, r.Model, 0); err != nil {
@@ -354,9 +377,9 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		pre = append(pre, s.live[:px.head]...)
 		for j := px.covered; j < n; j++ {
 			msg := r.Messages[j]
-			if j < c && msg.Role != history.Assistant {
+			if li := px.head + j - px.covered; j < c && msg.Role != history.Assistant && li < len(s.live) {
 				// Same digest as the stored message: the same estimate.
-				if t, ok := s.est.Cached(&s.live[px.head+j-px.covered]); ok {
+				if t, ok := s.est.Cached(&s.live[li]); ok {
 					s.est.SetCached(&msg, t)
 				}
 			}
@@ -444,6 +467,7 @@ func (s *Session) proxyCompacted(pre []history.Message, keys []string, covered, 
 	s.px.keys = slices.Clone(keys)
 	s.px.covered = len(keys) - k
 	s.px.head = len(s.live) - k
+	s.px.compactions = s.compactions
 }
 
 // ProxyRecord records the answer to a prepared request: a turn's new
@@ -515,7 +539,8 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 		if err := s.recordAnswer(resp); err != nil {
 			return err
 		}
-		s.px = proxyState{init: true, keys: append(slices.Clone(t.keys), respKey), window: t.window, turn: px.turn, pending: px.pending}
+		s.px = proxyState{init: true, keys: append(slices.Clone(t.keys), respKey), window: t.window, turn: px.turn, pending: px.pending,
+			compactions: s.compactions}
 	case ProxyBranch:
 		return s.proxyBranch(ctx, t, resp, respKey)
 	case ProxySide:
