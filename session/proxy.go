@@ -115,12 +115,13 @@ type proxyState struct {
 	head     int
 	unmapped bool // resumed after a compaction: the next request starts a window
 	// compactions is the session's compaction count the mirror is aligned
-	// with.
-	compactions int
-	awaiting    bool   // the agent's compaction request was answered
-	window      string // the agent's window id, if it names one
-	turn        uint64
-	pending     map[uint64]*proxyTurn
+	// with; extra counts the placeholder results in live[head:] that
+	// stand for no agent message (see proxyRealign).
+	compactions, extra int
+	awaiting           bool   // the agent's compaction request was answered
+	window             string // the agent's window id, if it names one
+	turn               uint64
+	pending            map[uint64]*proxyTurn
 }
 
 // proxyTurn is a prepared request waiting for its answer.
@@ -323,18 +324,49 @@ func commonPrefix(a, b []string) int {
 // call changed (a compaction through vtcode/compact, a restore, messages
 // appended through the protocol): the live messages at the end that are
 // still the agent's own map onto them, everything before stands for the
-// rest of the agent's conversation, as after a compaction.
+// rest of the agent's conversation, as after a compaction. A compaction
+// made while the agent's last call had no result yet leaves a placeholder
+// result (history.InterruptedResult) that the agent's real one follows; the
+// alignment skips it, and projections use the agent's messages there.
 func (s *Session) proxyRealign() {
 	px := &s.px
-	if px.unmapped || len(s.live) == px.head+len(px.keys)-px.covered && px.compactions == s.compactions {
+	if px.unmapped || len(s.live) == px.head+len(px.keys)-px.covered+px.extra && px.compactions == s.compactions {
 		return
 	}
 	px.compactions = s.compactions
-	k := 0
-	for k < len(px.keys) && k < len(s.live) && providers.MessageKey(&s.live[len(s.live)-1-k]) == px.keys[len(px.keys)-1-k] {
-		k++
+	i, j, extra := len(s.live)-1, len(px.keys)-1, 0
+	for i >= 0 && j >= 0 {
+		m := &s.live[i]
+		if providers.MessageKey(m) == px.keys[j] {
+			i, j = i-1, j-1
+			continue
+		}
+		if m.Role == history.Tool && m.Text() == history.InterruptedResult {
+			i, extra = i-1, extra+1
+			continue
+		}
+		break
 	}
-	px.covered, px.head = len(px.keys)-k, len(s.live)-k
+	px.covered, px.head, px.extra = j+1, i+1, extra
+}
+
+// proxyLiveIndex returns the index in the live history of the agent's
+// message j (digest key), or -1.
+func (s *Session) proxyLiveIndex(j int, key string) int {
+	px := &s.px
+	li := px.head + j - px.covered
+	if px.extra == 0 {
+		if li < len(s.live) {
+			return li
+		}
+		return -1
+	}
+	for d := 0; d <= px.extra && li+d < len(s.live); d++ {
+		if providers.MessageKey(&s.live[li+d]) == key {
+			return li + d
+		}
+	}
+	return -1
 }
 
 // proxyPrepare is ProxyPrepare on the chosen session.
@@ -377,10 +409,12 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		pre = append(pre, s.live[:px.head]...)
 		for j := px.covered; j < n; j++ {
 			msg := r.Messages[j]
-			if li := px.head + j - px.covered; j < c && msg.Role != history.Assistant && li < len(s.live) {
+			if j < c && msg.Role != history.Assistant {
 				// Same digest as the stored message: the same estimate.
-				if t, ok := s.est.Cached(&s.live[li]); ok {
-					s.est.SetCached(&msg, t)
+				if li := s.proxyLiveIndex(j, keys[j]); li >= 0 {
+					if t, ok := s.est.Cached(&s.live[li]); ok {
+						s.est.SetCached(&msg, t)
+					}
 				}
 			}
 			pre = append(pre, msg)
@@ -467,7 +501,7 @@ func (s *Session) proxyCompacted(pre []history.Message, keys []string, covered, 
 	s.px.keys = slices.Clone(keys)
 	s.px.covered = len(keys) - k
 	s.px.head = len(s.live) - k
-	s.px.compactions = s.compactions
+	s.px.compactions, s.px.extra = s.compactions, 0
 }
 
 // ProxyRecord records the answer to a prepared request: a turn's new

@@ -370,6 +370,16 @@ func checkEngine(t *testing.T, c *client, up *proxytest.Upstream, proxyURL, endp
 			t.Logf("$/progress %s", p)
 		}
 	}
+	// vtcode/compact (the editor's Compact Context) acts on the session.
+	var manual struct {
+		Mode    string `json:"mode"`
+		Message string `json:"message"`
+	}
+	if err := c.conn.Call(ctx, "vtcode/compact", map[string]any{"sessionId": sessionID}, &manual); err != nil {
+		t.Errorf("vtcode/compact on the proxied session: %v", err)
+	} else if manual.Mode != "local" && manual.Mode != "none" {
+		t.Errorf("vtcode/compact answered %+v", manual)
+	}
 	bounds := 0
 	for _, p := range c.notes("vtcode/compactBoundary") {
 		if bytes.Contains(p, []byte(sessionID)) {
