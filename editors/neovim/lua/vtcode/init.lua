@@ -329,6 +329,7 @@ local function init_options(cfg)
   out.proxy = { listen = px.listen, allowRemote = px.allow_remote, secretEnv = px.secret_env }
   return out
 end
+M._init_options = init_options -- for tests
 
 --- Starts (or reuses) the client for the workspace of the current buffer. Returns true when a
 --- client is running or starting.
