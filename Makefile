@@ -55,11 +55,13 @@ test-neovim: build
 # pinned versions from the npm registry, installed once under $(CACHE).
 CLAUDE_CODE_VERSION := 2.1.332
 CODEX_VERSION       := 0.171.0
+OPENCODE_VERSION    := 1.18.33
 AGENTS_DIR          := $(CACHE)/agents
 CLAUDE_DIR          := $(AGENTS_DIR)/claude-code-$(CLAUDE_CODE_VERSION)
 CODEX_DIR           := $(AGENTS_DIR)/codex-$(CODEX_VERSION)
+OPENCODE_DIR        := $(AGENTS_DIR)/opencode-$(OPENCODE_VERSION)
 
-agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed
+agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed $(OPENCODE_DIR)/.installed
 
 $(CLAUDE_DIR)/.installed:
 	mkdir -p $(CLAUDE_DIR)
@@ -73,6 +75,12 @@ $(CODEX_DIR)/.installed:
 	test -x $(CODEX_DIR)/node_modules/.bin/codex
 	touch $@
 
+$(OPENCODE_DIR)/.installed:
+	mkdir -p $(OPENCODE_DIR)
+	npm install --prefix $(OPENCODE_DIR) --no-audit --no-fund --loglevel=error opencode-ai@$(OPENCODE_VERSION)
+	test -x $(OPENCODE_DIR)/node_modules/.bin/opencode
+	touch $@
+
 # The agents run in a network namespace with only loopback (unshare -n, as
 # root, which CI is); the daemon and the test binary are built before, so
 # nothing inside needs the network.
@@ -81,6 +89,7 @@ test-agents: build agents
 	VTCODE_LS_BIN=$(CURDIR)/$(BIN) \
 	VTCODE_CLAUDE=$(CLAUDE_DIR)/node_modules/.bin/claude \
 	VTCODE_CODEX=$(CODEX_DIR)/node_modules/.bin/codex \
+	VTCODE_OPENCODE=$(OPENCODE_DIR)/node_modules/.bin/opencode \
 	unshare -n bash -c 'ip link set lo up && exec bin/agents.test -test.v -test.count=1 -test.timeout=10m'
 
 bench:

@@ -82,7 +82,7 @@ func (s *Session) client(r providers.Route, e *env) (providers.Generator, error)
 		// A proxied session: the agent's credentials are never used for
 		// the engine's own requests, so without a key of its own the
 		// daemon summarizes offline.
-		s.m.logger.Info("session: proxied session summarizes offline", "session", s.id, "reason", err)
+		s.m.logger.Debug("session: proxied session summarizes offline", "session", s.id, "reason", err)
 		return offline.New(), nil
 	}
 	if err != nil {

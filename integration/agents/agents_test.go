@@ -1,7 +1,7 @@
 //go:build agents && linux
 
-// Package agents_test runs the real coding agents (Claude Code and Codex
-// CLI, pinned versions from npm) through the proxy of a vtcode-ls daemon,
+// Package agents_test runs the real coding agents (Claude Code, Codex CLI
+// and opencode, pinned versions from npm) through the proxy of a vtcode-ls daemon,
 // offline, against the scripted fake upstream of proxy/proxytest: 30+
 // turns of reading large files and running commands. `make test-agents`
 // installs the agents under $(CACHE), builds the daemon and this test, and
@@ -9,7 +9,7 @@
 // checks that it really is offline before it starts an agent.
 //
 // Environment (set by the Makefile): VTCODE_LS_BIN, VTCODE_CLAUDE,
-// VTCODE_CODEX.
+// VTCODE_CODEX, VTCODE_OPENCODE.
 package agents_test
 
 import (
@@ -180,7 +180,8 @@ func tailOf(s string, n int) string {
 
 // workspace writes the files the agents read and the configuration: the
 // upstreams, the in-process proxy on a free port, and a 64k-token context
-// (less for Codex, which truncates long outputs itself) for the engine, so that clearing and compaction both happen within the
+// (less for Codex, which truncates long outputs itself, and for opencode,
+// whose prompt is smaller) for the engine, so that clearing and compaction both happen within the
 // run while the agents (which see the usage of the smaller requests) never
 // compact themselves.
 func workspace(t *testing.T) string {
@@ -201,7 +202,7 @@ func workspace(t *testing.T) string {
 }
 
 // configure writes the workspace configuration.
-func configure(t *testing.T, ws, anthropicURL, openaiURL string, window int) {
+func configure(t *testing.T, ws, anthropicURL, openaiURL string, window, keep int) {
 	cfg := fmt.Sprintf(`[proxy]
 listen = "127.0.0.1:0"
 
@@ -216,9 +217,9 @@ max_context_tokens = %d
 reserved_output_tokens = 8000
 
 [agent.harness.tool_result_clearing]
-keep_tool_uses = 4
-keep_recent_tool_batches = 4
-`, anthropicURL, openaiURL, window)
+keep_tool_uses = %d
+keep_recent_tool_batches = %d
+`, anthropicURL, openaiURL, window, keep, keep)
 	if err := os.WriteFile(filepath.Join(ws, "vtcode.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +455,7 @@ func TestClaudeCode(t *testing.T) {
 	ws := workspace(t)
 	anth := startUpstream(t, claudeScript(ws), proxytest.Options{})
 	oai := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
-	configure(t, ws, anth.URL, oai.URL+"/v1", 64000)
+	configure(t, ws, anth.URL, oai.URL+"/v1", 64000, 4)
 	c, proxyURL := daemon(t, ws)
 	runClaude(t, ws, proxyURL)
 	checkEngine(t, c, anth, proxyURL, "/v1/messages")
@@ -471,7 +472,7 @@ func TestClaudeCodeCompactsItself(t *testing.T) {
 	ws := workspace(t)
 	anth := startUpstream(t, claudeScript(ws), proxytest.Options{TokenScale: 3})
 	oai := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
-	configure(t, ws, anth.URL, oai.URL+"/v1", 400000)
+	configure(t, ws, anth.URL, oai.URL+"/v1", 400000, 4)
 	c, proxyURL := daemon(t, ws)
 	runClaude(t, ws, proxyURL, "--autocompact", "100000")
 
@@ -521,7 +522,7 @@ func TestCodex(t *testing.T) {
 		proxytest.Turn{Text: "FINAL: all modules read."})
 	oai := startUpstream(t, turns, proxytest.Options{})
 	anth := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
-	configure(t, ws, anth.URL, oai.URL+"/v1", 36000)
+	configure(t, ws, anth.URL, oai.URL+"/v1", 36000, 4)
 	c, proxyURL := daemon(t, ws)
 
 	home := t.TempDir()
@@ -597,4 +598,75 @@ exporter = "none"
 		t.Errorf("codex ran %d commands, want at least %d", commands, reads+2)
 	}
 	checkEngine(t, c, oai, proxyURL, "/v1/responses")
+}
+
+func TestOpencode(t *testing.T) {
+	opencode := mustEnv(t, "VTCODE_OPENCODE")
+	offline(t)
+	ws := workspace(t)
+	var turns []proxytest.Turn
+	for i := 0; i < reads; i++ {
+		turns = append(turns, proxytest.Turn{Text: fmt.Sprintf("Reading module %02d.", i),
+			Calls: []proxytest.Call{{Name: "read", Input: input(map[string]string{"filePath": filepath.Join(ws, fmt.Sprintf("module%02d.go", i))})}}})
+	}
+	turns = append(turns,
+		proxytest.Turn{Text: "Counting the files.", Calls: []proxytest.Call{{Name: "bash", Input: input(map[string]string{"command": "ls | wc -l", "description": "Count files"})}}},
+		proxytest.Turn{Text: "Listing them.", Calls: []proxytest.Call{{Name: "bash", Input: input(map[string]string{"command": "ls -la", "description": "List files"})}}},
+		proxytest.Turn{Text: "FINAL: all modules read."})
+	oai := startUpstream(t, turns, proxytest.Options{})
+	anth := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
+	configure(t, ws, anth.URL, oai.URL+"/v1", 38000, 2)
+	c, proxyURL := daemon(t, ws)
+
+	home := t.TempDir()
+	cfgDir := filepath.Join(home, ".config", "opencode")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"model":"fake/fake-model","small_model":"fake/fake-model","autoupdate":false,"share":"disabled",
+ "permission":{"*":"allow"},
+ "provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"Fake",
+   "options":{"baseURL":"%s/v1","apiKey":"sk-fake-key"},
+   "models":{"fake-model":{"name":"Fake","tool_call":true,"limit":{"context":400000,"output":8192}}}}}}`, proxyURL)
+	if err := os.WriteFile(filepath.Join(cfgDir, "opencode.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, took := run(t, ws, []string{"PATH=/usr/bin:/bin", "HOME=" + home, "TERM=dumb",
+		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1",
+		"OPENCODE_DISABLE_EXTERNAL_SKILLS=1"},
+		opencode, "run", "--format", "json", "Read every module of this folder, one by one, then count the files.")
+	tools, final := 0, ""
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var ev struct {
+			Type string `json:"type"`
+			Part struct {
+				Text  string `json:"text"`
+				State struct {
+					Status string `json:"status"`
+				} `json:"state"`
+			} `json:"part"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		switch ev.Type {
+		case "tool_use":
+			tools++
+			if ev.Part.State.Status != "completed" {
+				t.Errorf("a tool did not complete: %s", tailOf(sc.Text(), 500))
+			}
+		case "text":
+			final = ev.Part.Text
+		case "error":
+			t.Errorf("opencode reported an error: %s", tailOf(sc.Text(), 1000))
+		}
+	}
+	t.Logf("opencode: %d tool calls in %s, final %q", tools, took.Round(time.Millisecond), final)
+	if tools < reads+2 || !strings.Contains(final, "FINAL") {
+		t.Errorf("opencode ran %d tools, final %q: want at least %d and the final answer", tools, final, reads+2)
+	}
+	checkEngine(t, c, oai, proxyURL, "/v1/chat/completions")
 }
