@@ -35,8 +35,37 @@ import (
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
 )
 
-// reads is the number of large files each agent is made to read.
-const reads = 28
+// The script of every agent: singles turns reading one large file each
+// (clearing keeps the request small), then batches turns reading four at
+// once (past the engine's threshold: compaction), then a command and the
+// final answer. Every file is ~20 KB; there are singles + 4×batches + 1
+// model steps with tools, and singles + 4×batches reads.
+const (
+	singles = 22
+	batches = 8
+	files   = singles + 4*batches
+	steps   = singles + batches + 1 // model steps with tool calls
+)
+
+// script builds the turns of an agent whose read call for a file is read,
+// and whose shell call for a command is shell.
+func script(ws string, singles, batches int, read func(path string) proxytest.Call, shell func(cmd string) proxytest.Call) []proxytest.Turn {
+	path := func(i int) string { return filepath.Join(ws, fmt.Sprintf("module%02d.go", i)) }
+	var turns []proxytest.Turn
+	for i := 0; i < singles; i++ {
+		turns = append(turns, proxytest.Turn{Text: fmt.Sprintf("Reading module %02d.", i), Calls: []proxytest.Call{read(path(i))}})
+	}
+	for b := 0; b < batches; b++ {
+		t := proxytest.Turn{Text: fmt.Sprintf("Reading four more modules (batch %d).", b)}
+		for k := 0; k < 4; k++ {
+			t.Calls = append(t.Calls, read(path(singles+4*b+k)))
+		}
+		turns = append(turns, t)
+	}
+	return append(turns,
+		proxytest.Turn{Text: "Counting the files.", Calls: []proxytest.Call{shell("ls | wc -l")}},
+		proxytest.Turn{Text: "FINAL: all modules read."})
+}
 
 func mustEnv(t *testing.T, k string) string {
 	t.Helper()
@@ -189,7 +218,7 @@ func workspace(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < reads; i++ {
+	for i := 0; i < files; i++ {
 		var sb strings.Builder
 		for l := 0; sb.Len() < 20000; l++ {
 			fmt.Fprintf(&sb, "// file %02d line %04d: func handler%02d_%04d(w http.ResponseWriter, r *http.Request) { serve(w, r, %d) }\n", i, l, i, l, l*i)
@@ -283,8 +312,8 @@ func run(t *testing.T, ws string, env []string, name string, args ...string) ([]
 func checkEngine(t *testing.T, c *client, up *proxytest.Upstream, proxyURL, endpoint string) {
 	t.Helper()
 	main := proxytest.Bodies(up.Requests(), "main")
-	if len(main) < reads+2 {
-		t.Errorf("upstream got %d main requests, want at least %d", len(main), reads+2)
+	if len(main) < steps+1 {
+		t.Errorf("upstream got %d main requests, want at least %d", len(main), steps+1)
 	}
 	if !proxytest.Contains(main, "[tool result cleared") {
 		t.Error("no request reached the upstream with cleared tool results")
@@ -406,22 +435,19 @@ func input(v any) json.RawMessage {
 	return b
 }
 
-// claudeScript makes Claude Code read every module, re-read one and run a
-// command.
-func claudeScript(ws string) []proxytest.Turn {
-	var turns []proxytest.Turn
-	for i := 0; i < reads; i++ {
-		turns = append(turns, proxytest.Turn{Text: fmt.Sprintf("Reading module %02d.", i),
-			Calls: []proxytest.Call{{Name: "Read", Input: input(map[string]string{"file_path": filepath.Join(ws, fmt.Sprintf("module%02d.go", i))})}}})
-	}
-	return append(turns,
-		proxytest.Turn{Text: "Re-reading the first module.", Calls: []proxytest.Call{{Name: "Read", Input: input(map[string]string{"file_path": filepath.Join(ws, "module00.go")})}}},
-		proxytest.Turn{Text: "Counting the files.", Calls: []proxytest.Call{{Name: "Bash", Input: input(map[string]string{"command": "ls | wc -l", "description": "Count files"})}}},
-		proxytest.Turn{Text: "FINAL: all modules read."})
+// claudeScript is the script with Claude Code's Read and Bash tools.
+func claudeScript(ws string, singles, batches int) []proxytest.Turn {
+	return script(ws, singles, batches,
+		func(path string) proxytest.Call {
+			return proxytest.Call{Name: "Read", Input: input(map[string]string{"file_path": path})}
+		},
+		func(cmd string) proxytest.Call {
+			return proxytest.Call{Name: "Bash", Input: input(map[string]string{"command": cmd, "description": "Run " + cmd})}
+		})
 }
 
 // runClaude runs Claude Code through the proxy and checks that it finished
-// without an error after at least reads+2 turns.
+// without an error after every step of the script.
 func runClaude(t *testing.T, ws, proxyURL string, extra ...string) {
 	claude := mustEnv(t, "VTCODE_CLAUDE")
 	home := t.TempDir()
@@ -444,8 +470,8 @@ func runClaude(t *testing.T, ws, proxyURL string, extra ...string) {
 	if res.IsError || res.Subtype != "success" || !strings.Contains(res.Result, "FINAL") {
 		t.Errorf("claude saw an error or did not finish: %+v", res)
 	}
-	if res.NumTurns < reads+2 {
-		t.Errorf("claude ran %d turns, want at least %d", res.NumTurns, reads+2)
+	if res.NumTurns < steps+1 {
+		t.Errorf("claude ran %d turns, want at least %d", res.NumTurns, steps+1)
 	}
 }
 
@@ -453,9 +479,9 @@ func TestClaudeCode(t *testing.T) {
 	mustEnv(t, "VTCODE_CLAUDE")
 	offline(t)
 	ws := workspace(t)
-	anth := startUpstream(t, claudeScript(ws), proxytest.Options{})
+	anth := startUpstream(t, claudeScript(ws, singles, batches), proxytest.Options{})
 	oai := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
-	configure(t, ws, anth.URL, oai.URL+"/v1", 64000, 4)
+	configure(t, ws, anth.URL, oai.URL+"/v1", 64000, 2)
 	c, proxyURL := daemon(t, ws)
 	runClaude(t, ws, proxyURL)
 	checkEngine(t, c, anth, proxyURL, "/v1/messages")
@@ -470,9 +496,11 @@ func TestClaudeCodeCompactsItself(t *testing.T) {
 	mustEnv(t, "VTCODE_CLAUDE")
 	offline(t)
 	ws := workspace(t)
-	anth := startUpstream(t, claudeScript(ws), proxytest.Options{TokenScale: 3})
+	// Single reads only: batches of four refill Claude Code's window right
+	// after each of its compactions, which it stops as thrashing.
+	anth := startUpstream(t, claudeScript(ws, 28, 0), proxytest.Options{TokenScale: 3})
 	oai := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
-	configure(t, ws, anth.URL, oai.URL+"/v1", 400000, 4)
+	configure(t, ws, anth.URL, oai.URL+"/v1", 400000, 2)
 	c, proxyURL := daemon(t, ws)
 	runClaude(t, ws, proxyURL, "--autocompact", "100000")
 
@@ -511,18 +539,13 @@ func TestCodex(t *testing.T) {
 	codex := mustEnv(t, "VTCODE_CODEX")
 	offline(t)
 	ws := workspace(t)
-	var turns []proxytest.Turn
-	for i := 0; i < reads; i++ {
-		turns = append(turns, proxytest.Turn{Text: fmt.Sprintf("Reading module %02d.", i),
-			Calls: []proxytest.Call{{Name: "exec_command", Input: input(map[string]string{"cmd": fmt.Sprintf("cat module%02d.go", i)})}}})
+	exec := func(cmd string) proxytest.Call {
+		return proxytest.Call{Name: "exec_command", Input: input(map[string]string{"cmd": cmd})}
 	}
-	turns = append(turns,
-		proxytest.Turn{Text: "Counting the files.", Calls: []proxytest.Call{{Name: "exec_command", Input: input(map[string]string{"cmd": "ls | wc -l"})}}},
-		proxytest.Turn{Text: "Listing them.", Calls: []proxytest.Call{{Name: "exec_command", Input: input(map[string]string{"cmd": "ls -la"})}}},
-		proxytest.Turn{Text: "FINAL: all modules read."})
+	turns := script(ws, singles, batches, func(path string) proxytest.Call { return exec("cat " + filepath.Base(path)) }, exec)
 	oai := startUpstream(t, turns, proxytest.Options{})
 	anth := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
-	configure(t, ws, anth.URL, oai.URL+"/v1", 36000, 4)
+	configure(t, ws, anth.URL, oai.URL+"/v1", 36000, 2)
 	c, proxyURL := daemon(t, ws)
 
 	home := t.TempDir()
@@ -594,8 +617,8 @@ exporter = "none"
 	if turnsDone != 1 || !strings.Contains(final, "FINAL") {
 		t.Errorf("codex did not finish its turn: %d turn.completed, final message %q", turnsDone, final)
 	}
-	if commands < reads+2 {
-		t.Errorf("codex ran %d commands, want at least %d", commands, reads+2)
+	if commands < files+1 {
+		t.Errorf("codex ran %d commands, want at least %d", commands, files+1)
 	}
 	checkEngine(t, c, oai, proxyURL, "/v1/responses")
 }
@@ -604,18 +627,16 @@ func TestOpencode(t *testing.T) {
 	opencode := mustEnv(t, "VTCODE_OPENCODE")
 	offline(t)
 	ws := workspace(t)
-	var turns []proxytest.Turn
-	for i := 0; i < reads; i++ {
-		turns = append(turns, proxytest.Turn{Text: fmt.Sprintf("Reading module %02d.", i),
-			Calls: []proxytest.Call{{Name: "read", Input: input(map[string]string{"filePath": filepath.Join(ws, fmt.Sprintf("module%02d.go", i))})}}})
-	}
-	turns = append(turns,
-		proxytest.Turn{Text: "Counting the files.", Calls: []proxytest.Call{{Name: "bash", Input: input(map[string]string{"command": "ls | wc -l", "description": "Count files"})}}},
-		proxytest.Turn{Text: "Listing them.", Calls: []proxytest.Call{{Name: "bash", Input: input(map[string]string{"command": "ls -la", "description": "List files"})}}},
-		proxytest.Turn{Text: "FINAL: all modules read."})
+	turns := script(ws, singles, batches,
+		func(path string) proxytest.Call {
+			return proxytest.Call{Name: "read", Input: input(map[string]string{"filePath": path})}
+		},
+		func(cmd string) proxytest.Call {
+			return proxytest.Call{Name: "bash", Input: input(map[string]string{"command": cmd, "description": "Run " + cmd})}
+		})
 	oai := startUpstream(t, turns, proxytest.Options{})
 	anth := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
-	configure(t, ws, anth.URL, oai.URL+"/v1", 38000, 2)
+	configure(t, ws, anth.URL, oai.URL+"/v1", 44000, 2)
 	c, proxyURL := daemon(t, ws)
 
 	home := t.TempDir()
@@ -665,8 +686,8 @@ func TestOpencode(t *testing.T) {
 		}
 	}
 	t.Logf("opencode: %d tool calls in %s, final %q", tools, took.Round(time.Millisecond), final)
-	if tools < reads+2 || !strings.Contains(final, "FINAL") {
-		t.Errorf("opencode ran %d tools, final %q: want at least %d and the final answer", tools, final, reads+2)
+	if tools < files+1 || !strings.Contains(final, "FINAL") {
+		t.Errorf("opencode ran %d tools, final %q: want at least %d and the final answer", tools, final, files+1)
 	}
 	checkEngine(t, c, oai, proxyURL, "/v1/chat/completions")
 }
