@@ -16,7 +16,7 @@ import (
 // none: the session then falls back to a fingerprint of the system prompt
 // and first user message. Keys are namespaced by the agent family, so that
 // the header and body forms of one agent agree.
-func sessionKey(h http.Header, wr *providers.WireRequest) string {
+func sessionKey(ep endpoint, h http.Header, wr *providers.WireRequest) string {
 	if v := h.Get("x-claude-code-session-id"); v != "" {
 		return "claude\x00" + v
 	}
@@ -28,13 +28,13 @@ func sessionKey(h http.Header, wr *providers.WireRequest) string {
 	if v := h.Get("x-session-id"); v != "" {
 		return "opencode\x00" + v
 	}
-	if wr.SessionHint != "" {
-		if h.Get("anthropic-version") != "" || h.Get("x-api-key") != "" || wr.System != "" && h.Get("x-app") == "cli" {
-			return "claude\x00" + wr.SessionHint
-		}
-		return "codex\x00" + wr.SessionHint
+	switch {
+	case wr.SessionHint == "":
+		return ""
+	case ep == messages || ep == countTokens: // metadata.user_id
+		return "claude\x00" + wr.SessionHint
 	}
-	return ""
+	return "codex\x00" + wr.SessionHint // prompt_cache_key
 }
 
 // Markers of the agents' own compaction requests. Each agent asks its

@@ -302,7 +302,7 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 		rec.AgentCompaction = true
 	}
 	preq := session.ProxyRequest{
-		Workspace: s.o.Workspace, Key: sessionKey(r.Header, d.wr), WindowID: r.Header.Get("x-codex-window-id"),
+		Workspace: s.o.Workspace, Key: sessionKey(ep, r.Header, d.wr), WindowID: r.Header.Get("x-codex-window-id"),
 		Provider: providers.CanonicalProvider(provider), Model: d.wr.Model,
 		System: d.wr.System, Tools: d.wr.Tools, Messages: d.wr.Messages, Kind: kind,
 	}
