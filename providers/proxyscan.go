@@ -233,3 +233,57 @@ func DecodeMembers(members map[string]json.RawMessage, dst map[string]any) error
 	}
 	return nil
 }
+
+// SetMember returns the JSON object obj with the value of its top-level
+// member key replaced by value (appended when absent), every other byte
+// kept: the way a proxy edits one field of a large block without
+// re-encoding the rest. obj that is not an object is returned as is.
+func SetMember(obj []byte, key string, value []byte) []byte {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return obj
+	}
+	i = skipSpace(obj, i+1)
+	last := -1 // end of the last member's value
+	for i < len(obj) && obj[i] == '"' {
+		kend, err := scanString(obj, i)
+		if err != nil {
+			return obj
+		}
+		var k string
+		if json.Unmarshal(obj[i:kend], &k) != nil {
+			return obj
+		}
+		j := skipSpace(obj, kend)
+		if j >= len(obj) || obj[j] != ':' {
+			return obj
+		}
+		vstart := skipSpace(obj, j+1)
+		vend, err := scanValue(obj, vstart)
+		if err != nil {
+			return obj
+		}
+		if k == key {
+			out := make([]byte, 0, len(obj)-(vend-vstart)+len(value))
+			out = append(out, obj[:vstart]...)
+			out = append(out, value...)
+			return append(out, obj[vend:]...)
+		}
+		last = vend
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	kb, _ := json.Marshal(key)
+	if last < 0 { // an empty object
+		return append(append(append(append([]byte("{"), kb...), ':'), value...), '}')
+	}
+	out := make([]byte, 0, len(obj)+len(kb)+len(value)+2)
+	out = append(out, obj[:last]...)
+	out = append(out, ',')
+	out = append(out, kb...)
+	out = append(out, ':')
+	out = append(out, value...)
+	return append(out, obj[last:]...)
+}

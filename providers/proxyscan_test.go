@@ -45,3 +45,18 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+func TestSetMember(t *testing.T) {
+	for _, c := range []struct{ obj, key, value, want string }{
+		{`{"type":"tool_result","content":"big \"}\" text","is_error":true}`, "content", `"stub"`, `{"type":"tool_result","content":"stub","is_error":true}`},
+		{`{ "a" : [1,{"content":2}] , "content" : {"x":"}"} }`, "content", `3`, `{ "a" : [1,{"content":2}] , "content" : 3 }`},
+		{`{"a":1}`, "content", `"s"`, `{"a":1,"content":"s"}`},
+		{`{}`, "content", `"s"`, `{"content":"s"}`},
+		{`[1]`, "content", `"s"`, `[1]`},
+	} {
+		got := string(SetMember([]byte(c.obj), c.key, []byte(c.value)))
+		if got != c.want {
+			t.Errorf("SetMember(%s, %s) = %s, want %s", c.obj, c.key, got, c.want)
+		}
+	}
+}

@@ -213,14 +213,15 @@ func writeTable(w io.Writer, rep *Report) error {
 	if x := rep.Proxy; x != nil {
 		p("6. Proxy: a streamed Messages request of %s tokens (%s, %d SSE events back) through vtcode-ls proxy\n",
 			formatInt(int64(x.RequestTokens)), fmtBytes(int64(x.RequestBytes)), x.StreamEvents)
-		p("   vs httputil.ReverseProxy (FlushInterval -1), same fake upstream; the session knows the conversation\n")
+		p("   vs httputil.ReverseProxy (FlushInterval -1), same upstream (drains the body, streams a canned answer);\n")
+		p("   the session knows the conversation\n")
 		p("   (a repeated request). \"same bytes\": clearing off, the upstream gets the agent's bytes; \"clearing\":\n")
 		p("   the default policy, the upstream gets %s\n", fmtBytes(int64(x.ForwardedBytes)))
 		t = newTable(w)
 		t.row("measure", "ReverseProxy", "proxy, same bytes", "added", "ratio", "proxy, clearing", "ratio")
-		t.row("time to first byte", fmtNs(x.PlainTTFBNs), fmtNs(x.Same.TTFBNs), fmtNs(x.Same.TTFBNs-x.PlainTTFBNs), fmtRatio(x.Same.TTFBRatio),
+		t.row("time to first byte", fmtNs(x.PlainTTFBNs), fmtNs(x.Same.TTFBNs), fmtAdded(x.Same.TTFBNs-x.PlainTTFBNs), fmtRatio(x.Same.TTFBRatio),
 			fmtNs(x.Cleared.TTFBNs), fmtRatio(x.Cleared.TTFBRatio))
-		t.row("total", fmtNs(x.PlainTotalNs), fmtNs(x.Same.TotalNs), fmtNs(x.Same.TotalNs-x.PlainTotalNs), fmtRatio(x.Same.TotalRatio),
+		t.row("total", fmtNs(x.PlainTotalNs), fmtNs(x.Same.TotalNs), fmtAdded(x.Same.TotalNs-x.PlainTotalNs), fmtRatio(x.Same.TotalRatio),
 			fmtNs(x.Cleared.TotalNs), fmtRatio(x.Cleared.TotalRatio))
 		flush(t)
 		p("   first request of a new session (every message estimated): time to first byte %s (same bytes), %s (clearing);\n",

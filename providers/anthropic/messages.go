@@ -399,14 +399,10 @@ func patchBlocks(w *wireMessage, o origin, p *history.Message) []json.RawMessage
 	return out
 }
 
-// setField returns the object b with field k set to v.
+// setField returns the object b with field k set to v, its other bytes
+// kept.
 func setField(b json.RawMessage, k string, v json.RawMessage) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil || m == nil {
-		return b
-	}
-	m[k] = v
-	return marshal(m)
+	return providers.SetMember(b, k, v)
 }
 
 // freshBlocks converts one history message to the role and blocks of a

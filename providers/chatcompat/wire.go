@@ -156,7 +156,8 @@ func patchChat(raw json.RawMessage, p *history.Message) json.RawMessage {
 		return raw
 	}
 	if p.Role == history.Tool {
-		m["content"], _ = json.Marshal(p.Text())
+		content, _ := json.Marshal(p.Text())
+		return providers.SetMember(raw, "content", content)
 	} else {
 		var calls []map[string]json.RawMessage
 		_ = json.Unmarshal(m["tool_calls"], &calls)

@@ -205,22 +205,19 @@ func patchItem(raw json.RawMessage, p *history.Message) json.RawMessage {
 		if p.Role != history.Tool {
 			return raw
 		}
-		m["output"] = mustJSON(p.Text())
+		return providers.SetMember(raw, "output", mustJSON(p.Text()))
 	case "function_call", "custom_tool_call":
 		for _, tc := range p.ToolCalls {
 			if tc.ID != callID {
 				continue
 			}
 			if typ == "custom_tool_call" {
-				m["input"] = mustJSON(tc.Input)
-			} else {
-				m["arguments"] = mustJSON(tc.Arguments)
+				return providers.SetMember(raw, "input", mustJSON(tc.Input))
 			}
+			return providers.SetMember(raw, "arguments", mustJSON(tc.Arguments))
 		}
-	default:
-		return raw
 	}
-	return mustJSON(m)
+	return raw
 }
 
 func mustJSON(v any) json.RawMessage {
