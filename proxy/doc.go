@@ -88,7 +88,12 @@
 // # Security
 //
 // The proxy listens on loopback only unless an explicit other address and
-// allow-remote are given. It forwards the agent's credentials verbatim and
+// allow-remote are given (the command-line flag, the user configuration or
+// the editor's settings: a workspace file cannot open it to other hosts).
+// The agent's credentials go only to a provider's official endpoint, a
+// loopback address, or a base_url the user's own configuration sets: a
+// workspace file (which comes with the repository) that points a provider
+// elsewhere gets a 502 instead. It forwards the agent's credentials verbatim and
 // stores, logs or echoes none of them (no header reaches a log, a stats
 // record or an error). With a shared secret configured, every request must
 // carry it in X-Vtcode-Proxy-Secret, which is removed before forwarding.

@@ -236,6 +236,9 @@ func (s *Server) upstream(provider, path, query string) (*neturl.URL, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("provider %q: base_url must be an absolute http(s) URL", provider)
 	}
+	if err := s.trustedUpstream(provider, name, base, u); err != nil {
+		return nil, err
+	}
 	basePath := strings.TrimRight(u.Path, "/")
 	if basePath != "" {
 		if p, ok := strings.CutPrefix(path, "/v1/"); ok {
@@ -247,6 +250,34 @@ func (s *Server) upstream(provider, path, query string) (*neturl.URL, error) {
 	out.RawPath = ""
 	out.RawQuery = joinQuery(u.RawQuery, query)
 	return &out, nil
+}
+
+// trustedUpstream checks that the agent's credentials may go to base: the
+// provider's official endpoint, a loopback address, or a base_url the user's
+// own configuration sets. A workspace file is untrusted input: it must not
+// send a user's keys to a host of its choosing.
+func (s *Server) trustedUpstream(provider, name, base string, u *neturl.URL) error {
+	if providers.IsOfficialBaseURL(name, base) || isLoopback(u.Hostname()) {
+		return nil
+	}
+	user, err := s.o.Manager.UserConfig()
+	if err != nil {
+		return err
+	}
+	for _, k := range []string{provider, name} {
+		if pc, ok := user.Providers[k]; ok && strings.TrimRight(strings.TrimSpace(pc.BaseURL), "/") == strings.TrimRight(base, "/") {
+			return nil
+		}
+	}
+	return fmt.Errorf("provider %q points at %s, which only a workspace file names: the proxy forwards credentials only to the official endpoint, a loopback address or a base_url of your user configuration", provider, u.Host)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func joinQuery(a, b string) string {

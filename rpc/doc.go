@@ -334,6 +334,9 @@
 //     window/logMessage of type 2 "vtcode-ls proxy: could not process a …
 //     request (…); forwarded it unchanged".
 //
+// A workspace file may set [proxy] listen, but not allow_remote (only the
+// user configuration and initializationOptions may), and a base_url that
+// only a workspace file names is not used for the agent's credentials.
 // package proxy's documentation has the endpoints, the session identity
 // headers and the security rules.
 //

@@ -648,3 +648,10 @@ func (m *Manager) WorkspaceConfig(workspace string) (config.Config, error) {
 	cfg, _, _, _ := w.snapshot()
 	return cfg, nil
 }
+
+// UserConfig returns the configuration without any workspace file: the
+// built-in defaults and the user configuration file, which the user wrote
+// (a workspace file comes with the repository and is untrusted input).
+func (m *Manager) UserConfig() (config.Config, error) {
+	return config.Load(m.o.UserConfig, "")
+}

@@ -91,6 +91,11 @@ Flags:
 		fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
 		return 1
 	}
+	userCfg, err := mgr.UserConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
+		return 1
+	}
 	px := cfg.Proxy
 	if *listen != "" {
 		px.Listen = *listen
@@ -98,7 +103,8 @@ Flags:
 	if px.Listen == "" {
 		px.Listen = proxy.DefaultListen
 	}
-	px.AllowRemote = px.AllowRemote || *allowRemote
+	// Only the user may open the proxy to other hosts, never a workspace file.
+	px.AllowRemote = userCfg.Proxy.AllowRemote || *allowRemote
 	if *secretEnv != "" {
 		px.SecretEnv = *secretEnv
 	}
@@ -154,7 +160,15 @@ func attachProxy(logger *slog.Logger, stderr io.Writer) func(ctx context.Context
 		if err != nil {
 			return // no workspace: nothing to proxy for
 		}
-		px, _, err := config.ProxyFromJSON(init, cfg.Proxy)
+		user, err := mgr.UserConfig()
+		if err != nil {
+			return // reported when the workspace was added
+		}
+		// Only the user (user file, editor settings) may open the proxy to
+		// other hosts, never a workspace file.
+		base := cfg.Proxy
+		base.AllowRemote = user.Proxy.AllowRemote
+		px, _, err := config.ProxyFromJSON(init, base)
 		if err != nil || px.Listen == "" {
 			return
 		}
