@@ -557,3 +557,35 @@ func TestEditorCompactionMapsTheAgentsHistory(t *testing.T) {
 		t.Errorf("sessions %v, want one", list)
 	}
 }
+
+// TestResumeAfterRestart: a daemon that restarts resumes the stored
+// session and maps the agent's next request onto it.
+func TestResumeAfterRestart(t *testing.T) {
+	e := setup(t, "", readTurns(6), "")
+	a := newAgent(t, e, "eeeeeeee-0000-0000-0000-000000000005", "Read.")
+	for i := 0; i < 3; i++ {
+		a.step()
+	}
+	list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
+	before, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: list[0].SessionID})
+	if err := e.mgr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mgr := session.NewManager(session.Options{NoWatch: true})
+	defer mgr.Close()
+	if err := mgr.AddWorkspace(e.ws, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{}, 16)
+	hs := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr, AfterRequest: func() { done <- struct{}{} }}))
+	defer hs.Close()
+	a.url, a.done = hs.URL, done
+	if _, status := a.step(); status != 200 {
+		t.Fatal(status)
+	}
+	list, _ = mgr.ListSessions(context.Background(), session.ListParams{})
+	after, _ := mgr.History(context.Background(), session.HistoryParams{SessionID: list[0].SessionID})
+	if len(list) != 1 || after.Total != before.Total+2 {
+		t.Errorf("after a restart: %d sessions, %d -> %d messages, want 1 session and 2 more messages", len(list), before.Total, after.Total)
+	}
+}
