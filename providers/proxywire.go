@@ -245,16 +245,19 @@ func slotKey(m *history.Message) string {
 	return "m\x00" + MessageKey(m)
 }
 
-// MessageKey is a stable digest of a message's content, for comparing the
-// messages of successive requests of one conversation: a tool result is its
-// call id and text, an assistant message its text and call ids and names,
-// any other message its role and JSON form.
+// MessageKey is a stable digest of a message, for comparing the messages
+// of successive requests of one conversation: a tool result is its call id
+// (agents clear or trim their own old results in place: that is not a new
+// conversation), an assistant message its text and call ids and names, any
+// other message its role and JSON form.
 func MessageKey(m *history.Message) string {
 	h := sha256.New()
 	switch m.Role {
 	case history.Tool:
 		io.WriteString(h, "tool\x00"+m.ToolCallID+"\x00")
-		io.WriteString(h, m.Text())
+		if m.ToolCallID == "" {
+			io.WriteString(h, m.Text())
+		}
 	case history.Assistant:
 		io.WriteString(h, "assistant\x00")
 		io.WriteString(h, strings.TrimSpace(m.Text()))

@@ -48,7 +48,9 @@
 // of every agent message and how they line up with its live history, so:
 //
 //   - a request that extends the conversation appends its new messages
-//     (with the answer, once it arrived);
+//     (with the answer, once it arrived); a tool result the agent cleared or
+//     trimmed in place (qwen-code's microcompaction) is the same message, and
+//     the agent's version is what goes upstream;
 //   - after the engine compacted, the agent's full history keeps mapping
 //     onto the summary: the compacted prefix is replaced by the summary, the
 //     messages after it are the agent's own;

@@ -589,3 +589,31 @@ func TestResumeAfterRestart(t *testing.T) {
 		t.Errorf("after a restart: %d sessions, %d -> %d messages, want 1 session and 2 more messages", len(list), before.Total, after.Total)
 	}
 }
+
+// TestAgentClearingItsOwnResultsIsNoBranch: an agent that replaces old tool
+// results in place (qwen-code's microcompaction) still extends the same
+// conversation, and the upstream gets the agent's cleared version.
+func TestAgentClearingItsOwnResultsIsNoBranch(t *testing.T) {
+	e := setup(t, "", readTurns(6), "")
+	a := newAgent(t, e, "ffffffff-0000-0000-0000-000000000006", "Read.")
+	for i := 0; i < 3; i++ {
+		a.step()
+	}
+	old := a.msgs[2]["content"].([]any)[0].(map[string]any)
+	old["content"] = "[Old tool result content cleared]"
+	if _, status := a.step(); status != 200 {
+		t.Fatal(status)
+	}
+	reqs := e.up.Requests()
+	if !bytes.Contains(reqs[len(reqs)-1].Body, []byte("[Old tool result content cleared]")) {
+		t.Error("the upstream did not get the agent's own cleared result")
+	}
+	for _, r := range e.srv.Stats().Recent {
+		if r.Disposition != "append" {
+			t.Errorf("request taken as %q", r.Disposition)
+		}
+	}
+	if list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{}); len(list) != 1 {
+		t.Errorf("sessions %v, want one", list)
+	}
+}

@@ -411,7 +411,9 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 			msg := r.Messages[j]
 			if j < c && msg.Role != history.Assistant {
 				// Same digest as the stored message: the same estimate.
-				if li := s.proxyLiveIndex(j, keys[j]); li >= 0 {
+				// A tool result's digest is its call id: its text may have
+				// changed (the agent cleared it).
+				if li := s.proxyLiveIndex(j, keys[j]); li >= 0 && (msg.Role != history.Tool || msg.Text() == s.live[li].Text()) {
 					if t, ok := s.est.Cached(&s.live[li]); ok {
 						s.est.SetCached(&msg, t)
 					}

@@ -1,7 +1,7 @@
 //go:build agents && linux
 
-// Package agents_test runs the real coding agents (Claude Code, Codex CLI
-// and opencode, pinned versions from npm) through the proxy of a vtcode-ls daemon,
+// Package agents_test runs the real coding agents (Claude Code, Codex CLI,
+// opencode and qwen-code, pinned versions from npm) through the proxy of a vtcode-ls daemon,
 // offline, against the scripted fake upstream of proxy/proxytest: 30+
 // turns of reading large files and running commands. `make test-agents`
 // installs the agents under $(CACHE), builds the daemon and this test, and
@@ -9,7 +9,8 @@
 // checks that it really is offline before it starts an agent.
 //
 // Environment (set by the Makefile): VTCODE_LS_BIN, VTCODE_CLAUDE,
-// VTCODE_CODEX, VTCODE_OPENCODE.
+// VTCODE_CODEX, VTCODE_OPENCODE, VTCODE_QWEN (its cli.js) and VTCODE_NODE22
+// (the Node 22 it needs).
 package agents_test
 
 import (
@@ -294,15 +295,26 @@ func run(t *testing.T, ws string, env []string, name string, args ...string) ([]
 	cmd.Dir = ws
 	cmd.Env = env
 	cmd.Stdin = nil
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	took := time.Since(start)
+	// stdout goes to a file: a Node program that exits right after writing
+	// to a pipe loses what the pipe did not take yet (64 KiB).
+	outFile, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
 	if err != nil {
-		t.Fatalf("%s exited with %v after %s\nstdout:\n%s\nstderr:\n%s", filepath.Base(name), err, took, tailOf(out.String(), 3000), tailOf(errb.String(), 3000))
+		t.Fatal(err)
 	}
-	return out.Bytes(), took
+	defer outFile.Close()
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = outFile, &errb
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	out, rerr := os.ReadFile(outFile.Name())
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		t.Fatalf("%s exited with %v after %s\nstdout:\n%s\nstderr:\n%s", filepath.Base(name), err, took, tailOf(string(out), 3000), tailOf(errb.String(), 3000))
+	}
+	return out, took
 }
 
 // checkEngine asserts what the upstream and the editor saw of one agent's
@@ -688,6 +700,70 @@ func TestOpencode(t *testing.T) {
 	t.Logf("opencode: %d tool calls in %s, final %q", tools, took.Round(time.Millisecond), final)
 	if tools < files+1 || !strings.Contains(final, "FINAL") {
 		t.Errorf("opencode ran %d tools, final %q: want at least %d and the final answer", tools, final, files+1)
+	}
+	checkEngine(t, c, oai, proxyURL, "/v1/chat/completions")
+}
+
+// TestQwenCode: qwen-code sends no session id; the session is found by
+// the fingerprint of its system prompt and first user message.
+func TestQwenCode(t *testing.T) {
+	cli := mustEnv(t, "VTCODE_QWEN")
+	node := mustEnv(t, "VTCODE_NODE22")
+	offline(t)
+	ws := workspace(t)
+	turns := script(ws, singles, batches,
+		func(path string) proxytest.Call {
+			return proxytest.Call{Name: "read_file", Input: input(map[string]string{"file_path": path})}
+		},
+		func(cmd string) proxytest.Call {
+			return proxytest.Call{Name: "run_shell_command", Input: input(map[string]string{"command": cmd, "description": "Run " + cmd})}
+		})
+	oai := startUpstream(t, turns, proxytest.Options{})
+	anth := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
+	configure(t, ws, anth.URL, oai.URL+"/v1", 64000, 2)
+	c, proxyURL := daemon(t, ws)
+
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".qwen"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"security":{"auth":{"selectedType":"openai"}},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},
+ "general":{"disableAutoUpdate":true,"disableUpdateNag":true},"memory":{"enableManagedAutoMemory":false},
+ "model":{"skipNextSpeakerCheck":true,"skipLoopDetection":true}}`
+	if err := os.WriteFile(filepath.Join(home, ".qwen", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, took := run(t, ws, []string{"PATH=" + filepath.Dir(node) + ":/usr/bin:/bin", "HOME=" + home, "TERM=dumb",
+		"OPENAI_BASE_URL=" + proxyURL + "/v1", "OPENAI_API_KEY=sk-fake-key", "OPENAI_MODEL=fake-model"},
+		node, cli, "--auth-type", "openai", "--approval-mode", "yolo", "--output-format", "json",
+		"Read every module of this folder, one by one, then count the files.")
+	var events []struct {
+		Type    string `json:"type"`
+		IsError bool   `json:"is_error"`
+		Result  string `json:"result"`
+		Message struct {
+			Content []struct {
+				Type string `json:"type"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out[bytes.IndexByte(out, '['):]), &events); err != nil {
+		t.Fatalf("qwen output is not its JSON array: %v\n%s", err, tailOf(string(out), 2000))
+	}
+	tools, final, failed := 0, "", false
+	for _, ev := range events {
+		for _, p := range ev.Message.Content {
+			if p.Type == "tool_use" {
+				tools++
+			}
+		}
+		if ev.Type == "result" {
+			final, failed = ev.Result, ev.IsError
+		}
+	}
+	t.Logf("qwen-code: %d tool calls in %s, final %q", tools, took.Round(time.Millisecond), final)
+	if failed || tools < files+1 || !strings.Contains(final, "FINAL") {
+		t.Errorf("qwen-code: error %v, %d tools, final %q: want no error, at least %d tools and the final answer", failed, tools, final, files+1)
 	}
 	checkEngine(t, c, oai, proxyURL, "/v1/chat/completions")
 }
