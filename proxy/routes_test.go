@@ -199,3 +199,35 @@ type refuse struct{}
 func (refuse) RoundTrip(*http.Request) (*http.Response, error) {
 	return nil, errors.New("refused by the test")
 }
+
+// TestOpencodeSummaryThenWindow: opencode's summarization agent (its own
+// system prompt, no tools) summarizes the main conversation; the window it
+// starts next is an agent boundary of the same session.
+func TestOpencodeSummaryThenWindow(t *testing.T) {
+	e := setup(t, "", []proxytest.Turn{{Text: "ok"}}, "")
+	h := map[string]string{"x-session-id": "ses_oc1"}
+	chat := func(msgs ...string) string {
+		return `{"model":"m","stream":false,"tools":[{"type":"function","function":{"name":"read","parameters":{}}}],"messages":[` + strings.Join(msgs, ",") + `]}`
+	}
+	sys := `{"role":"system","content":"You are opencode."}`
+	user := func(s string) string { return `{"role":"user","content":"` + s + `"}` }
+	asst := `{"role":"assistant","content":"Fake side answer."}` // what the fake answers a request without scripted tools
+	post(t, e, "/v1/chat/completions", chat(sys, user("fix it")), h)
+	post(t, e, "/v1/chat/completions", chat(sys, user("fix it"), asst, user("go on")), h)
+	// The summarization agent: a system prompt of its own, no tools.
+	post(t, e, "/v1/chat/completions", `{"model":"m","stream":false,"messages":[{"role":"system","content":"You are a context summarization agent."},`+
+		user("Here is the conversation so far: [User]: fix it")+`]}`, h)
+	post(t, e, "/v1/chat/completions", chat(sys, user("What did we do so far?"), `{"role":"assistant","content":"We fixed half of it."}`, user("Continue")), h)
+	st := e.srv.Stats()
+	var disp []string
+	for _, r := range st.Recent {
+		disp = append(disp, r.Disposition)
+	}
+	if strings.Join(disp, " ") != "append append side window" {
+		t.Errorf("dispositions %v, want append append side window", disp)
+	}
+	list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
+	if len(list) != 1 || len(e.notes.bounds) != 1 || e.notes.bounds[0].Trigger != "agent" {
+		t.Errorf("sessions %v, boundaries %+v: want one session with one agent boundary", list, e.notes.bounds)
+	}
+}

@@ -260,7 +260,15 @@ func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progres
 			chosen, best = s, c
 		}
 	}
-	if best <= 0 {
+	switch {
+	case best <= 0 && r.Kind == ProxyAgentCompaction:
+		// The agent's summarizer with a prompt of its own (opencode): it
+		// summarizes the main conversation, whose next request is a fresh
+		// window.
+		if chosen, err = m.proxySession(ctx, w, ids[0], r); err != nil {
+			return nil, err
+		}
+	case best <= 0:
 		id := proxyID(key, fingerprint(r.System, r.Messages))
 		m.px.add(key, id)
 		if chosen, err = m.proxySession(ctx, w, id, r); err != nil {
