@@ -6,7 +6,11 @@ export VTCODE_CACHE := $(CACHE)
 GO    ?= go
 FUZZTIME ?= 8s
 
-.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim test-agents agents vet bench golden clean
+.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim test-agents agents vet staticcheck bench golden clean
+
+# staticcheck, installed on first use under $(CACHE) (2026.2.2 supports go1.26).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(CACHE)/staticcheck/$(STATICCHECK_VERSION)/staticcheck
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vtcode-ls
@@ -22,7 +26,13 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-test: vet test-go test-race test-fuzz test-editors test-agents
+$(STATICCHECK):
+	GOBIN=$(CACHE)/staticcheck/$(STATICCHECK_VERSION) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+test: vet staticcheck test-go test-race test-fuzz test-editors test-agents
 
 test-go:
 	$(GO) test -count=1 ./...

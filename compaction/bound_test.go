@@ -125,7 +125,7 @@ func TestContinuityTail(t *testing.T) {
 	})
 	t.Run("no groups", func(t *testing.T) {
 		msgs := []history.Message{history.NewText(history.Assistant, "a")}
-		if tail, start := continuityTail(approx, msgs, 20000); tail != nil && len(tail) != 0 || start != 1 {
+		if tail, start := continuityTail(approx, msgs, 20000); len(tail) != 0 || start != 1 {
 			t.Errorf("tail %d, start %d", len(tail), start)
 		}
 	})

@@ -13,7 +13,9 @@ import (
 
 // ErrAlreadyCompact reports a compaction that would not reduce the history's
 // estimate: nothing changes.
-var ErrAlreadyCompact = errors.New("Conversation is already compact.") //nolint:staticcheck // user-visible sentence (SPEC §8.8)
+//
+//lint:ignore ST1005 the text is the user-visible sentence of SPEC §8.8
+var ErrAlreadyCompact = errors.New("Conversation is already compact.")
 
 // errEmptySummary is the root cause of an empty summary.
 var errEmptySummary = errors.New("provider returned an empty summary")

@@ -1,9 +1,7 @@
 package history
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 )
 
@@ -137,58 +135,9 @@ func (p Part) appendJSON(b []byte) []byte {
 // MarshalJSON writes the part.
 func (p Part) MarshalJSON() ([]byte, error) { return p.appendJSON(nil), nil }
 
-// UnmarshalJSON decodes null, a string or a list of part objects.
-func (c *Content) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	switch {
-	case len(data) == 0:
-		return fmt.Errorf("empty")
-	case string(data) == "null":
-		*c = Content{kind: contentNull}
-	case data[0] == '"':
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		*c = Text(s)
-	case data[0] == '[':
-		var raws []json.RawMessage
-		if err := json.Unmarshal(data, &raws); err != nil {
-			return err
-		}
-		parts := make([]Part, len(raws))
-		for i, r := range raws {
-			if err := parts[i].UnmarshalJSON(r); err != nil {
-				return fmt.Errorf("[%d]: %w", i, err)
-			}
-		}
-		*c = Parts(parts...)
-	default:
-		return fmt.Errorf("must be a string, an array of parts or null")
-	}
-	return nil
-}
+// UnmarshalJSON decodes null, a string or a list of part objects; a part
+// that is not an object is a *FieldError.
+func (c *Content) UnmarshalJSON(data []byte) error { return c.decode(data) }
 
-// UnmarshalJSON decodes a part object. Any object is accepted: only a part
-// that is exactly {"type":"text","text":<string>} becomes a plain text part;
-// every other object is kept verbatim in Raw, with Type and Text filled in
-// when they are strings.
-func (p *Part) UnmarshalJSON(data []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
-		return fmt.Errorf("part must be an object")
-	}
-	var out Part
-	typeOK, textOK := false, false
-	if t, ok := raw["type"]; ok {
-		typeOK = json.Unmarshal(t, &out.Type) == nil && !isNull(t)
-	}
-	if t, ok := raw["text"]; ok {
-		textOK = json.Unmarshal(t, &out.Text) == nil && !isNull(t)
-	}
-	if !(typeOK && textOK && out.Type == "text" && len(raw) == 2) {
-		out.Raw = compactRaw(data)
-	}
-	*p = out
-	return nil
-}
+// UnmarshalJSON decodes a part object (see [Part.decode]).
+func (p *Part) UnmarshalJSON(data []byte) error { return p.decode(data) }

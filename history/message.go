@@ -3,7 +3,6 @@ package history
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"sort"
 )
 
@@ -101,11 +100,6 @@ func Equal(a, b Message) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
-var messageKeys = map[string]bool{
-	"id": true, "role": true, "content": true, "toolCalls": true, "toolCallId": true,
-	"toolName": true, "reasoning": true, "reasoningDetails": true,
-}
-
 // MarshalJSON writes the protocol form: known fields in a fixed order, then unknown
 // fields sorted by name.
 func (m Message) MarshalJSON() ([]byte, error) {
@@ -165,62 +159,16 @@ func (m Message) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes the protocol form, keeping unknown fields verbatim.
-// It rejects a missing or unknown role and fields of the wrong type, naming the field.
+// It rejects a missing or unknown role and fields of the wrong type with a
+// *FieldError naming the field.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	out, err := decodeMessage(data)
+	if err != nil {
 		return err
 	}
-	if raw == nil {
-		return fmt.Errorf("message: must be an object")
-	}
-	var out Message
-	if err := decodeField(raw, "id", &out.ID); err != nil {
-		return err
-	}
-	var role string
-	if err := decodeField(raw, "role", &role); err != nil {
-		return err
-	}
-	out.Role = Role(role)
-	if !out.Role.Valid() {
-		return fmt.Errorf("role: must be system, user, assistant or tool, got %q", role)
-	}
-	if c, ok := raw["content"]; ok {
-		if err := out.Content.UnmarshalJSON(c); err != nil {
-			return fmt.Errorf("content: %w", err)
-		}
-	}
-	if c, ok := raw["toolCalls"]; ok && !isNull(c) {
-		if err := json.Unmarshal(c, &out.ToolCalls); err != nil {
-			return fmt.Errorf("toolCalls: %w", err)
-		}
-	}
-	for _, f := range []struct {
-		k string
-		p *string
-	}{{"toolCallId", &out.ToolCallID}, {"toolName", &out.ToolName}, {"reasoning", &out.Reasoning}} {
-		if err := decodeField(raw, f.k, f.p); err != nil {
-			return err
-		}
-	}
-	if c, ok := raw["reasoningDetails"]; ok && !isNull(c) {
-		if err := json.Unmarshal(c, &out.ReasoningDetails); err != nil {
-			return fmt.Errorf("reasoningDetails: must be an array: %w", err)
-		}
-		if out.ReasoningDetails == nil {
-			out.ReasoningDetails = []json.RawMessage{}
-		}
-		for i, d := range out.ReasoningDetails {
-			out.ReasoningDetails[i] = compactRaw(d)
-		}
-	}
-	out.Extra = extras(raw, messageKeys)
 	*m = out
 	return nil
 }
-
-var toolCallKeys = map[string]bool{"id": true, "name": true, "arguments": true, "input": true, "thoughtSignature": true}
 
 func (tc ToolCall) appendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
@@ -251,53 +199,9 @@ func (tc ToolCall) appendJSON(b []byte) []byte {
 // MarshalJSON writes the tool call in protocol form.
 func (tc ToolCall) MarshalJSON() ([]byte, error) { return tc.appendJSON(nil), nil }
 
-// UnmarshalJSON decodes a tool call, keeping unknown fields.
-func (tc *ToolCall) UnmarshalJSON(data []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	if raw == nil {
-		return fmt.Errorf("tool call: must be an object")
-	}
-	var out ToolCall
-	for _, f := range []struct {
-		k string
-		p *string
-	}{{"id", &out.ID}, {"name", &out.Name}, {"arguments", &out.Arguments}, {"input", &out.Input}, {"thoughtSignature", &out.ThoughtSignature}} {
-		if err := decodeField(raw, f.k, f.p); err != nil {
-			return err
-		}
-	}
-	out.Extra = extras(raw, toolCallKeys)
-	*tc = out
-	return nil
-}
-
-func decodeField(raw map[string]json.RawMessage, k string, p *string) error {
-	v, ok := raw[k]
-	if !ok || isNull(v) {
-		return nil
-	}
-	if err := json.Unmarshal(v, p); err != nil {
-		return fmt.Errorf("%s: must be a string", k)
-	}
-	return nil
-}
-
-func extras(raw map[string]json.RawMessage, known map[string]bool) map[string]json.RawMessage {
-	var out map[string]json.RawMessage
-	for k, v := range raw {
-		if known[k] {
-			continue
-		}
-		if out == nil {
-			out = make(map[string]json.RawMessage)
-		}
-		out[k] = compactRaw(v)
-	}
-	return out
-}
+// UnmarshalJSON decodes a tool call, keeping unknown fields; a field of the
+// wrong type is a *FieldError.
+func (tc *ToolCall) UnmarshalJSON(data []byte) error { return tc.decode(data) }
 
 func compactRaw(v json.RawMessage) json.RawMessage {
 	var buf bytes.Buffer
@@ -306,8 +210,6 @@ func compactRaw(v json.RawMessage) json.RawMessage {
 	}
 	return buf.Bytes()
 }
-
-func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
 func sortedKeys(m map[string]json.RawMessage) []string {
 	if len(m) == 0 {
@@ -334,4 +236,35 @@ func appendRawArray(b []byte, items []json.RawMessage) []byte {
 		b = append(b, it...)
 	}
 	return append(b, ']')
+}
+
+// Size returns the bytes of the message's text: its content, tool calls,
+// ids, reasoning and opaque fields, which is about its JSON size without the
+// syntax. Callers bound messages with it.
+func (m *Message) Size() int {
+	n := len(m.ID) + len(m.Role) + len(m.ToolCallID) + len(m.ToolName) + len(m.Reasoning)
+	switch m.Content.kind {
+	case contentString:
+		n += len(m.Content.text)
+	case contentParts:
+		for _, p := range m.Content.parts {
+			n += len(p.Type) + len(p.Text) + len(p.Raw)
+		}
+	}
+	for i := range m.ToolCalls {
+		tc := &m.ToolCalls[i]
+		n += len(tc.ID) + len(tc.Name) + len(tc.Arguments) + len(tc.Input) + len(tc.ThoughtSignature) + rawSize(tc.Extra)
+	}
+	for _, d := range m.ReasoningDetails {
+		n += len(d)
+	}
+	return n + rawSize(m.Extra)
+}
+
+func rawSize(extra map[string]json.RawMessage) int {
+	n := 0
+	for k, v := range extra {
+		n += len(k) + len(v)
+	}
+	return n
 }

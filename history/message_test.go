@@ -155,7 +155,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"role":7}`, "role"},
 		{`{"role":"user","content":5}`, "content"},
 		{`{"role":"user","content":{"type":"text"}}`, "content"},
-		{`{"role":"user","content":[1]}`, "content: [0]"},
+		{`{"role":"user","content":[1]}`, "content[0]: part must be an object"},
 		{`{"role":"assistant","toolCalls":{}}`, "toolCalls"},
 		{`{"role":"assistant","toolCalls":[{"id":1,"name":"x"}]}`, "id"},
 		{`{"role":"assistant","toolCalls":[null]}`, "toolCalls"},

@@ -202,7 +202,7 @@ func TestNormalizeFastPath(t *testing.T) {
 	if changed {
 		t.Fatal("valid history reported as changed")
 	}
-	if len(out) != len(in) || &out[0] == nil || &out[0] != &in[0] {
+	if len(out) != len(in) || &out[0] != &in[0] {
 		t.Fatal("fast path copied the history")
 	}
 	if _, ok := e.Cached(&out[3]); !ok {

@@ -48,11 +48,26 @@ type estimate struct {
 
 // Estimator counts tokens of text and messages. It is safe for concurrent use,
 // but two goroutines must not estimate the same *Message at once.
+//
+// It remembers the counts of short texts (tool names, call ids, small
+// arguments, the synthetic result text), which recur in every projection:
+// a bounded memo of a pure function, so that re-estimating a thousand
+// synthesized results costs map lookups rather than a thousand runs of the
+// BPE.
 type Estimator struct {
 	kind  uint8
 	name  Tokenizer
 	codec tokenizer.Codec
+
+	memoMu sync.Mutex
+	memo   map[string]int32 // counts of texts of at most memoText bytes
 }
+
+// Bounds of the short-text memo.
+const (
+	memoText    = 128     // bytes
+	memoEntries = 1 << 17 // cleared when full
+)
 
 var (
 	o200kOnce  sync.Once
@@ -83,11 +98,68 @@ func (e *Estimator) Text(s string) int {
 	if e.codec == nil {
 		return (len(s) + 3) / 4
 	}
-	n, err := e.codec.Count(s)
-	if err != nil {
-		return (len(s) + 3) / 4
+	short := len(s) <= memoText
+	if short {
+		e.memoMu.Lock()
+		n, ok := e.memo[s]
+		e.memoMu.Unlock()
+		if ok {
+			return int(n)
+		}
+	}
+	n := e.count(s)
+	if short {
+		e.memoMu.Lock()
+		if e.memo == nil || len(e.memo) >= memoEntries {
+			e.memo = make(map[string]int32)
+		}
+		e.memo[strings.Clone(s)] = clamp32(n)
+		e.memoMu.Unlock()
 	}
 	return n
+}
+
+// countChunk is the size of the pieces a long text is counted in.
+const countChunk = 64 << 10
+
+// count runs the BPE on s. A long text is counted in pieces of about
+// countChunk bytes, cut before a space that sits between two non-space
+// bytes: no token of the o200k pre-tokenizer spans such a cut (the word
+// after it starts with the space), so the sum is the count of the whole,
+// and the tokenizer's working memory stays bounded by the piece instead of
+// growing with the text.
+func (e *Estimator) count(s string) int {
+	total := 0
+	for len(s) > 0 {
+		piece := s
+		if len(s) > 2*countChunk {
+			if cut := cutPoint(s, countChunk); cut > 0 {
+				piece = s[:cut]
+			}
+		}
+		n, err := e.codec.Count(piece)
+		if err != nil {
+			n = (len(piece) + 3) / 4
+		}
+		total += n
+		s = s[len(piece):]
+	}
+	return total
+}
+
+// cutPoint returns the first index i >= from with s[i] == ' ' between two
+// bytes that are not white space, or 0 when there is none.
+func cutPoint(s string, from int) int {
+	for i := from; i+1 < len(s); i++ {
+		if s[i] == ' ' && !isSpaceByte(s[i-1]) && !isSpaceByte(s[i+1]) {
+			return i
+		}
+	}
+	return 0
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= 0x80
 }
 
 // Message returns the estimate of m, computing and caching it on m when m has no

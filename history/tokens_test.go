@@ -2,6 +2,8 @@ package history
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -209,6 +211,71 @@ func TestFormatCount(t *testing.T) {
 		1017082: "1,017,082", -1: "-1", -4812: "-4,812", -1000000: "-1,000,000"} {
 		if got := FormatCount(n); got != want {
 			t.Errorf("FormatCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestShortTextMemo: counts of short texts come from the memo on repeat,
+// and equal the BPE's, also when the memo fills and starts over; a long
+// text is always counted.
+func TestShortTextMemo(t *testing.T) {
+	e := NewEstimator(O200k)
+	raw := NewEstimator(O200k) // a second estimator, with its own memo
+	texts := []string{"read_file", "call_abc123", InterruptedResult, "{\"path\":\"main.go\"}", "東京 tokens", strings.Repeat("long text ", 40)}
+	for round := range 3 {
+		for _, s := range texts {
+			want, err := raw.codec.Count(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.Text(s); got != want {
+				t.Errorf("round %d: Text(%.20q) = %d, want %d", round, s, got, want)
+			}
+		}
+	}
+	e.memoMu.Lock()
+	n := len(e.memo)
+	e.memoMu.Unlock()
+	if n != len(texts)-1 {
+		t.Errorf("memo holds %d texts, want the %d short ones", n, len(texts)-1)
+	}
+	for i := range memoEntries + 10 {
+		e.Text("id_" + strconv.Itoa(i))
+	}
+	e.memoMu.Lock()
+	n = len(e.memo)
+	e.memoMu.Unlock()
+	if n > memoEntries {
+		t.Errorf("memo grew to %d entries, bound %d", n, memoEntries)
+	}
+	if want, _ := raw.codec.Count("read_file"); e.Text("read_file") != want {
+		t.Errorf("after the memo started over: Text(read_file) = %d, want %d", e.Text("read_file"), want)
+	}
+}
+
+// TestLongTextCountedInPieces: a long text counted in pieces gives exactly
+// the count of the whole, whatever its words, spaces, digits, punctuation
+// and scripts.
+func TestLongTextCountedInPieces(t *testing.T) {
+	e := NewEstimator(O200k)
+	atoms := []string{"word", " ", "  ", "\t", "\n", " \n ", "123456", "3.14", ".", ",", "!?", "'s", "don't", "é", "東京",
+		"\u00a0", "\u3000", "CamelCase", "snake_case", "https://x.y/z?q=1", "<|endoftext|>", "🙂", "\r\n", "--", "/*", "*/"}
+	for seed := uint64(1); seed <= 6; seed++ {
+		var b strings.Builder
+		x := seed
+		for b.Len() < 3*countChunk+1000 {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			b.WriteString(atoms[x%uint64(len(atoms))])
+		}
+		s := b.String()
+		want, err := e.codec.Count(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.count(s); got != want {
+			t.Errorf("seed %d: %d bytes counted in pieces = %d, whole = %d", seed, len(s), got, want)
 		}
 	}
 }

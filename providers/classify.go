@@ -268,7 +268,7 @@ func isQuota(status int, text string) bool {
 
 var tokenPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)prompt is too long: (\d+) tokens`),
-	regexp.MustCompile("(?i)exceed context limit: (\\d+) \\+"),
+	regexp.MustCompile(`(?i)exceed context limit: (\d+) \+`),
 	regexp.MustCompile(`(?i)\((\d+) in the messages`),
 	regexp.MustCompile(`(?i)resulted in (\d+) tokens`),
 	regexp.MustCompile(`(?i)requested (?:about )?(\d+) tokens`),

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -71,9 +70,10 @@ func jsonKind(t reflect.Type) string {
 	return "a valid " + t.String()
 }
 
-// locate turns an error from a custom decoder (a history.Message, which
-// reports paths relative to the message) into a ParamError with the full
-// path, by decoding the message fields of params one element at a time.
+// locate turns an error from the message decoder into a ParamError with the
+// full path. A *history.FieldError names the field inside its message; the
+// message's index is found by decoding the messages of params one at a
+// time.
 func locate(raw json.RawMessage, err error) error {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) == nil {
@@ -83,7 +83,7 @@ func locate(raw json.RawMessage, err error) error {
 				for i, e := range elems {
 					var m history.Message
 					if err := json.Unmarshal(e, &m); err != nil {
-						return relative("messages["+strconv.Itoa(i)+"]", e, err)
+						return relative("messages["+strconv.Itoa(i)+"]", err)
 					}
 				}
 			}
@@ -91,67 +91,29 @@ func locate(raw json.RawMessage, err error) error {
 		if msg, ok := fields["message"]; ok {
 			var m history.Message
 			if err := json.Unmarshal(msg, &m); err != nil {
-				return relative("message", msg, err)
+				return relative("message", err)
 			}
 		}
 	}
 	return &session.ParamError{Path: "params", Msg: bound(err.Error())}
 }
 
-// relative turns a decoding error of the nested value raw (at path prefix)
-// into a ParamError with a full path. history's errors read "field: ...",
-// possibly nested ("content: [1]: ..."); a tool call's error does not say
-// which call it is, so the calls are decoded one at a time to find it.
-func relative(prefix string, raw json.RawMessage, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		path := prefix
-		if te.Field != "" {
-			path += "." + te.Field
-		}
-		return &session.ParamError{Path: path, Msg: "must be " + jsonKind(te.Type)}
+// relative turns a decoding error of the message at path prefix into a
+// ParamError with the full path.
+func relative(prefix string, err error) error {
+	var fe *history.FieldError
+	if !errors.As(err, &fe) {
+		return &session.ParamError{Path: prefix, Msg: bound(err.Error())}
 	}
-	path, msg := prefix, strings.TrimPrefix(err.Error(), "message: ")
-	for {
-		seg, rest, ok := strings.Cut(msg, ": ")
-		if !ok || !segmentRE.MatchString(seg) {
-			break
-		}
-		if seg == "toolCalls" {
-			if i := badToolCall(raw); i >= 0 {
-				seg += "[" + strconv.Itoa(i) + "]"
-			}
-		}
-		if strings.HasPrefix(seg, "[") {
-			path += seg
-		} else {
-			path += "." + seg
-		}
-		msg = rest
+	path := prefix
+	switch {
+	case fe.Path == "":
+	case strings.HasPrefix(fe.Path, "["):
+		path += fe.Path
+	default:
+		path += "." + fe.Path
 	}
-	return &session.ParamError{Path: path, Msg: bound(msg)}
-}
-
-// segmentRE matches one segment of a nested error path: a field name or an
-// index.
-var segmentRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\])$`)
-
-// badToolCall returns the index of the first tool call of message raw that
-// does not decode, or -1.
-func badToolCall(raw json.RawMessage) int {
-	var m struct {
-		ToolCalls []json.RawMessage `json:"toolCalls"`
-	}
-	if json.Unmarshal(raw, &m) != nil {
-		return -1
-	}
-	for i, c := range m.ToolCalls {
-		var tc history.ToolCall
-		if json.Unmarshal(c, &tc) != nil {
-			return i
-		}
-	}
-	return -1
+	return &session.ParamError{Path: path, Msg: bound(fe.Msg)}
 }
 
 // pathAt returns the path ("messages[3].role") of the JSON value that ends

@@ -46,6 +46,25 @@
 // answered first), logs one line, and exits with code 1. No byte sequence
 // makes the server panic.
 //
+// # Flow control
+//
+// The server reads requests only as fast as the client reads its answers:
+// while more than 32 MiB or 1,024 frames wait to be written, or 1,024
+// requests are read and not yet answered, it stops handing requests to the
+// sessions (a finished request then waits to queue its answer, so its
+// session waits too) and reads at most 16 MiB of frames ahead. Answers to
+// the server's own requests and cancellations are still handled; a
+// $/cancelRequest for a request still waiting there gets it answered -32800
+// when its turn comes. A client that never reads never grows the server
+// without bound.
+//
+// Nor does it keep the server alive: exit read while the server waits for
+// the client ends the connection at once, and the end of input does after
+// 5 s; then, as after a signal, what the client has not read is given up
+// to 5 s to be written and the rest is dropped, and the process exits
+// (code 1 unless shutdown was handled before). Requests still waiting in
+// the read-ahead then get no answer.
+//
 // # Lifecycle
 //
 // The LSP lifecycle: initialize → initialized → … → shutdown → exit.
@@ -106,7 +125,15 @@
 // Params and results are JSON objects with camelCase fields; "?" marks an
 // optional field. Token counts a client passes (prefixTokens,
 // reservedOutputTokens, contextWindow, the usage counts) are integers from 0
-// to 10^9; a larger one gets -32602 naming it. Messages have the shape of SPEC §2 (role, content,
+// to 10^9; a larger one gets -32602 naming it.
+//
+// One call carries at most 50,000 messages (appendMessages, prepareRequest);
+// a message at most 1,024 tool calls and 32 MiB of text (its content, tool
+// calls, reasoning and other fields), as do systemPrompt and tools together.
+// Past a limit the call gets -32602 naming the field
+// ("messages[3].toolCalls: at most 1024 tool calls per message, got 5000")
+// and nothing of it is applied. Every cost of a call is linear in what it
+// carries; the limits bound the constant (session.Limits sets them). Messages have the shape of SPEC §2 (role, content,
 // toolCalls, toolCallId, toolName, reasoning, reasoningDetails, and any
 // other field, kept verbatim). Unknown fields in params are ignored, so
 // that newer clients work with older servers; unknown fields in a policy are

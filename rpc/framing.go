@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -67,10 +68,23 @@ type stream struct {
 	// before the connection starts; the default writes the frame directly.
 	reject func(rejection)
 
+	// The read gate (see pump.go), set before the connection starts: busy
+	// reports that the server takes no more work now (nil: never), onExit
+	// ends the connection for an exit notification held back by the gate,
+	// aheadMax bounds the bytes read ahead and grace how long the end of
+	// input waits behind a closed gate.
+	busy     func() bool
+	onExit   func()
+	aheadMax int
+	grace    time.Duration
+
 	// params holds the raw params of the request most recently returned by
 	// ReadObject. Only the read-loop goroutine touches it.
 	params    json.RawMessage
 	hasParams bool
+	cancelled bool
+
+	ahead readAhead // the frames read and not yet handed to the library
 
 	wmu sync.Mutex // serializes frame writes
 
@@ -92,7 +106,11 @@ func newStream(r io.Reader, w io.Writer, maxBody int64) *stream {
 		w:    w,
 		max:  maxBody,
 		done: make(chan struct{}),
+
+		aheadMax: DefaultReadAheadBytes,
+		grace:    DefaultFlushTimeout,
 	}
+	s.ahead.init()
 	s.rc, _ = r.(io.Closer)
 	if wc, ok := w.(io.Closer); ok && wc != s.rc {
 		s.wc = wc
@@ -103,36 +121,6 @@ func newStream(r io.Reader, w io.Writer, maxBody int64) *stream {
 
 var _ jsonrpc2.ObjectStream = (*stream)(nil)
 
-// ReadObject implements jsonrpc2.ObjectStream. It skips (and answers) frames
-// that cannot be used and returns the next JSON-RPC message.
-func (s *stream) ReadObject(v any) error {
-	for {
-		body, err := s.readFrame()
-		if err != nil {
-			s.doneOnce.Do(func() {
-				s.readErr = err
-				close(s.done)
-			})
-			return err
-		}
-		if body == nil {
-			continue // oversized; already answered
-		}
-		msg, params, hasParams, rj := parseMessage(body)
-		if rj != nil {
-			s.reject(*rj)
-			continue
-		}
-		if err := json.Unmarshal(msg, v); err != nil {
-			// Only a response can fail here (requests were rebuilt by
-			// parseMessage); responses are never answered.
-			continue
-		}
-		s.params, s.hasParams = params, hasParams
-		return nil
-	}
-}
-
 // takeParams returns the raw params of the request ReadObject returned last
 // (nil when the request had none) and forgets them.
 func (s *stream) takeParams() json.RawMessage {
@@ -142,6 +130,14 @@ func (s *stream) takeParams() json.RawMessage {
 	}
 	s.params, s.hasParams = nil, false
 	return p
+}
+
+// takeCancelled reports whether the request ReadObject returned last was
+// cancelled while it waited behind the read gate, and forgets it.
+func (s *stream) takeCancelled() bool {
+	c := s.cancelled
+	s.cancelled = false
+	return c
 }
 
 // readFrame reads one frame. It returns (nil, nil) for a frame it answered
@@ -217,12 +213,12 @@ func (s *stream) skip(length int64) error {
 		_, _ = s.r.Peek(1) // wait for the start of the body
 	}
 	prefix, _ := s.r.Peek(int(min(int64(s.r.Buffered()), length)))
-	s.reject(rejection{
+	s.enqueue(item{rj: &rejection{
 		ID:   sniffID(prefix),
 		Code: jsonrpc2.CodeParseError,
 		Message: fmt.Sprintf("parse error: message of %d bytes exceeds the limit of %d bytes (--max-message-bytes)",
 			length, s.max),
-	})
+	}})
 	if _, err := io.CopyN(io.Discard, s.r, length); err != nil {
 		return io.ErrUnexpectedEOF
 	}
@@ -391,6 +387,7 @@ func (s *stream) writeFrame(data []byte) error {
 func (s *stream) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.ahead.close()
 		if s.rc != nil && s.wc != nil {
 			err = s.rc.Close()
 		}

@@ -1,8 +1,11 @@
 package rpc
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/vtcode/vtcode-ls/session"
@@ -32,57 +35,50 @@ func (r *recorder) notify(method string, params any) {
 	}
 }
 
+// TestPressureCoalescing runs on the synthetic clock of testing/synctest:
+// a burst sends its first value at once and its last one interval later,
+// per session; a value after a quiet interval goes out at once.
 func TestPressureCoalescing(t *testing.T) {
-	const interval = 30 * time.Millisecond
-	r := &recorder{seen: make(chan struct{}, 1)}
-	n := &notifier{notify: r.notify, interval: interval}
-	start := time.Now()
-	for i := 1; i <= 200; i++ {
-		n.TokenPressure(session.PressureEvent{SessionID: "s1", ProjectedTokens: i})
-		n.TokenPressure(session.PressureEvent{SessionID: "s2", ProjectedTokens: -i})
-	}
-	sent := time.Since(start)
-	// Wait for the trailing edge of both sessions.
-	deadline := time.After(10 * time.Second)
-	for {
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 30 * time.Millisecond
+		r := &recorder{seen: make(chan struct{}, 1)}
+		n := &notifier{notify: r.notify, interval: interval}
+		start := time.Now()
+		for i := 1; i <= 200; i++ {
+			n.TokenPressure(session.PressureEvent{SessionID: "s1", ProjectedTokens: i})
+			n.TokenPressure(session.PressureEvent{SessionID: "s2", ProjectedTokens: -i})
+		}
+		synctest.Wait()
+		// want checks the values delivered so far, per session.
+		want := func(what string, s1, s2 []int) {
+			t.Helper()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			got := map[string][]int{}
+			for _, ev := range r.got {
+				got[ev.SessionID] = append(got[ev.SessionID], ev.ProjectedTokens)
+			}
+			if fmt.Sprint(got["s1"]) != fmt.Sprint(s1) || fmt.Sprint(got["s2"]) != fmt.Sprint(s2) {
+				t.Errorf("%s: delivered %v, want s1 %v and s2 %v", what, got, s1, s2)
+			}
+		}
+		want("at once", []int{1}, []int{-1})
+		time.Sleep(interval)
+		synctest.Wait()
+		want("after one interval", []int{1, 200}, []int{-1, -200})
 		r.mu.Lock()
-		var last1, last2 int
-		for _, ev := range r.got {
-			switch ev.SessionID {
-			case "s1":
-				last1 = ev.ProjectedTokens
-			case "s2":
-				last2 = ev.ProjectedTokens
+		for i, at := range r.at[2:] {
+			if gap := at.Sub(start); gap != interval {
+				t.Errorf("trailing value %d sent %v after the burst, want %v", i, gap, interval)
 			}
 		}
 		r.mu.Unlock()
-		if last1 == 200 && last2 == -200 {
-			break
-		}
-		select {
-		case <-r.seen:
-		case <-deadline:
-			t.Fatalf("the last values were not delivered: s1 %d, s2 %d", last1, last2)
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// At most one per interval per session: the first at once, then one
-	// per elapsed interval.
-	perSession := map[string][]time.Time{}
-	for i, ev := range r.got {
-		perSession[ev.SessionID] = append(perSession[ev.SessionID], r.at[i])
-	}
-	for id, times := range perSession {
-		if max := 2 + int(sent/interval); len(times) > max {
-			t.Errorf("%s: %d notifications for a burst of %v, want at most %d", id, len(times), sent, max)
-		}
-		for i := 1; i < len(times); i++ {
-			if gap := times[i].Sub(times[i-1]); gap < interval-5*time.Millisecond {
-				t.Errorf("%s: notifications %d and %d only %v apart", id, i-1, i, gap)
-			}
-		}
-	}
+
+		time.Sleep(2 * interval) // quiet
+		n.TokenPressure(session.PressureEvent{SessionID: "s1", ProjectedTokens: 201})
+		want("after a quiet interval", []int{1, 200, 201}, []int{-1, -200})
+		n.flush()
+	})
 }
 
 func TestPressureFlushDeliversPending(t *testing.T) {
@@ -114,14 +110,16 @@ func TestNoCoalescing(t *testing.T) {
 }
 
 func TestOutboxOrder(t *testing.T) {
-	o := newOutbox()
+	o := newOutbox(DefaultOutboxBytes, DefaultOutboxFrames)
 	o.start()
 	var got []int
 	for i := range 1000 {
-		o.push(func() { got = append(got, i) })
+		o.push(1, func() { got = append(got, i) })
 	}
-	o.close()
-	if o.push(func() {}) {
+	if !o.close(time.Minute) {
+		t.Fatal("the writer did not finish")
+	}
+	if o.push(1, func() {}) {
 		t.Error("push accepted after close")
 	}
 	for i, v := range got {
@@ -132,4 +130,62 @@ func TestOutboxOrder(t *testing.T) {
 	if len(got) != 1000 {
 		t.Errorf("%d items ran, want 1000", len(got))
 	}
+}
+
+// TestOutboxBounds: the outbox is over its bounds past its frame count or
+// its byte count (what is being written still counts), waitRoom waits until
+// the client reads, and close gives up after its timeout when the client
+// never does.
+func TestOutboxBounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := newOutbox(1000, 3)
+		read := make(chan struct{}) // the client reads one frame
+		stuck := func() { <-read }
+		o.start()
+		for range 3 {
+			o.push(10, stuck)
+		}
+		synctest.Wait()
+		if o.over() {
+			t.Error("over its bounds at 3 frames of 3")
+		}
+		o.push(10, stuck)
+		if !o.over() {
+			t.Error("within its bounds at 4 frames of 3")
+		}
+		roomy := make(chan struct{})
+		go func() {
+			o.waitRoom(context.Background())
+			close(roomy)
+		}()
+		synctest.Wait()
+		select {
+		case <-roomy:
+			t.Fatal("waitRoom returned while the outbox was over its bounds")
+		default:
+		}
+		read <- struct{}{}
+		synctest.Wait()
+		select {
+		case <-roomy:
+		default:
+			t.Fatal("waitRoom still waits after the client read")
+		}
+		for range 3 {
+			read <- struct{}{}
+		}
+		o.push(2000, stuck)
+		if !o.over() {
+			t.Error("within its bounds at 2000 bytes of 1000")
+		}
+		start := time.Now()
+		if o.close(5 * time.Second) {
+			t.Error("close reported a flush the client never read")
+		}
+		if waited := time.Since(start); waited != 5*time.Second {
+			t.Errorf("close waited %v, want its timeout", waited)
+		}
+		close(read)
+		<-o.done
+	})
 }

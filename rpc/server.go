@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -35,9 +36,29 @@ type Options struct {
 	// Session configures the session manager Serve runs. Serve sets its
 	// Notifier, and its Logger when nil.
 	Session session.Options
+
+	// Backpressure bounds (0: the Default* value). While the outbox holds
+	// more than OutboxBytes or OutboxFrames, or MaxInFlight requests are
+	// read and not answered, the server reads no more requests.
+	OutboxBytes  int
+	OutboxFrames int
+	MaxInFlight  int
+	// ReadAheadBytes bounds the frames read and not yet handled.
+	ReadAheadBytes int
+	// FlushTimeout bounds how long the end of the connection waits for the
+	// client to read what is queued; then the rest is dropped.
+	FlushTimeout time.Duration
 	// Attach, when set, is called after each successful initialize (see
 	// [AttachFunc]).
 	Attach AttachFunc
+}
+
+// orDefault returns v, or def when v is not positive.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // ErrNoShutdown is returned by [Serve] when the connection ended, by exit or
@@ -131,6 +152,10 @@ type server struct {
 	base      context.Context // parent of every request context; ends at teardown
 	cancelAll context.CancelFunc
 
+	maxInFlight  int
+	flushTimeout time.Duration
+	inFlight     atomic.Int64 // dispatched requests not answered yet
+
 	work   sync.WaitGroup // every request goroutine
 	vtWork sync.WaitGroup // vtcode/* request goroutines, which shutdown waits for
 	aux    sync.WaitGroup // goroutines waiting for the client's answers
@@ -148,22 +173,29 @@ func newServer(ctx context.Context, r io.Reader, w io.Writer, opts Options) *ser
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &server{
-		logger:   logger,
-		opts:     opts,
-		stream:   newStream(r, w, opts.MaxMessageBytes),
-		out:      newOutbox(),
-		inflight: map[jsonrpc2.ID]context.CancelFunc{},
-		exitCh:   make(chan struct{}),
+		logger:       logger,
+		opts:         opts,
+		stream:       newStream(r, w, opts.MaxMessageBytes),
+		out:          newOutbox(orDefault(opts.OutboxBytes, DefaultOutboxBytes), orDefault(opts.OutboxFrames, DefaultOutboxFrames)),
+		inflight:     map[jsonrpc2.ID]context.CancelFunc{},
+		exitCh:       make(chan struct{}),
+		maxInFlight:  orDefault(opts.MaxInFlight, DefaultMaxInFlight),
+		flushTimeout: orDefault(opts.FlushTimeout, DefaultFlushTimeout),
 	}
 	s.base, s.cancelAll = context.WithCancel(context.WithoutCancel(ctx))
 	s.stream.reject = func(rj rejection) {
 		s.logger.Debug("rejected frame", "code", rj.Code, "message", rj.Message)
-		s.out.push(func() {
+		s.out.push(len(rj.Message)+64, func() {
 			if err := s.stream.writeRejection(rj); err != nil {
 				s.logger.Debug("writing error response", "err", err)
 			}
 		})
 	}
+	s.stream.busy = s.busy
+	s.stream.onExit = s.exit
+	s.stream.aheadMax = orDefault(opts.ReadAheadBytes, DefaultReadAheadBytes)
+	s.stream.grace = s.flushTimeout
+	s.out.onWrite = s.stream.ahead.kick
 	interval := opts.PressureInterval
 	if interval == 0 {
 		interval = DefaultPressureInterval
@@ -194,12 +226,35 @@ func (s *server) teardown() {
 	if err := s.mgr.Close(); err != nil {
 		s.logger.Warn("closing sessions", "err", err)
 	}
-	s.out.close()
+	flushed := s.out.close(s.flushTimeout)
+	if !flushed {
+		s.logger.Warn("the client is not reading: dropping what it did not read", "frames", s.out.pending(), "waited", s.flushTimeout)
+	}
 	_ = s.conn.Close()
 	s.aux.Wait()
 	if err := s.stream.closeAll(); err != nil {
 		s.logger.Debug("closing the connection", "err", err)
 	}
+	if !flushed {
+		// Closing the output unblocks a writer stuck on a pipe or socket;
+		// a blocking file may keep it until the process exits.
+		t := time.NewTimer(writerGrace)
+		defer t.Stop()
+		select {
+		case <-s.out.done:
+		case <-t.C:
+		}
+	}
+}
+
+// writerGrace bounds the wait for the writer goroutine once the output is
+// closed after an unfinished flush.
+const writerGrace = 100 * time.Millisecond
+
+// busy reports whether the server takes no more requests for now: the
+// outbox is over its bounds, or too many requests are in flight.
+func (s *server) busy() bool {
+	return s.inFlight.Load() >= int64(s.maxInFlight) || s.out.over()
 }
 
 // Handle implements jsonrpc2.Handler. It runs on the read loop: every
@@ -207,6 +262,7 @@ func (s *server) teardown() {
 // waits for a session or for the client.
 func (s *server) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	params := s.stream.takeParams()
+	cancelled := s.stream.takeCancelled()
 	if req.Notif {
 		s.handleNotification(req.Method, params)
 		return
@@ -226,7 +282,7 @@ func (s *server) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 		s.reply(req.ID, res, err)
 		return
 	}
-	s.dispatch(req.ID, req.Method, m, c)
+	s.dispatch(req.ID, req.Method, m, c, cancelled)
 }
 
 // checkRequest applies the rules every request obeys, in one place: the
@@ -268,7 +324,10 @@ func quoteMethod(name string) string {
 // in that place (or answers a projectionStats during a compaction at once);
 // the goroutine queues the response and only then releases the place, so
 // responses and notifications of one session stay in order.
-func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
+//
+// cancelled says the client cancelled the request before it was read off
+// the read gate: it is answered RequestCancelled in its turn.
+func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call, cancelled bool) {
 	s.mu.Lock()
 	if s.state == stateExited {
 		s.mu.Unlock()
@@ -280,7 +339,11 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
 		return
 	}
 	ctx, cancel := context.WithCancel(s.base)
+	if cancelled {
+		cancel()
+	}
 	s.inflight[id] = cancel
+	s.inFlight.Add(1)
 	// Inv: work.Add happens under mu before teardown marks the state
 	// exited and waits.
 	s.work.Add(1)
@@ -320,8 +383,13 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call) {
 		s.mu.Lock()
 		delete(s.inflight, id)
 		s.mu.Unlock()
+		// Backpressure: with the outbox full the response waits, holding
+		// the session's turn, until the client reads.
+		s.out.waitRoom(s.base)
 		s.reply(id, res, err)
 		ticket.Release()
+		s.inFlight.Add(-1)
+		s.stream.ahead.kick()
 	}()
 }
 
@@ -425,29 +493,39 @@ type notification struct {
 // connection, so that the ones queued before the connection ended (a
 // malformed header, the end of input) are still delivered.
 func (s *server) reply(id jsonrpc2.ID, res any, err error) {
-	s.out.push(func() {
-		r := response{JSONRPC: "2.0", ID: id}
-		if err == nil {
-			b, merr := json.Marshal(res)
-			if merr != nil {
-				s.logger.Error("encoding result", "id", id.String(), "err", merr)
-				err = fmt.Errorf("encoding result: %w", merr)
-			}
-			r.Result = b
+	r := response{JSONRPC: "2.0", ID: id}
+	if err == nil {
+		b, merr := json.Marshal(res)
+		if merr != nil {
+			s.logger.Error("encoding result", "id", id.String(), "err", merr)
+			err = fmt.Errorf("encoding result: %w", merr)
 		}
-		if err != nil {
-			r.Result, r.Error = nil, toWire(err)
-		}
-		if werr := s.stream.WriteObject(r); werr != nil {
+		r.Result = b
+	}
+	if err != nil {
+		r.Result, r.Error = nil, toWire(err)
+	}
+	data, merr := json.Marshal(r)
+	if merr != nil { // a bug: every part was encoded already
+		s.logger.Error("encoding response", "id", id.String(), "err", merr)
+		return
+	}
+	s.out.push(len(data), func() {
+		if werr := s.stream.writeFrame(data); werr != nil {
 			s.logger.Debug("writing response", "id", id.String(), "err", werr)
 		}
 	})
 }
 
-// notify queues a notification.
+// notify queues a notification, encoded now.
 func (s *server) notify(method string, params any) {
-	s.out.push(func() {
-		if err := s.stream.WriteObject(notification{JSONRPC: "2.0", Method: method, Params: params}); err != nil {
+	data, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+	if err != nil {
+		s.logger.Error("encoding notification", "method", method, "err", err)
+		return
+	}
+	s.out.push(len(data), func() {
+		if err := s.stream.writeFrame(data); err != nil {
 			s.logger.Debug("writing notification", "method", method, "err", err)
 		}
 	})
@@ -467,7 +545,7 @@ var errCreateTimeout = errors.New("no answer to window/workDoneProgress/create")
 // answer, the end of ctx or of the connection, or createTimeout.
 func (s *server) createToken(ctx context.Context, token ProgressToken) error {
 	answer := make(chan error, 1)
-	if !s.out.push(func() {
+	if !s.out.push(128, func() {
 		call, err := s.conn.DispatchCall(s.base, "window/workDoneProgress/create", WorkDoneProgressCreateParams{Token: token})
 		if err != nil {
 			answer <- err

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/rpc"
 	. "github.com/vtcode/vtcode-ls/rpc/rpctest"
@@ -257,5 +259,50 @@ func TestPipelinedOpenThenAppend(t *testing.T) {
 			t.Fatal(err)
 		}
 		late.WantError(rpc.CodeUnknownSession)
+	})
+}
+
+// TestLimitErrorsNameTheField: a message over a limit of the session is
+// refused with -32602 naming the field, and the history is unchanged.
+func TestLimitErrorsNameTheField(t *testing.T) {
+	Run(t, Options{}, func(t *testing.T, env *Env) {
+		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 32000})
+		m := history.Message{Role: history.Assistant, Content: history.Text("reading")}
+		for i := range session.DefaultMaxToolCalls + 1 {
+			m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "read_file", Arguments: "{}"})
+		}
+		e := env.CallError("vtcode/appendMessages", session.AppendParams{SessionID: "s1",
+			Messages: []history.Message{history.NewText(history.User, "go"), m}}, jsonrpc2.CodeInvalidParams)
+		want := fmt.Sprintf("messages[1].toolCalls: at most %d tool calls per message, got %d", session.DefaultMaxToolCalls, session.DefaultMaxToolCalls+1)
+		if e.Message != want {
+			t.Errorf("error %q, want %q", e.Message, want)
+		}
+		if h := env.History("s1"); h.Total != 0 {
+			t.Errorf("history has %d messages after a refused append", h.Total)
+		}
+	})
+}
+
+// TestWorkspaceRequestsKeepArrivalOrder: requests that name no session are
+// ordered among themselves: a compactPrompt get sent right behind a set
+// sees the new prompt, and a reset behind both restores the default.
+func TestWorkspaceRequestsKeepArrivalOrder(t *testing.T) {
+	Run(t, Options{}, func(t *testing.T, env *Env) {
+		set := env.Go("vtcode/compactPrompt", session.PromptParams{Action: "set", Prompt: "Summarize tersely."})
+		get := env.Go("vtcode/compactPrompt", session.PromptParams{Action: "get"})
+		reset := env.Go("vtcode/compactPrompt", session.PromptParams{Action: "reset"})
+		again := env.Go("vtcode/compactPrompt", session.PromptParams{Action: "get"})
+		for _, c := range []*Call{set, reset} {
+			if err := c.Wait(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got, after session.PromptResult
+		if err := get.Wait(&got); err != nil || got.Prompt != "Summarize tersely." || got.IsDefault {
+			t.Errorf("get behind set: %v, %+v", err, got)
+		}
+		if err := again.Wait(&after); err != nil || !after.IsDefault {
+			t.Errorf("get behind reset: %v, %+v", err, after)
+		}
 	})
 }

@@ -2,7 +2,9 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -103,5 +105,93 @@ func TestStoreErrorsNameTheSessionOnce(t *testing.T) {
 	}
 	if n := strings.Count(err.Error(), "open session s1"); n != 1 {
 		t.Errorf("error %q names the session %d times, want once", err, n)
+	}
+}
+
+// TestLimitsPerCall: a message with too many tool calls or too many bytes,
+// a call with too many messages, a prefix too large: each is refused with a
+// param error naming it, and nothing of the call is applied.
+func TestLimitsPerCall(t *testing.T) {
+	e := newEnv(t, session.Options{Limits: session.Limits{MaxToolCalls: 3, MaxMessageBytes: 1000, MaxMessagesPerCall: 5}}, "")
+	id := e.open(session.OpenParams{ContextWindow: 16000})
+	e.append(id, history.NewText(history.User, "start"))
+	calls := func(n int) history.Message {
+		m := history.Message{Role: history.Assistant, Content: history.Text("calls")}
+		for i := range n {
+			m.ToolCalls = append(m.ToolCalls, history.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "read_file", Arguments: `{}`})
+		}
+		return m
+	}
+	big := history.NewText(history.User, strings.Repeat("x", 1001))
+	many := make([]history.Message, 6)
+	for i := range many {
+		many[i] = history.NewText(history.User, "m")
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		call func() error
+		path string
+	}{
+		{"tool calls", func() error {
+			_, err := e.m.AppendMessages(ctx, session.AppendParams{SessionID: id, Messages: []history.Message{history.NewText(history.User, "ok"), calls(4)}})
+			return err
+		}, "messages[1].toolCalls"},
+		{"bytes", func() error {
+			_, err := e.m.PrepareRequest(ctx, session.PrepareParams{SessionID: id, Messages: []history.Message{big}}, nil)
+			return err
+		}, "messages[0]"},
+		{"messages", func() error {
+			_, err := e.m.AppendMessages(ctx, session.AppendParams{SessionID: id, Messages: many})
+			return err
+		}, "messages"},
+		{"response", func() error {
+			_, err := e.m.RecordResponse(ctx, session.RecordParams{SessionID: id, Message: calls(4)})
+			return err
+		}, "message.toolCalls"},
+		{"system prompt", func() error {
+			_, err := e.m.PrepareRequest(ctx, session.PrepareParams{SessionID: id, SystemPrompt: strings.Repeat("s", 1001)}, nil)
+			return err
+		}, "systemPrompt"},
+		{"tools", func() error {
+			_, err := e.m.PrepareRequest(ctx, session.PrepareParams{SessionID: id, SystemPrompt: strings.Repeat("s", 600),
+				Tools: []json.RawMessage{json.RawMessage(`"` + strings.Repeat("t", 500) + `"`)}}, nil)
+			return err
+		}, "tools"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantParamError(t, tc.call(), tc.path)
+			if h := e.history(id); len(h) != 1 {
+				t.Errorf("history has %d messages after a refused call, want 1", len(h))
+			}
+		})
+	}
+	// At the limits, everything is accepted.
+	e.append(id, calls(3), history.NewText(history.User, strings.Repeat("x", 990)))
+	if h := e.history(id); len(h) != 3 {
+		t.Errorf("history has %d messages, want 3", len(h))
+	}
+}
+
+// TestArtifactErrorNamesTheArtifactOnce: a compaction whose artifact cannot
+// be written fails with the store's error, not wrapped a second time with
+// "write artifact".
+func TestArtifactErrorNamesTheArtifactOnce(t *testing.T) {
+	e := newEnv(t, session.Options{}, "")
+	id := e.open(session.OpenParams{SessionID: "s1", ContextWindow: 16000})
+	e.append(id, turns(16, 400)...)
+	arts := filepath.Join(e.dir, ".vtcode", "sessions", id, "artifacts")
+	if err := os.RemoveAll(arts); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(arts, []byte("not a folder"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.m.Compact(context.Background(), session.CompactParams{SessionID: id}, nil)
+	if err == nil {
+		t.Fatal("compacted with no place for the artifact")
+	}
+	if n := strings.Count(err.Error(), "write artifact"); n != 1 {
+		t.Errorf("error %q says \"write artifact\" %d times, want once", err, n)
 	}
 }

@@ -170,7 +170,7 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	if j.twoPass != nil {
 		// A pass 1 in flight is further along than a fresh summary would be:
 		// let it finish so that its note makes this compaction one call.
-		if err := awaitPassOne(ctx, j.twoPass, passOneWait); err != nil {
+		if err := awaitPassOne(ctx, j.twoPass, s.m.passOneWait()); err != nil {
 			prog.End(msgCancelled)
 			return nil, err
 		}
@@ -229,11 +229,11 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	return report, nil
 }
 
-// passOneWait bounds how long a compaction waits for a background pass 1
-// still in flight before it gives up on it and summarizes in one pass: a
-// pass 1 stuck at a hung provider must not hold the session for the
-// provider's whole timeout.
-var passOneWait = 20 * time.Second
+// DefaultPassOneWait bounds how long a compaction waits for a background
+// pass 1 still in flight before it gives up on it and summarizes in one
+// pass: a pass 1 stuck at a hung provider must not hold the session for the
+// provider's whole timeout. [Options].PassOneWait changes it.
+const DefaultPassOneWait = 20 * time.Second
 
 // awaitPassOne waits until no pass 1 of tp runs, or ctx ends. After limit
 // it cancels the pass (its note is lost; the compaction then makes its own
@@ -274,7 +274,7 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 	b.ArtifactID = newID(s.m.now())
 	meta := store.ArtifactMeta{Trigger: b.Trigger, Mode: b.Mode, CreatedAt: s.m.now()}
 	if err := s.log.WriteArtifact(b.ArtifactID, pre, meta); err != nil {
-		return fmt.Errorf("write artifact: %w", err)
+		return err // the store's error names the artifact
 	}
 	if err := ctx.Err(); err != nil {
 		return err

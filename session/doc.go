@@ -82,4 +82,9 @@
 //     [ErrUnknownSession] for ids that are not open in this process.
 //   - Messages passed to the Manager are kept as they are (not copied deeply);
 //     callers must not modify them afterwards.
+//   - What one call may carry is bounded ([Limits]: messages per call, tool
+//     calls and bytes per message, system prompt and tools), and so is every
+//     token count a caller passes ([MaxTokenCount]): past a bound the call is
+//     a *ParamError naming the field and nothing of it is applied. Pressure
+//     over 1 is always "critical".
 package session

@@ -1,7 +1,5 @@
 package session
 
-import "time"
-
 // OnEnqueue installs a hook called each time a call starts waiting in the
 // queue of session id (tests only).
 func OnEnqueue(m *Manager, id string, hook func()) {
@@ -11,12 +9,4 @@ func OnEnqueue(m *Manager, id string, hook func()) {
 		m.order.hooks = map[string]func(){}
 	}
 	m.order.hooks[id] = hook
-}
-
-// SetPassOneWait changes how long a compaction waits for a background pass
-// 1 (tests only); it returns a func restoring the old value.
-func SetPassOneWait(d time.Duration) func() {
-	old := passOneWait
-	passOneWait = d
-	return func() { passOneWait = old }
 }

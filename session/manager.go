@@ -37,6 +37,18 @@ type Options struct {
 	Clock func() time.Time
 	// NoWatch disables watching workspace config files (one-shot commands).
 	NoWatch bool
+	// Limits bound what one call may carry; the zero value is the defaults.
+	Limits Limits
+	// PassOneWait bounds how long a compaction waits for a background pass
+	// 1 still in flight; 0 means DefaultPassOneWait.
+	PassOneWait time.Duration
+}
+
+func (m *Manager) passOneWait() time.Duration {
+	if m.o.PassOneWait > 0 {
+		return m.o.PassOneWait
+	}
+	return DefaultPassOneWait
 }
 
 // ClientFactory returns the generator for a route under a workspace's

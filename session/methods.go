@@ -23,6 +23,43 @@ func run[R any](ctx context.Context, m *Manager, id string, fn func(context.Cont
 	return res, err
 }
 
+// Limits bound what one call may carry, so that a single request cannot
+// make the daemon spend time and memory out of proportion (every cost is
+// linear in what a call carries; these bound the constant). A zero field
+// takes its default.
+type Limits struct {
+	// MaxMessageBytes bounds one message's text (see [history.Message.Size]),
+	// and the system prompt with the tool schemas of a request; default
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// MaxToolCalls bounds the tool calls of one message; default
+	// DefaultMaxToolCalls.
+	MaxToolCalls int
+	// MaxMessagesPerCall bounds the messages of one appendMessages or
+	// prepareRequest; default DefaultMaxMessagesPerCall.
+	MaxMessagesPerCall int
+}
+
+// The default [Limits].
+const (
+	DefaultMaxMessageBytes    = 32 << 20
+	DefaultMaxToolCalls       = 1024
+	DefaultMaxMessagesPerCall = 50_000
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxMessageBytes <= 0 {
+		l.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if l.MaxToolCalls <= 0 {
+		l.MaxToolCalls = DefaultMaxToolCalls
+	}
+	if l.MaxMessagesPerCall <= 0 {
+		l.MaxMessagesPerCall = DefaultMaxMessagesPerCall
+	}
+	return l
+}
+
 // MaxTokenCount bounds every token count a caller passes (prefixTokens,
 // reservedOutputTokens, contextWindow, usage): far above any model's window,
 // and low enough that sums of such counts never overflow.
@@ -40,12 +77,47 @@ func checkTokens(path string, n int) error {
 }
 
 // checkMessages validates messages given by a caller: every role must be
-// one of the four protocol roles.
-func checkMessages(path string, msgs []history.Message) error {
+// one of the four protocol roles, and the list and each message within the
+// limits.
+func (m *Manager) checkMessages(path string, msgs []history.Message) error {
+	lim := m.o.Limits.withDefaults()
+	if len(msgs) > lim.MaxMessagesPerCall {
+		return paramErr(path, "at most %d messages per call, got %d", lim.MaxMessagesPerCall, len(msgs))
+	}
 	for i := range msgs {
-		if !msgs[i].Role.Valid() {
-			return paramErr(fmt.Sprintf("%s[%d].role", path, i), "must be system, user, assistant or tool")
+		if err := lim.checkMessage(fmt.Sprintf("%s[%d]", path, i), &msgs[i]); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkMessage validates one message at path.
+func (lim Limits) checkMessage(path string, msg *history.Message) error {
+	if !msg.Role.Valid() {
+		return paramErr(path+".role", "must be system, user, assistant or tool")
+	}
+	if n := len(msg.ToolCalls); n > lim.MaxToolCalls {
+		return paramErr(path+".toolCalls", "at most %d tool calls per message, got %d", lim.MaxToolCalls, n)
+	}
+	if n := msg.Size(); n > lim.MaxMessageBytes {
+		return paramErr(path, "at most %d bytes per message, got %d", lim.MaxMessageBytes, n)
+	}
+	return nil
+}
+
+// checkPrefix validates the system prompt and tool schemas of a request:
+// together at most MaxMessageBytes.
+func (lim Limits) checkPrefix(system string, tools []json.RawMessage) error {
+	n := len(system)
+	if n > lim.MaxMessageBytes {
+		return paramErr("systemPrompt", "at most %d bytes, got %d", lim.MaxMessageBytes, n)
+	}
+	for _, t := range tools {
+		n += len(t)
+	}
+	if n > lim.MaxMessageBytes {
+		return paramErr("tools", "at most %d bytes with the system prompt, got %d", lim.MaxMessageBytes, n)
 	}
 	return nil
 }
@@ -53,7 +125,7 @@ func checkMessages(path string, msgs []history.Message) error {
 // AppendMessages appends messages to the live history (durably) and returns
 // its new length and estimate.
 func (m *Manager) AppendMessages(ctx context.Context, p AppendParams) (*AppendResult, error) {
-	if err := checkMessages("messages", p.Messages); err != nil {
+	if err := m.checkMessages("messages", p.Messages); err != nil {
 		return nil, err
 	}
 	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*AppendResult, error) {
@@ -93,7 +165,10 @@ func (m *Manager) History(ctx context.Context, p HistoryParams) (*HistoryResult,
 // compaction; nil for none. The call is atomic: when ctx is cancelled before
 // it commits, nothing changes, not even the appended messages.
 func (m *Manager) PrepareRequest(ctx context.Context, p PrepareParams, prog Progress) (*PrepareResult, error) {
-	if err := checkMessages("messages", p.Messages); err != nil {
+	if err := m.checkMessages("messages", p.Messages); err != nil {
+		return nil, err
+	}
+	if err := m.o.Limits.withDefaults().checkPrefix(p.SystemPrompt, p.Tools); err != nil {
 		return nil, err
 	}
 	if p.PrefixTokens != nil {
@@ -130,6 +205,9 @@ func (m *Manager) RecordResponse(ctx context.Context, p RecordParams) (*RecordRe
 		return nil, paramErr("message", "required")
 	case p.Message.Role != history.Assistant:
 		return nil, paramErr("message.role", "must be assistant")
+	}
+	if err := m.o.Limits.withDefaults().checkMessage("message", &p.Message); err != nil {
+		return nil, err
 	}
 	if u := p.Usage; u != nil {
 		if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheCreationTokens < 0 {

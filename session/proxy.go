@@ -203,7 +203,10 @@ func (m *Manager) LogMessage(level int, text string) { m.notifyLog(level, text) 
 // prepareRequest does. prog receives the compaction's progress; nil uses
 // the Notifier's ProgressSource, if any.
 func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progress) (*ProxyPlan, error) {
-	if err := checkMessages("messages", r.Messages); err != nil {
+	if err := m.checkMessages("messages", r.Messages); err != nil {
+		return nil, err
+	}
+	if err := m.o.Limits.withDefaults().checkPrefix(r.System, r.Tools); err != nil {
 		return nil, err
 	}
 	w, err := m.workspaceFor(r.Workspace, "workspace")

@@ -180,9 +180,8 @@ func (h *hangFirst) Generate(ctx context.Context, req *providers.Request) (*prov
 // provider is given up after a bounded wait, and the compaction that needed
 // it summarizes in one pass instead of waiting for the provider's timeout.
 func TestHungPassOneDoesNotHoldCompaction(t *testing.T) {
-	defer session.SetPassOneWait(50 * time.Millisecond)()
 	h := &hangFirst{started: make(chan struct{}), cancelled: make(chan struct{})}
-	e := newEnv(t, session.Options{Clients: clients(map[string]providers.Generator{"local": h})}, "")
+	e := newEnv(t, session.Options{Clients: clients(map[string]providers.Generator{"local": h}), PassOneWait: 50 * time.Millisecond}, "")
 	id := e.open(session.OpenParams{Provider: "local", Model: "m", ContextWindow: 40000})
 	e.setPolicy(id, `{"toolResultClearing":{"enabled":false}}`)
 	prepare(t, e, session.PrepareParams{SessionID: id, Messages: turns(22, 4000)}, nil)

@@ -19,17 +19,16 @@ type workspace struct {
 	m    *Manager
 	root string // absolute, clean
 
-	mu       sync.Mutex // guards the fields below
-	cfg      config.Config
-	init     json.RawMessage   // initializationOptions
-	patches  []json.RawMessage // workspace-default setPolicy patches, oldest first
-	policy   config.Policy     // effective: cfg.Policy + init + patches
-	catalog  *providers.Catalog
-	gen      uint64 // bumped at every change of cfg or policy
-	st       *store.Store
-	storeErr error
-	prompt   *string // cached custom prompt; nil: not read yet
-	unwatch  func()
+	mu      sync.Mutex // guards the fields below
+	cfg     config.Config
+	init    json.RawMessage   // initializationOptions
+	patches []json.RawMessage // workspace-default setPolicy patches, oldest first
+	policy  config.Policy     // effective: cfg.Policy + init + patches
+	catalog *providers.Catalog
+	gen     uint64 // bumped at every change of cfg or policy
+	st      *store.Store
+	prompt  *string // cached custom prompt; nil: not read yet
+	unwatch func()
 }
 
 // newWorkspace loads the configuration of root, applies the

@@ -173,10 +173,10 @@ func acquireLock(dir, id string) (*os.File, error) {
 		return nil, fmt.Errorf("open session %s: lock: %w", id, err)
 	}
 	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt(pid, 0)
-	}
 	// A missing pid only makes a BusyError less informative; do not fail.
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt(pid, 0)
+	}
 	return f, nil
 }
 

@@ -3,9 +3,11 @@
 // projection against encoding/json marshalling of the same projection (cold
 // and warm, at 10k, 100k and 1M history tokens), a vtcode/prepareRequest round
 // trip against a bare JSON-RPC echo of the same bytes, token estimation
-// against the raw o200k tokenizer, offline compaction time and size, and
-// memory per 1M history tokens. It checks the performance targets of issue 2
-// and prints PASS or FAIL beside each.
+// against the raw o200k tokenizer, offline compaction time and size, memory
+// per 1M history tokens, and how appending and preparing grow with the size
+// of one call (a large text message, many messages of 1,024 unanswered tool
+// calls). It checks the performance targets of issue 2 and the linear growth
+// of large calls, and prints PASS or FAIL beside each.
 //
 // Usage:
 //
@@ -54,6 +56,7 @@ type Report struct {
 	Estimation *EstimationResult `json:"estimation"`
 	Compaction []CompactionRow   `json:"compaction"`
 	Memory     *MemoryResult     `json:"memory"`
+	Scaling    []ScalingRow      `json:"scaling"`
 	Proxy      *ProxyResult      `json:"proxy"`
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
@@ -228,6 +231,11 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 
+	logf("scaling: append and prepare of large calls")
+	if rep.Scaling, err = benchScaling(ctx, p.big.Tokens != size1M.Tokens, 3); err != nil {
+		return nil, fmt.Errorf("scaling: %w", err)
+	}
+
 	logf("proxy: a %d-token streamed request, %d reps", p.proxyTokens, p.proxyReps)
 	if rep.Proxy, err = benchProxy(ctx, p.proxyTokens, p.proxyReps); err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
@@ -266,6 +274,11 @@ func targets(rep *Report, p plan) []Target {
 	}
 	if m := rep.Memory; m != nil {
 		add("history heap (HeapInuse) / JSON size", "≤ 3×", m.HistoryVsJSON, "x", m.HistoryVsJSON <= 3)
+	}
+	for _, s := range rep.Scaling {
+		on = s.Small + " → " + s.Large
+		add("append growth / size growth, "+s.Shape, "≤ 2×", s.AppendGrowth, "x", s.AppendGrowth <= 2)
+		add("prepare growth / size growth, "+s.Shape, "≤ 2×", s.PrepareGrowth, "x", s.PrepareGrowth <= 2)
 	}
 	return ts
 }

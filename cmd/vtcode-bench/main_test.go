@@ -42,6 +42,10 @@ func ratios(rep *Report) map[string]float64 {
 		r["memory held per 1M"] = m.HeldMiBPer1M
 		r["memory allocated per 1M"] = m.TotalAllocMiBPer1M
 	}
+	for _, s := range rep.Scaling {
+		r["scaling "+s.Shape+" append"] = s.AppendGrowth
+		r["scaling "+s.Shape+" prepare"] = s.PrepareGrowth
+	}
 	for _, tg := range rep.Targets {
 		r["target "+tg.Name] = tg.Got
 	}
@@ -80,8 +84,11 @@ func checkReport(t *testing.T, rep *Report) {
 			t.Errorf("compaction at %d: %d -> %d tokens", c.Capacity, c.OriginalTokens, c.CompactedTokens)
 		}
 	}
-	if len(rep.Targets) != 5 {
-		t.Errorf("%d targets, want 5", len(rep.Targets))
+	if len(rep.Scaling) != 2 {
+		t.Errorf("%d scaling rows, want 2 (text, tool calls)", len(rep.Scaling))
+	}
+	if len(rep.Targets) != 5+2*len(rep.Scaling) {
+		t.Errorf("%d targets, want %d", len(rep.Targets), 5+2*len(rep.Scaling))
 	}
 	rs := ratios(rep)
 	if len(rs) < 20 {
@@ -148,14 +155,18 @@ func TestQuickTable(t *testing.T) {
 		[]string{"project after append", "< 1 ms", " ms"},
 		[]string{"from scratch, estimates known / marshal", "≤ 3×"},
 		[]string{"history heap (HeapInuse) / JSON size", "≤ 3×"},
+		[]string{"one text message", "bytes →", "×", "×"},
+		[]string{"messages of 1,024 unanswered tool calls", "messages →", "×", "×"},
+		[]string{"append growth / size growth, one text message", "≤ 2×"},
+		[]string{"prepare growth / size growth, messages of 1,024 unanswered tool calls", "≤ 2×"},
 	)
 	for _, r := range rows {
 		if !hasRow(text, r...) {
 			t.Errorf("no row with %q in the table:\n%s", r, text)
 		}
 	}
-	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 5 {
-		t.Errorf("%d PASS/FAIL verdicts, want 5:\n%s", n, text)
+	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 9 {
+		t.Errorf("%d PASS/FAIL verdicts, want 9:\n%s", n, text)
 	}
 	if strings.Contains(text, "n/a") || strings.Contains(text, "NaN") || strings.Contains(text, "Inf") {
 		t.Errorf("table has a missing value:\n%s", text)

@@ -188,6 +188,20 @@ func writeTable(w io.Writer, rep *Report) error {
 		p("\n")
 	}
 
+	// Scaling of large calls.
+	if len(rep.Scaling) > 0 {
+		p("Large calls: vtcode/appendMessages, then vtcode/prepareRequest (synthesizing unanswered results), each shape at two sizes\n")
+		p("   growth = time factor ÷ size factor (1× is linear)\n")
+		t = newTable(w)
+		t.row("shape", "sizes", "append", "prepare", "append growth", "prepare growth")
+		for _, s := range rep.Scaling {
+			t.row(s.Shape, s.Small+" → "+s.Large, fmtNs(s.AppendSmallNs)+" → "+fmtNs(s.AppendLargeNs),
+				fmtNs(s.PrepareSmallNs)+" → "+fmtNs(s.PrepareLargeNs), fmtRatio(s.AppendGrowth), fmtRatio(s.PrepareGrowth))
+		}
+		flush(t)
+		p("\n")
+	}
+
 	// 5. Memory.
 	if m := rep.Memory; m != nil {
 		p("5. Memory: decoded %s (%s tokens, JSON %s), estimated, plus one projection; runtime.MemStats after GC\n",

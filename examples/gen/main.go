@@ -16,7 +16,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -211,14 +210,4 @@ func goSrc(s string) string {
 // text trims a leading newline and turns ‵ into backquotes.
 func text(s string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(s, "\n"), "‵", "`")
-}
-
-// sortedKeys is used by output builders that iterate maps.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -344,8 +344,8 @@ func echoable(id json.RawMessage) bool {
 	if json.Unmarshal(id, &s) == nil {
 		return true
 	}
-	n, err := strconv.ParseUint(string(id), 10, 63)
-	return err == nil && n >= 0
+	_, err := strconv.ParseUint(string(id), 10, 63)
+	return err == nil
 }
 
 func compactJSON(raw json.RawMessage) string {
