@@ -138,9 +138,7 @@ func fileText(i int) string {
 
 func (a *agent) body() []byte {
 	msgs := make([]map[string]any, len(a.msgs))
-	for i, m := range a.msgs {
-		msgs[i] = m
-	}
+	copy(msgs, a.msgs)
 	// The breakpoint on the last block of the last message only.
 	last := map[string]any{}
 	for k, v := range msgs[len(msgs)-1] {

@@ -57,7 +57,6 @@ type ProxyVariant struct {
 // tokens o200k tokens: a prompt, then Read calls with their large results.
 func proxyConversation(est *history.Estimator, tokens int) ([]byte, int) {
 	msgs := []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Read the modules and explain the request flow."}}}}
-	var hist []history.Message
 	total := 0
 	for i := 0; total < tokens; i++ {
 		var sb strings.Builder
@@ -72,7 +71,6 @@ func proxyConversation(est *history.Estimator, tokens int) ([]byte, int) {
 			map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": sb.String()}}})
 		m := history.NewToolResult(id, "Read", sb.String())
 		total += est.Message(&m) + 20
-		hist = append(hist, m)
 	}
 	last := msgs[len(msgs)-1].(map[string]any)["content"].([]any)[0].(map[string]any)
 	last["cache_control"] = map[string]string{"type": "ephemeral"}
