@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vtcode/vtcode-ls/proxy"
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
@@ -230,4 +231,46 @@ func TestOpencodeSummaryThenWindow(t *testing.T) {
 	if len(list) != 1 || len(e.notes.bounds) != 1 || e.notes.bounds[0].Trigger != "agent" {
 		t.Errorf("sessions %v, boundaries %+v: want one session with one agent boundary", list, e.notes.bounds)
 	}
+}
+
+// TestStreamIsNotBuffered: each event reaches the agent while the upstream
+// is still holding the rest of the stream.
+func TestStreamIsNotBuffered(t *testing.T) {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":5}}}\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+		io.WriteString(w, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}))
+	defer up.Close()
+	e := setup(t, "[providers.slow]\nbase_url = \""+up.URL+"\"\n", readTurns(1), "")
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/p/slow/v1/messages", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		n, _ := resp.Body.Read(buf)
+		first <- string(buf[:n])
+	}()
+	select {
+	case got := <-first:
+		if !strings.HasPrefix(got, "event: message_start") {
+			t.Errorf("first bytes %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first event did not arrive while the upstream held the rest: the proxy buffers")
+	}
+	close(release)
+	rest, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(rest), "message_stop") {
+		t.Errorf("rest of the stream %q", rest)
+	}
+	settled(t, e.done)
 }
