@@ -326,8 +326,10 @@
 //
 //	window/logMessage {"type":3,"message":"vtcode-ls proxy listening on http://127.0.0.1:8787"}
 //
-// (the same line goes to stderr; "127.0.0.1:0" picks a free port). A proxy
-// that cannot start says why in a window/logMessage of type 1. The proxied
+// (the same line goes to stderr; "127.0.0.1:0" picks a free port). The
+// settings are read once, after initialize: changing them takes a restart of
+// the daemon. A proxy that cannot start (the port is taken, say) says why in
+// a window/logMessage of type 1; the daemon works on without it. The proxied
 // sessions are sessions of the first workspace like any other: they appear
 // in vtcode/listSessions (ids "proxy-…"), vtcode/tokenPressure and
 // vtcode/compactBoundary are sent for them, a compaction they trigger
