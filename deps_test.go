@@ -37,6 +37,8 @@ var allow = map[string][]string{
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/offline"},
 	"rpc":                    {"session", "history", "config"},
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "config"},
+	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "config"},
+	"proxy/proxytest":        {},
 }
 
 // cmd may import anything in the module; nothing may import cmd.

@@ -26,6 +26,8 @@ type Config struct {
 	Models []ModelEntry
 	// Storage is where sessions are stored.
 	Storage Storage
+	// Proxy is the [proxy] table.
+	Proxy Proxy
 	// Files lists the configuration files that were read, lowest precedence first.
 	Files []string
 	// Warnings are the keys a workspace file set but may not set (see
@@ -314,7 +316,8 @@ var tables = func() map[string]map[string]bool {
 			t[table][k] = true
 		}
 	}
-	add("", "agent", "context", "compaction", "providers", "models", "storage")
+	add("", "agent", "context", "compaction", "providers", "models", "storage", "proxy")
+	add("proxy", "listen", "allow_remote", "secret_env")
 	add("agent", "harness")
 	add("agent.harness", "tool_result_clearing")
 	add("compaction", "summarizer", "route_policy", "routes")
@@ -648,6 +651,8 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 		}
 		keep = d.integer(st, []string{"storage"}, "keep_artifacts", -1, ruleNonNeg)
 	}
+	px := c.Proxy
+	d.decodeProxy(raw, &px)
 
 	if len(d.errs) > 0 {
 		sortByLine(d.errs)
@@ -663,6 +668,7 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	if keep != nil {
 		c.Storage.KeepArtifacts = *keep
 	}
+	c.Proxy = px
 	return dir, nil
 }
 

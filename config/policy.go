@@ -307,6 +307,12 @@ func ApplyJSON(p Policy, patch json.RawMessage) (Policy, error) {
 	}
 	q := p
 	for _, sec := range sections {
+		if sec.key == "proxy" { // initializationOptions.proxy: not a policy section
+			if _, _, err := decodeProxyJSON(sec.value, Proxy{}); err != nil {
+				return p, err
+			}
+			continue
+		}
 		known := false
 		for i := range policyFields {
 			known = known || policyFields[i].section == sec.key

@@ -560,6 +560,60 @@
 // stale lock is taken over by the next open). -32004 names the process that
 // holds the lock (on Linux from /proc/locks, elsewhere the recorded pid if
 // that process is alive), or no pid when it is unknown.
+// # Proxy mode
+//
+// Agents that keep their own conversation and talk to a provider's API
+// directly (Claude Code, Codex CLI, opencode, qwen-code, …) get the engine
+// through the proxy (package proxy): point the agent's base URL at it. When
+// the workspace configuration has [proxy] listen (or initializationOptions
+// carries {"proxy": {"listen": "127.0.0.1:8787", "allowRemote"?: false,
+// "secretEnv"?: "NAME"}}, which is not part of the policy), the daemon runs
+// the proxy in-process after initialize and reports
+//
+//	window/logMessage {"type":3,"message":"vtcode-ls proxy listening on http://127.0.0.1:8787"}
+//
+// (the same line goes to stderr; "127.0.0.1:0" picks a free port). The
+// settings are read once, after initialize: changing them takes a restart of
+// the daemon. A proxy that cannot start (the port is taken, say) says why in
+// a window/logMessage of type 1; the daemon works on without it. The proxied
+// sessions are sessions of the first workspace like any other: they appear
+// in vtcode/listSessions (ids "proxy-…"), vtcode/tokenPressure and
+// vtcode/compactBoundary are sent for them, a compaction they trigger
+// reports $/progress on a server-created token (so the client must
+// advertise capabilities.window.workDoneProgress to see it), and
+// vtcode/compact, vtcode/projectionStats, vtcode/history and vtcode/restore
+// act on them. A proxied session without an API key of the daemon's own
+// summarizes offline: the agent's credentials are only ever forwarded.
+//
+// How the proxy maps the agent's requests onto a session:
+//
+//   - Each request carries the whole conversation; the session appends what
+//     is new, with the answer once it arrived. A failed request (an upstream
+//     error, a cut stream) records nothing, unless it triggered a compaction,
+//     which then also recorded its messages (the agent's retry maps onto
+//     them).
+//   - After the engine compacted, the agent keeps sending its full history;
+//     the compacted prefix is mapped onto the summary, so the upstream sees
+//     summary + recent messages.
+//   - A request that diverges from the conversation (a rewind, an edit) is
+//     recorded as a new session (a branch, id "proxy-…-b…"); the stored
+//     session is left as it was.
+//   - The agent's own compaction requests (Claude Code's "CRITICAL: Respond
+//     with TEXT ONLY … summary" turn, Codex's CONTEXT CHECKPOINT COMPACTION
+//     item or request_kind "compaction", opencode's summarization agent,
+//     qwen-code's summarizer prompt) are projected but not recorded; the
+//     fresh window the agent starts next is recorded in the same session as
+//     a vtcode/compactBoundary with trigger, mode and strategy "agent"
+//     (the previous history is kept as its artifact).
+//   - A request that fails in the engine is forwarded unchanged, with one
+//     window/logMessage of type 2 "vtcode-ls proxy: could not process a …
+//     request (…); forwarded it unchanged".
+//
+// A workspace file may set [proxy] listen, but not allow_remote (only the
+// user configuration and initializationOptions may), and a base_url that
+// only a workspace file names is not used for the agent's credentials.
+// package proxy's documentation has the endpoints, the session identity
+// headers and the security rules.
 //
 // # Errors
 //

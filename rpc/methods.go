@@ -155,6 +155,9 @@ func (s *server) initialize(_ context.Context, p *InitializeParams, _ session.Pr
 	s.mu.Lock()
 	s.state = stateInitialized
 	s.mu.Unlock()
+	if s.opts.Attach != nil {
+		s.opts.Attach(s.base, s.mgr, p.InitializationOptions)
+	}
 	version := s.opts.Version
 	if version == "" {
 		version = "devel"

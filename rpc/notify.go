@@ -18,7 +18,8 @@ const DefaultPressureInterval = 100 * time.Millisecond
 // ends with the latest value.
 type notifier struct {
 	notify   func(method string, params any)
-	interval time.Duration // <= 0: no coalescing
+	interval time.Duration    // <= 0: no coalescing
+	progress *progressTracker // for NewProgress (host.go)
 
 	mu     sync.Mutex // guards the fields below
 	lanes  map[string]*pressureLane

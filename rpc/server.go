@@ -48,6 +48,9 @@ type Options struct {
 	// FlushTimeout bounds how long the end of the connection waits for the
 	// client to read what is queued; then the rest is dropped.
 	FlushTimeout time.Duration
+	// Attach, when set, is called after each successful initialize (see
+	// [AttachFunc]).
+	Attach AttachFunc
 }
 
 // orDefault returns v, or def when v is not positive.
@@ -200,6 +203,7 @@ func newServer(ctx context.Context, r io.Reader, w io.Writer, opts Options) *ser
 	}
 	s.notes = &notifier{notify: s.notify, interval: interval}
 	s.progress = &progressTracker{create: s.createToken, send: func(p ProgressParams) { s.notify("$/progress", p) }}
+	s.notes.progress = s.progress
 	so := opts.Session
 	so.Notifier = s.notes
 	if so.Logger == nil {

@@ -74,9 +74,19 @@ func (s *Session) client(r providers.Route, e *env) (providers.Generator, error)
 		return offline.New(), nil
 	}
 	if s.m.o.Clients == nil {
+		if s.px.init { // a proxied session (see below)
+			return offline.New(), nil
+		}
 		return nil, fmt.Errorf("no client for provider %q: only offline is available", r.Provider)
 	}
 	g, err := s.m.o.Clients(r, e.cfg)
+	if err != nil && s.px.init {
+		// A proxied session: the agent's credentials are never used for
+		// the engine's own requests, so without a key of its own the
+		// daemon summarizes offline.
+		s.m.logger.Debug("session: proxied session summarizes offline", "session", s.id, "reason", err)
+		return offline.New(), nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -96,4 +96,16 @@
 //     token count a caller passes ([MaxTokenCount]): past a bound the call is
 //     a *ParamError naming the field and nothing of it is applied. Pressure
 //     over 1 is always "critical".
+//
+// # Proxied agents
+//
+// A transport whose agents keep their own conversation and resend it whole
+// with every request (package proxy) uses [Manager.ProxyPrepare],
+// [Manager.ProxyRecord] and [Manager.ProxyAbort] instead of prepareRequest
+// and recordResponse: the session keeps a digest of each agent message and
+// maps the agent's history onto its own (summary included), records branches
+// as new sessions and the agent's own compactions as boundaries of trigger
+// "agent". proxy.go has the rules. A proxied session without a client of the
+// daemon's own summarizes offline: the agent's credentials are never used
+// for the engine's requests.
 package session

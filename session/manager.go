@@ -109,6 +109,7 @@ type Manager struct {
 	bg sync.WaitGroup // background refreshes
 
 	storeFaults func(store.Op, string) error // fault injection into the stores (tests)
+	px          proxyIndex                   // agent session keys of proxied requests (proxy.go)
 }
 
 // NewManager returns a Manager with no workspaces.

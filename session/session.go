@@ -51,6 +51,7 @@ type Session struct {
 	pol            polCache
 	cm             contextState // context map timeline and compaction preview
 	cache          cacheState   // cleared horizon, clearing memo, reuse prediction (cache.go)
+	px             proxyState   // the proxied agent's conversation (proxy.go)
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats

@@ -64,6 +64,7 @@ type Report struct {
 	Delta      *DeltaResult      `json:"delta"` // delta.go
 	LongTurns  *TurnsResult      `json:"longTurns"`
 	Scaling    []ScalingRow      `json:"scaling"`
+	Proxy      *ProxyResult      `json:"proxy"`
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -98,6 +99,7 @@ type plan struct {
 	noCost                                      bool // skip the cost section (cost.go)
 	longTurns                                   int  // turns of the long-session section (delta.go)
 	costOnly                                    bool // run the cost section only
+	proxyTokens, proxyReps                      int
 }
 
 func fullPlan() plan {
@@ -110,7 +112,8 @@ func fullPlan() plan {
 		daemonTokens: 100_000, warmup: 20, turns: 200, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
 		resumeChunks:      50, resumeChunkTokens: 250_000, resumeReps: 3,
-		longTurns: 1000,
+		longTurns:   1000,
+		proxyTokens: 200_000, proxyReps: 20,
 	}
 }
 
@@ -127,8 +130,9 @@ func quickPlan() plan {
 		daemonTokens: 100_000, warmup: 3, turns: 20, daemonWindow: 128_000,
 		compactCapacities: []int{128_000, 0},
 		resumeChunks:      5, resumeChunkTokens: 100_000, resumeReps: 3,
-		noCost:    true,
-		longTurns: 100,
+		noCost:      true,
+		longTurns:   100,
+		proxyTokens: 200_000, proxyReps: 3,
 	}
 }
 
@@ -274,6 +278,11 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	logf("scaling: append and prepare of large calls")
 	if rep.Scaling, err = benchScaling(ctx, p.big.Tokens != size1M.Tokens, 3); err != nil {
 		return nil, fmt.Errorf("scaling: %w", err)
+	}
+
+	logf("proxy: a %d-token streamed request, %d reps", p.proxyTokens, p.proxyReps)
+	if rep.Proxy, err = benchProxy(ctx, p.proxyTokens, p.proxyReps); err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 
 	logf("resume: %d chunks of %d tokens, checkpointed vs full replay", p.resumeChunks, p.resumeChunkTokens)

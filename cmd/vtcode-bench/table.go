@@ -239,6 +239,26 @@ func writeTable(w io.Writer, rep *Report) error {
 		errs = append(errs, err)
 	}
 
+	// 6. Proxy.
+	if x := rep.Proxy; x != nil {
+		p("6. Proxy: a streamed Messages request of %s tokens (%s, %d SSE events back) through vtcode-ls proxy\n",
+			formatInt(int64(x.RequestTokens)), fmtBytes(int64(x.RequestBytes)), x.StreamEvents)
+		p("   vs httputil.ReverseProxy (FlushInterval -1), same upstream (drains the body, streams a canned answer);\n")
+		p("   the session knows the conversation\n")
+		p("   (a repeated request). \"same bytes\": clearing off, the upstream gets the agent's bytes; \"clearing\":\n")
+		p("   the default policy, the upstream gets %s\n", fmtBytes(int64(x.ForwardedBytes)))
+		t = newTable(w)
+		t.row("measure", "ReverseProxy", "proxy, same bytes", "added", "ratio", "proxy, clearing", "ratio")
+		t.row("time to first byte", fmtNs(x.PlainTTFBNs), fmtNs(x.Same.TTFBNs), fmtAdded(x.Same.TTFBNs-x.PlainTTFBNs), fmtRatio(x.Same.TTFBRatio),
+			fmtNs(x.Cleared.TTFBNs), fmtRatio(x.Cleared.TTFBRatio))
+		t.row("total", fmtNs(x.PlainTotalNs), fmtNs(x.Same.TotalNs), fmtAdded(x.Same.TotalNs-x.PlainTotalNs), fmtRatio(x.Same.TotalRatio),
+			fmtNs(x.Cleared.TotalNs), fmtRatio(x.Cleared.TotalRatio))
+		flush(t)
+		p("   first request of a new session (every message estimated): time to first byte %s (same bytes), %s (clearing);\n",
+			fmtNs(x.Same.ColdTTFBNs), fmtNs(x.Cleared.ColdTTFBNs))
+		p("   medians of %d interleaved reps\n\n", x.Reps)
+	}
+
 	// Targets.
 	if len(rep.Targets) > 0 {
 		p("Targets of issues 2 and 12\n")

@@ -9,6 +9,7 @@
 //	vtcode-ls replay TRANSCRIPT [--provider P --model M --context-window N] [--json]
 //	vtcode-ls compact TRANSCRIPT [--provider P --model M --context-window N] [--instructions S] [-o OUT]
 //	vtcode-ls eval [DIR] [--json]
+//	vtcode-ls proxy [--listen ADDR] [--workspace DIR] [--config FILE] [--allow-remote]
 //	vtcode-ls version
 //
 // Every command accepts --help.
@@ -54,6 +55,8 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 		return versionMain(rest, stdout, stderr)
 	case "eval":
 		return evalMain(rest, stdout, stderr)
+	case "proxy":
+		return proxyMain(rest, stdout, stderr, getenv)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 && rest[0] != "help" && !strings.HasPrefix(rest[0], "-") {
 			return runWith([]string{rest[0], "--help"}, stdin, stdout, stderr, getenv)
@@ -78,6 +81,7 @@ Usage:
   vtcode-ls replay TRANSCRIPT    play a recorded session through the pipeline
   vtcode-ls compact TRANSCRIPT   compact a recorded session once
   vtcode-ls eval [DIR]           fact ledger: facts kept by compaction of recorded sessions
+  vtcode-ls proxy [flags]        run the engine as a local HTTP proxy for coding agents
   vtcode-ls version              print the version
 
 Run "vtcode-ls COMMAND --help" for the flags of a command.

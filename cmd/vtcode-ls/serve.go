@@ -77,6 +77,7 @@ Flags:
 			UserConfig: userConfigFile(),
 			Clients:    clientFactory(logger),
 		},
+		Attach: attachProxy(logger, stderr),
 	})
 	var fe *rpc.FramingError
 	switch {

@@ -204,6 +204,15 @@ test("context.sparkline: one character per request, compactions and large clears
   eq(f2, 61, "from turn 61")
 end)
 
+test("setup({ proxy = … }) travels as initializationOptions.proxy beside the policy", function()
+  eq(vt._init_options({ init_options = { context = { maxContextTokens = 64000 } } }), { context = { maxContextTokens = 64000 } }, "no proxy")
+  eq(vt._init_options({ proxy = "127.0.0.1:8787" }), { proxy = { listen = "127.0.0.1:8787" } }, "string")
+  eq(vt._init_options({ proxy = { listen = "0.0.0.0:8787", allow_remote = true, secret_env = "VT_SECRET" },
+    init_options = { context = { maxContextTokens = 64000 } } }),
+    { context = { maxContextTokens = 64000 }, proxy = { listen = "0.0.0.0:8787", allowRemote = true, secretEnv = "VT_SECRET" } }, "table")
+  eq(vt._init_options({ proxy = { listen = "" } }), nil, "empty listen")
+end)
+
 -- ---- against the daemon --------------------------------------------------------------------
 
 local sid, before, after

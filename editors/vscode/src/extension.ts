@@ -161,7 +161,7 @@ class Extension implements vscode.Disposable {
       vscode.workspace.registerFileSystemProvider(PromptScheme, new PromptFileSystem(this), { isCaseSensitive: true }),
       vscode.workspace.registerFileSystemProvider(PreviewScheme, this.previews, { isCaseSensitive: true }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs')) {
+        if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs') || e.affectsConfiguration('vtcode.proxy.listen')) {
           void vscode.window
             .showInformationMessage('VT Code: the server settings changed.', 'Restart Server')
             .then((a) => a && this.restart());
@@ -214,6 +214,13 @@ class Extension implements vscode.Disposable {
     return { command, args: ['serve', ...extra], source };
   }
 
+  // initializationOptions: the proxy address of vtcode.proxy.listen, when set
+  // (the daemon then runs the proxy for existing agents in-process).
+  private initializationOptions(): { proxy?: { listen: string } } | undefined {
+    const listen = (vscode.workspace.getConfiguration('vtcode').get<string>('proxy.listen') ?? '').trim();
+    return listen ? { proxy: { listen } } : undefined;
+  }
+
   private createClient(): LanguageClient {
     const { command, args, source } = this.serverCommand();
     this.log.info(`starting ${command} ${args.join(' ')}${source === 'bundled' ? ' (bundled with the extension)' : ''}`);
@@ -228,6 +235,7 @@ class Extension implements vscode.Disposable {
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       connectionOptions: { maxRestartCount: 3 },
+      initializationOptions: this.initializationOptions(),
     };
     const client = new LanguageClient('vtcode', 'VT Code', serverOptions, clientOptions);
     client.registerFeature(new ProgressCreateFeature(client, this.progress, (message) => this.autoCompactionEnded(message)));

@@ -30,6 +30,9 @@ local defaults = {
   root_markers = { "vtcode.toml", ".vtcode", ".git" },
   -- A partial policy sent as initializationOptions (same shape as :VtPolicy / vtcode/setPolicy).
   init_options = nil,
+  -- The proxy for existing coding agents, run by the daemon: { listen = "127.0.0.1:8787" }
+  -- (a string is the listen address). nil: off. Sent as initializationOptions.proxy.
+  proxy = nil,
   -- Start the client in setup(). When false, the first command starts it.
   autostart = true,
   -- Show work-done progress in the command line and the end message with vim.notify.
@@ -322,6 +325,22 @@ local function pick_initial_session()
   end)
 end
 
+-- init_options returns the initializationOptions: the partial policy, with the proxy settings
+-- under "proxy".
+local function init_options(cfg)
+  local px = cfg.proxy
+  if type(px) == "string" then
+    px = { listen = px }
+  end
+  if type(px) ~= "table" or px.listen == nil or px.listen == "" then
+    return cfg.init_options
+  end
+  local out = vim.deepcopy(cfg.init_options or {})
+  out.proxy = { listen = px.listen, allowRemote = px.allow_remote, secretEnv = px.secret_env }
+  return out
+end
+M._init_options = init_options -- for tests
+
 --- Starts (or reuses) the client for the workspace of the current buffer. Returns true when a
 --- client is running or starting.
 function M.start(bufnr)
@@ -346,7 +365,7 @@ function M.start(bufnr)
     cmd = cmd,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
-    init_options = cfg.init_options,
+    init_options = init_options(cfg),
     capabilities = capabilities(),
     handlers = handlers,
     on_init = function(client, result)

@@ -235,3 +235,20 @@ test('without window.workDoneProgress the server creates no progress tokens', as
   assert.ok(r.compaction);
   assert.equal(d.events.filter((e) => e.method === 'window/workDoneProgress/create').length, 0);
 });
+
+test('vtcode.proxy.listen: initializationOptions.proxy starts the in-process proxy and reports its address', async (t) => {
+  const d = await startDaemon({ initializationOptions: { proxy: { listen: '127.0.0.1:0' } } });
+  t.after(() => d.close());
+  const note = await d.waitFor((e) => e.method === 'window/logMessage' && /^vtcode-ls proxy listening on /.test(e.params.message), 'the proxy address');
+  const url = note.params.message.replace('vtcode-ls proxy listening on ', '');
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  const stats = await (await fetch(url + '/vtcode-ls/stats')).json();
+  assert.equal(stats.requests, 0);
+  // A provider without a base_url: the agent gets a 502 in the API's error shape.
+  const resp = await fetch(url + '/p/nowhere/v1/chat/completions', {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-session-id': 'ses_test' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  assert.equal(resp.status, 502);
+  assert.equal((await resp.json()).type, 'error');
+});

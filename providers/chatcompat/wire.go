@@ -1,0 +1,285 @@
+package chatcompat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+// This file converts between a chat completions request as an agent sends
+// it and history, for a proxy: one chat message is one history message; an
+// assistant message is read exactly as an answer is (respMessage.toHistory),
+// and a projection is encoded back with the original bytes of every message
+// that did not change.
+
+// DecodeChat decodes a chat completions request body for a proxy. cache,
+// when not nil, keeps decoded messages across requests.
+func DecodeChat(body []byte, cache *providers.DecodeCache) (*providers.WireRequest, error) {
+	members, array, elems, err := providers.Members(body, "messages")
+	if err != nil {
+		return nil, err
+	}
+	var top struct {
+		Model  string
+		Stream bool
+		Tools  []json.RawMessage
+	}
+	if err := providers.DecodeMembers(members, map[string]any{"model": &top.Model, "stream": &top.Stream, "tools": &top.Tools}); err != nil {
+		return nil, fmt.Errorf("chat request: %w", err)
+	}
+	if array == (providers.Span{}) {
+		return nil, errors.New("chat request: messages: must be an array")
+	}
+	items := make([]json.RawMessage, len(elems))
+	msgs := make([]history.Message, 0, len(elems))
+	names := map[string]string{}
+	var system []string
+	for i, sp := range elems {
+		items[i] = json.RawMessage(body[sp.Start:sp.End])
+		key := providers.CacheKey("chat", items[i])
+		var m history.Message
+		if v, ok := cache.Get(key); ok {
+			m = v.(history.Message)
+		} else {
+			if m, err = decodeChatMessage(items[i]); err != nil {
+				return nil, fmt.Errorf("messages[%d]: %w", i, err)
+			}
+			cache.Put(key, len(items[i]), m)
+		}
+		switch m.Role {
+		case history.Assistant:
+			for _, tc := range m.ToolCalls {
+				names[tc.ID] = tc.Name
+			}
+		case history.System:
+			system = append(system, m.Text())
+		case history.Tool:
+			m.ToolName = names[m.ToolCallID]
+		}
+		msgs = append(msgs, m)
+	}
+	r := providers.NewWireRequest(body, array, elems, func(proj []history.Message, slots []providers.Slot) ([]json.RawMessage, error) {
+		return encodeChat(items, proj, slots), nil
+	})
+	r.Model, r.Stream, r.Tools, r.Messages = top.Model, top.Stream, top.Tools, msgs
+	r.System = strings.Join(system, "\n")
+	return r, nil
+}
+
+// decodeChatMessage decodes one chat message.
+func decodeChatMessage(raw json.RawMessage) (history.Message, error) {
+	var rm respMessage
+	var extra struct {
+		ToolCallID string `json:"tool_call_id"`
+	}
+	if json.Unmarshal(raw, &rm) != nil || json.Unmarshal(raw, &extra) != nil {
+		return history.Message{}, errors.New("must be an object")
+	}
+	switch rm.Role {
+	case "assistant":
+		return rm.toHistory()
+	case "system", "developer", "user":
+		role := history.User
+		if rm.Role != "user" {
+			role = history.System
+		}
+		return history.Message{Role: role, Content: userContent(rm.Content)}, nil
+	case "tool":
+		text, err := rm.text()
+		if err != nil {
+			return history.Message{}, err
+		}
+		return history.NewToolResult(extra.ToolCallID, "", text), nil
+	}
+	return history.Message{}, fmt.Errorf("role: unsupported %q", rm.Role)
+}
+
+// userContent decodes user or system content: a string, or parts.
+func userContent(raw json.RawMessage) history.Content {
+	var s string
+	if len(raw) == 0 || string(raw) == "null" {
+		return history.Text("")
+	}
+	if json.Unmarshal(raw, &s) == nil {
+		return history.Text(s)
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(raw, &parts) != nil {
+		return history.Text(string(raw))
+	}
+	out := make([]history.Part, 0, len(parts))
+	for _, p := range parts {
+		var t textPart
+		if json.Unmarshal(p, &t) == nil && t.Type == "text" {
+			out = append(out, history.TextPart(t.Text))
+			continue
+		}
+		out = append(out, history.Part{Type: t.Type, Raw: providers.CompactJSON(p)})
+	}
+	return history.Parts(out...)
+}
+
+// encodeChat builds the messages of a projection.
+func encodeChat(items []json.RawMessage, proj []history.Message, slots []providers.Slot) []json.RawMessage {
+	var c Client
+	out := make([]json.RawMessage, 0, len(proj))
+	for i := range proj {
+		p := &proj[i]
+		sl := slots[i]
+		switch {
+		case sl.Src >= 0 && sl.Same:
+			out = append(out, items[sl.Src])
+		case sl.Src >= 0 && (p.Role == history.Tool || p.Role == history.Assistant):
+			out = append(out, patchChat(items[sl.Src], p))
+		default:
+			for _, cm := range c.messages([]history.Message{*p}) {
+				if b, err := json.Marshal(cm); err == nil {
+					out = append(out, b)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// patchChat returns a changed tool result with its new content, or a
+// changed assistant message with its calls' new arguments.
+func patchChat(raw json.RawMessage, p *history.Message) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return raw
+	}
+	if p.Role == history.Tool {
+		content, _ := json.Marshal(p.Text())
+		return providers.SetMember(raw, "content", content)
+	} else {
+		var calls []map[string]json.RawMessage
+		_ = json.Unmarshal(m["tool_calls"], &calls)
+		args := map[string]string{}
+		for _, tc := range p.ToolCalls {
+			args[tc.ID] = tc.Arguments
+		}
+		for _, call := range calls {
+			var id string
+			_ = json.Unmarshal(call["id"], &id)
+			var fn map[string]json.RawMessage
+			if a, ok := args[id]; ok && json.Unmarshal(call["function"], &fn) == nil && fn != nil {
+				fn["arguments"], _ = json.Marshal(a)
+				call["function"], _ = json.Marshal(fn)
+			}
+		}
+		m["tool_calls"], _ = json.Marshal(calls)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// ChatRecorder records the assistant message of a chat completions stream
+// passed through a proxy.
+func ChatRecorder() *providers.SSERecorder {
+	var content, reasoning, reasoningAlt strings.Builder
+	var details []json.RawMessage
+	calls := map[int]*toolCall{}
+	var usage *chatUsage
+	finish, done, failed := "", false, false
+	on := func(_, data string) error {
+		if strings.TrimSpace(data) == "[DONE]" {
+			done = true
+			return io.EOF
+		}
+		var chunk completion
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			return fmt.Errorf("stream chunk: %w", err)
+		}
+		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			failed = true
+			return io.EOF
+		}
+		if chunk.Usage != nil {
+			usage = chunk.Usage
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			d := ch.Delta
+			if t, err := d.text(); err == nil {
+				content.WriteString(t)
+			}
+			reasoning.WriteString(d.ReasoningContent)
+			reasoningAlt.WriteString(d.Reasoning)
+			details = append(details, d.ReasoningDetails...)
+			for i, tc := range d.ToolCalls {
+				idx := i
+				if tc.Index != nil {
+					idx = *tc.Index
+				}
+				cur := calls[idx]
+				if cur == nil {
+					cur = &toolCall{}
+					calls[idx] = cur
+				}
+				if tc.ID != "" {
+					cur.ID = tc.ID
+				}
+				cur.Function.Name += tc.Function.Name
+				cur.Function.Arguments += tc.Function.Arguments
+			}
+			if ch.FinishReason != "" {
+				finish = ch.FinishReason
+			}
+		}
+		return nil
+	}
+	end := func() (providers.Recorded, error) {
+		if failed {
+			return providers.Recorded{}, errors.New("error chunk in the stream")
+		}
+		if !done && finish == "" {
+			return providers.Recorded{}, providers.ErrIncomplete
+		}
+		msg := respMessage{Role: "assistant", ReasoningContent: reasoning.String(), Reasoning: reasoningAlt.String(), ReasoningDetails: details}
+		msg.Content, _ = json.Marshal(content.String())
+		idx := make([]int, 0, len(calls))
+		for i := range calls {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		for _, i := range idx {
+			msg.ToolCalls = append(msg.ToolCalls, *calls[i])
+		}
+		res := &completion{Usage: usage, Choices: []choice{{Message: msg, FinishReason: finish}}}
+		return recordedChat(res)
+	}
+	return providers.NewSSERecorder(on, end)
+}
+
+// RecordChat reads a non-streamed chat completions response body.
+func RecordChat(body []byte) (providers.Recorded, error) {
+	var res completion
+	if err := json.Unmarshal(body, &res); err != nil {
+		return providers.Recorded{}, fmt.Errorf("chat response: %w", err)
+	}
+	if len(res.Choices) == 0 {
+		return providers.Recorded{}, errors.New("chat response: no choices")
+	}
+	return recordedChat(&res)
+}
+
+func recordedChat(res *completion) (providers.Recorded, error) {
+	m, err := res.Choices[0].Message.toHistory()
+	if err != nil {
+		return providers.Recorded{}, err
+	}
+	u := res.usage()
+	return providers.Recorded{Message: m, Usage: &u, StopReason: res.Choices[0].FinishReason}, nil
+}

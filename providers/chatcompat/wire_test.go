@@ -1,0 +1,73 @@
+package chatcompat
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+const chatBody = `{"model":"m","stream":true,"tools":[{"type":"function","function":{"name":"read","parameters":{}}}],"messages":[` +
+	`{"role":"system","content":"You are opencode."},` +
+	`{"role":"user","content":[{"type":"text","text":"read it"}]},` +
+	`{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"filePath\":\"/a\"}"}}]},` +
+	`{"role":"tool","tool_call_id":"c1","content":"AAAA"},` +
+	`{"role":"assistant","content":"Done."}]}`
+
+func TestChatWire(t *testing.T) {
+	r, err := DecodeChat([]byte(chatBody), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range r.Messages {
+		roles = append(roles, string(m.Role))
+	}
+	if got := strings.Join(roles, " "); got != "system user assistant tool assistant" || r.System != "You are opencode." {
+		t.Fatalf("roles %q system %q", got, r.System)
+	}
+	if tr := r.Messages[3]; tr.ToolName != "read" || tr.Text() != "AAAA" {
+		t.Errorf("tool %+v", tr)
+	}
+	if body, changed, err := r.Encode(r.Messages); err != nil || changed || string(body) != chatBody {
+		t.Fatalf("identity: %v %v", changed, err)
+	}
+	proj := append([]history.Message(nil), r.Messages...)
+	proj[3] = proj[3].WithContent(history.Text("[tool result cleared]"))
+	body, changed, err := r.Encode(proj)
+	if err != nil || !changed || !json.Valid(body) || !bytes.Contains(body, []byte(`"content":"[tool result cleared]"`)) {
+		t.Fatalf("cleared: %v %v %s", changed, err, body)
+	}
+	at := strings.Index(chatBody, `{"role":"tool"`)
+	if string(body[:at]) != chatBody[:at] {
+		t.Error("bytes before the change differ")
+	}
+}
+
+func TestChatRecorderMatchesReplay(t *testing.T) {
+	stream := `data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c7","type":"function","function":{"name":"read","arguments":""}}]}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"filePath\":\"/q\"}"}}]}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" +
+		`data: {"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":3}}` + "\n\n" +
+		"data: [DONE]\n\n"
+	rec := ChatRecorder()
+	rec.Write([]byte(stream))
+	got, err := rec.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.StopReason != "tool_calls" || got.Usage.InputTokens != 40 {
+		t.Errorf("recorded %+v", got)
+	}
+	r, err := DecodeChat([]byte(`{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":[{"id":"c7","type":"function","function":{"name":"read","arguments":"{\"filePath\":\"/q\"}"}}]}]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if providers.MessageKey(&got.Message) != providers.MessageKey(&r.Messages[1]) {
+		t.Errorf("recorded %+v, replayed %+v", got.Message, r.Messages[1])
+	}
+}

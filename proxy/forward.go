@@ -1,0 +1,176 @@
+package proxy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+// hopHeaders are the hop-by-hop headers, which belong to one connection
+// and are not forwarded (RFC 9110 §7.6.1).
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// tee records the answer of an engine request from the bytes passed on.
+type tee struct {
+	d    *decoded
+	done func(res *providers.Recorded, ok bool)
+}
+
+// forward sends the request to target with body and passes the answer on
+// byte for byte, flushing after every chunk read from the upstream. The
+// agent's headers (its credentials included) go out as they came, less the
+// hop-by-hop headers and the shared secret. With t, a successful answer is
+// also read (an SSE stream as it passes, a JSON body at its end) and
+// reported to t.done; any failure reports ok false.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.URL, body io.Reader, length int64, t *tee, rec *record) {
+	finish := func(res *providers.Recorded, ok bool) {
+		if t != nil {
+			t.done(res, ok)
+		}
+	}
+	if length == 0 {
+		body = http.NoBody
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
+	if err != nil {
+		finish(nil, false)
+		writeError(w, http.StatusBadGateway, "vtcode-ls proxy: "+err.Error())
+		return
+	}
+	out.Header = r.Header.Clone()
+	removeHop(out.Header)
+	out.Header.Del(SecretHeader)
+	out.Header.Del("Content-Length")
+	out.ContentLength = length
+	rec.BytesOut = int(max(length, 0))
+	resp, err := s.client.Do(out)
+	if err != nil {
+		finish(nil, false)
+		s.stats.add(*rec, s.now())
+		if r.Context().Err() != nil {
+			return
+		}
+		// No answer to pass on: say so in the shape of an API error. The
+		// error names the upstream host, never a header.
+		writeError(w, http.StatusBadGateway, "vtcode-ls proxy: upstream "+target.Host+" unreachable: "+providers.Bound(errText(err, target), 300))
+		return
+	}
+	defer resp.Body.Close()
+	rec.Status = resp.StatusCode
+	h := w.Header()
+	for k, vs := range resp.Header {
+		h[k] = append([]string(nil), vs...)
+	}
+	removeHop(h)
+	w.WriteHeader(resp.StatusCode)
+	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
+	var sse *providers.SSERecorder
+	var buf *bytes.Buffer
+	encoded := resp.Header.Get("Content-Encoding") != "" && !strings.EqualFold(resp.Header.Get("Content-Encoding"), "identity")
+	if t != nil && ok2xx {
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && !encoded {
+			sse = t.d.recorder()
+		} else {
+			buf = &bytes.Buffer{}
+		}
+	}
+	fl, _ := w.(http.Flusher)
+	chunk := make([]byte, 32<<10)
+	var copyErr error
+	for {
+		n, err := resp.Body.Read(chunk)
+		if n > 0 {
+			if _, werr := w.Write(chunk[:n]); werr != nil {
+				copyErr = werr
+				break
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+			switch {
+			case sse != nil:
+				_, _ = sse.Write(chunk[:n])
+			case buf != nil:
+				buf.Write(chunk[:n])
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			copyErr = err
+			break
+		}
+	}
+	s.stats.add(*rec, s.now())
+	switch {
+	case t == nil:
+	case !ok2xx || copyErr != nil:
+		if sse != nil {
+			_, _ = sse.Close()
+		}
+		finish(nil, false)
+	case sse != nil:
+		res, err := sse.Close()
+		if err != nil {
+			s.logger.Info("proxy: answer not recorded", "err", err)
+			finish(nil, false)
+			return
+		}
+		finish(&res, true)
+	default:
+		raw := buf.Bytes()
+		if encoded && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+			zr, err := gzip.NewReader(bytes.NewReader(raw))
+			if err == nil {
+				raw, err = io.ReadAll(zr)
+			}
+			if err != nil {
+				finish(nil, false)
+				return
+			}
+		}
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			rr := t.d.recorder()
+			_, _ = rr.Write(raw)
+			res, err := rr.Close()
+			finish(&res, err == nil)
+			return
+		}
+		res, err := t.d.record(raw)
+		if err != nil {
+			s.logger.Info("proxy: answer not recorded", "err", err)
+			finish(nil, false)
+			return
+		}
+		finish(&res, true)
+	}
+}
+
+// errText is a transport error's text without the full URL (whose query
+// could carry a key for some providers).
+func errText(err error, target *neturl.URL) string {
+	msg := err.Error()
+	return strings.ReplaceAll(msg, target.String(), target.Scheme+"://"+target.Host)
+}
+
+func removeHop(h http.Header) {
+	for _, f := range h.Values("Connection") {
+		for _, k := range strings.Split(f, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				h.Del(k)
+			}
+		}
+	}
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+}

@@ -1,0 +1,668 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/vtcode/vtcode-ls/compaction"
+	"github.com/vtcode/vtcode-ls/config"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+// This file is the session API of a proxy transport: an agent that keeps
+// its own conversation sends the whole of it with every request, and the
+// proxy asks [Manager.ProxyPrepare] what to send instead, then reports the
+// answer with [Manager.ProxyRecord] (or [Manager.ProxyAbort] when the
+// request failed). The session keeps, besides its live history, a mirror of
+// the agent's conversation (a digest per message, see
+// providers.MessageKey) and how the two line up: the agent's messages
+// [0, covered) are represented by live[:head] (a summary after a
+// compaction), and live[head:] are the agent's messages [covered:] one for
+// one. So after a compaction the agent goes on sending its full history and
+// the session keeps mapping that prefix onto the summary.
+
+// ProxyKind says what a proxied request is for.
+type ProxyKind int
+
+// The kinds of proxied requests.
+const (
+	// ProxyTurn is a turn of the conversation: its new messages and the
+	// answer are recorded when the answer arrives.
+	ProxyTurn ProxyKind = iota
+	// ProxyAgentCompaction is the agent's own summarization request: it is
+	// projected (so the summarizer sees the engine's view) but not recorded,
+	// and the agent's next divergent request is taken as its fresh window.
+	ProxyAgentCompaction
+	// ProxyCount is a token count request: projected without compacting,
+	// nothing recorded.
+	ProxyCount
+)
+
+// ProxyRequest is one request an agent sent through a proxy, decoded.
+type ProxyRequest struct {
+	// Workspace is the workspace the session belongs to; empty means the
+	// first workspace folder.
+	Workspace string
+	// Key is the agent's session identity (a header or body id); empty
+	// means a fingerprint of the system prompt and first user message.
+	Key string
+	// WindowID names the agent's context window when the agent says (a
+	// change means the agent started a fresh window); empty for none.
+	WindowID        string
+	Provider, Model string
+	System          string
+	Tools           []json.RawMessage
+	// Messages is the agent's whole conversation.
+	Messages []history.Message
+	Kind     ProxyKind
+}
+
+// Dispositions of a proxied request ([ProxyPlan.Disposition]).
+const (
+	ProxyAppend = "append" // extends the conversation
+	ProxyBranch = "branch" // diverges from it (a rewind or an edit): a new session
+	ProxyWindow = "window" // the agent's fresh window after its own compaction
+	ProxyReplay = "replay" // a prefix of what is recorded (a retry): nothing to record
+	ProxySide   = "side"   // the agent's compaction request
+	ProxyCounts = "count"  // a token count
+)
+
+// ProxyPlan is what a proxy sends for a request.
+type ProxyPlan struct {
+	SessionID string
+	// Turn identifies the request in [Manager.ProxyRecord] and
+	// [Manager.ProxyAbort].
+	Turn uint64
+	// Messages is the projection to send instead of the agent's messages.
+	Messages []history.Message
+	Stats    Stats
+	// Compaction reports an automatic compaction this request ran.
+	Compaction  *CompactResult
+	Disposition string
+	// Unchanged reports that Messages are the request's messages as they
+	// came: the transport may forward the request as it is.
+	Unchanged bool
+}
+
+// ProxyResponse is the answer to a proxied request.
+type ProxyResponse struct {
+	Message    history.Message
+	Usage      *history.Usage
+	StopReason string
+}
+
+// ProgressSource is implemented by a [Notifier] that can report the
+// progress of work no client request started (a proxied request's
+// compaction); the rpc transport creates a token for it.
+type ProgressSource interface {
+	NewProgress(ctx context.Context) Progress
+}
+
+// proxyState is a session's mirror of the agent's conversation; owned by
+// the holder of the session's queue.
+type proxyState struct {
+	init     bool
+	keys     []string // digests of the agent's messages as recorded
+	covered  int      // agent messages represented by live[:head]
+	head     int
+	unmapped bool // resumed after a compaction: the next request starts a window
+	// compactions is the session's compaction count the mirror is aligned
+	// with; extra counts the placeholder results in live[head:] that
+	// stand for no agent message (see proxyRealign).
+	compactions, extra int
+	awaiting           bool   // the agent's compaction request was answered
+	window             string // the agent's window id, if it names one
+	turn               uint64
+	pending            map[uint64]*proxyTurn
+}
+
+// proxyTurn is a prepared request waiting for its answer.
+type proxyTurn struct {
+	key    string
+	disp   string
+	keys   []string
+	msgs   []history.Message // the agent's messages
+	c      int               // common prefix with the mirror at prepare time
+	window string
+}
+
+// proxyIndex maps agent session keys to the sessions of their threads
+// (main conversation first).
+type proxyIndex struct {
+	mu      sync.Mutex
+	threads map[string][]string
+}
+
+func (x *proxyIndex) get(key string) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.threads[key])
+}
+
+func (x *proxyIndex) add(key, id string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.threads == nil {
+		x.threads = map[string][]string{}
+	}
+	if !slices.Contains(x.threads[key], id) {
+		x.threads[key] = append(x.threads[key], id)
+	}
+}
+
+func (x *proxyIndex) replace(key, old, id string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	list := x.threads[key]
+	if i := slices.Index(list, old); i >= 0 {
+		list[i] = id
+		return
+	}
+	x.threads[key] = append(list, id)
+}
+
+// proxyID is the session id of an agent key (and thread discriminator).
+func proxyID(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return "proxy-" + hex.EncodeToString(h.Sum(nil)[:10])
+}
+
+// fingerprint identifies a conversation by its system prompt and first user
+// message.
+func fingerprint(system string, msgs []history.Message) string {
+	first := ""
+	for i := range msgs {
+		if msgs[i].Role == history.User {
+			first = msgs[i].Text()
+			break
+		}
+	}
+	sum := sha256.Sum256([]byte(system + "\x00" + first))
+	return hex.EncodeToString(sum[:10])
+}
+
+// LogMessage sends a log message to the client (window/logMessage).
+func (m *Manager) LogMessage(level int, text string) { m.notifyLog(level, text) }
+
+// ProxyPrepare maps a proxied request onto its session (opening or
+// creating it in the workspace) and returns the projection to send. Nothing
+// of the request is recorded yet, except when it triggers an automatic
+// compaction: then its messages are recorded with the compaction, as
+// prepareRequest does. prog receives the compaction's progress; nil uses
+// the Notifier's ProgressSource, if any.
+func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progress) (*ProxyPlan, error) {
+	if err := m.checkMessages("messages", r.Messages); err != nil {
+		return nil, err
+	}
+	if err := m.o.Limits.withDefaults().checkPrefix(r.System, r.Tools); err != nil {
+		return nil, err
+	}
+	w, err := m.workspaceFor(r.Workspace, "workspace")
+	if err != nil {
+		return nil, err
+	}
+	key := r.Key
+	if key == "" {
+		key = "fingerprint\x00" + fingerprint(r.System, r.Messages)
+	}
+	keys := make([]string, len(r.Messages))
+	for i := range r.Messages {
+		keys[i] = providers.MessageKey(&r.Messages[i])
+	}
+	if prog == nil {
+		if ps, ok := m.o.Notifier.(ProgressSource); ok {
+			prog = ps.NewProgress(ctx)
+		}
+	}
+
+	// The thread: the session of this key whose mirror shares the longest
+	// prefix with the request, or the one expecting a fresh window; a
+	// request that shares nothing with any is a new thread (a subagent, a
+	// side request).
+	ids := m.px.get(key)
+	if len(ids) == 0 {
+		ids = []string{proxyID(key)}
+		m.px.add(key, ids[0])
+	}
+	var chosen *Session
+	best := -1
+	for _, id := range ids {
+		s, err := m.proxySession(ctx, w, id, r)
+		if err != nil {
+			return nil, err
+		}
+		var c int
+		err = s.do(ctx, func(ctx context.Context, s *Session) error {
+			s.proxyInit()
+			px := &s.px
+			c = commonPrefix(px.keys, keys)
+			switch {
+			case len(px.keys) == 0 && !px.unmapped:
+				c = max(c, 1) // an empty session takes any conversation
+			case px.awaiting || px.unmapped || (r.WindowID != "" && px.window != "" && r.WindowID != px.window):
+				c = max(c, 1) // expecting a fresh window
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if c > best {
+			chosen, best = s, c
+		}
+	}
+	switch {
+	case best <= 0 && r.Kind == ProxyAgentCompaction:
+		// The agent's summarizer with a prompt of its own (opencode): it
+		// summarizes the main conversation, whose next request is a fresh
+		// window.
+		if chosen, err = m.proxySession(ctx, w, ids[0], r); err != nil {
+			return nil, err
+		}
+	case best <= 0:
+		id := proxyID(key, fingerprint(r.System, r.Messages))
+		m.px.add(key, id)
+		if chosen, err = m.proxySession(ctx, w, id, r); err != nil {
+			return nil, err
+		}
+	}
+	var plan *ProxyPlan
+	err = chosen.do(ctx, func(ctx context.Context, s *Session) error {
+		var err error
+		plan, err = s.proxyPrepare(ctx, r, key, keys, prog)
+		return err
+	})
+	return plan, err
+}
+
+// proxySession returns the open session id of workspace w, opening it
+// (resuming a stored one) with the request's route.
+func (m *Manager) proxySession(ctx context.Context, w *workspace, id string, r ProxyRequest) (*Session, error) {
+	m.mu.Lock()
+	s := m.sessions[id]
+	m.mu.Unlock()
+	if s != nil {
+		if s.ws != w {
+			return nil, paramErr("workspace", "session %q is open in workspace %s", id, s.ws.root)
+		}
+		return s, nil
+	}
+	if _, err := m.OpenSession(ctx, OpenParams{Workspace: w.root, SessionID: id, Provider: r.Provider, Model: r.Model}); err != nil {
+		return nil, err
+	}
+	return m.session(id)
+}
+
+// proxyInit builds the mirror of a session the proxy has not seen in this
+// process: its live history, when no compaction replaced it.
+func (s *Session) proxyInit() {
+	if s.px.init {
+		return
+	}
+	s.px.init = true
+	s.px.pending = map[uint64]*proxyTurn{}
+	s.px.compactions = s.compactions
+	if s.compactions > 0 {
+		s.px.unmapped = len(s.live) > 0
+		return
+	}
+	for i := range s.live {
+		s.px.keys = append(s.px.keys, providers.MessageKey(&s.live[i]))
+	}
+}
+
+func commonPrefix(a, b []string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// proxyRealign lines the mirror up again with a live history that another
+// call changed (a compaction through vtcode/compact, a restore, messages
+// appended through the protocol): the live messages at the end that are
+// still the agent's own map onto them, everything before stands for the
+// rest of the agent's conversation, as after a compaction. A compaction
+// made while the agent's last call had no result yet leaves a placeholder
+// result (history.InterruptedResult) that the agent's real one follows; the
+// alignment skips it, and projections use the agent's messages there.
+func (s *Session) proxyRealign() {
+	px := &s.px
+	if px.unmapped || len(s.live) == px.head+len(px.keys)-px.covered+px.extra && px.compactions == s.compactions {
+		return
+	}
+	px.compactions = s.compactions
+	i, j, extra := len(s.live)-1, len(px.keys)-1, 0
+	for i >= 0 && j >= 0 {
+		m := &s.live[i]
+		if providers.MessageKey(m) == px.keys[j] {
+			i, j = i-1, j-1
+			continue
+		}
+		if m.Role == history.Tool && m.Text() == history.InterruptedResult {
+			i, extra = i-1, extra+1
+			continue
+		}
+		break
+	}
+	px.covered, px.head, px.extra = j+1, i+1, extra
+}
+
+// proxyLiveIndex returns the index in the live history of the agent's
+// message j (digest key), or -1.
+func (s *Session) proxyLiveIndex(j int, key string) int {
+	px := &s.px
+	li := px.head + j - px.covered
+	if px.extra == 0 {
+		if li < len(s.live) {
+			return li
+		}
+		return -1
+	}
+	for d := 0; d <= px.extra && li+d < len(s.live); d++ {
+		if providers.MessageKey(&s.live[li+d]) == key {
+			return li + d
+		}
+	}
+	return -1
+}
+
+// proxyPrepare is ProxyPrepare on the chosen session.
+func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, keys []string, prog Progress) (*ProxyPlan, error) {
+	s.syncEstimator()
+	s.proxyInit()
+	s.proxyRealign()
+	px := &s.px
+	if (r.Provider != "" || r.Model != "") && (r.Provider != s.route.Provider || r.Model != s.route.Model) && r.Kind == ProxyTurn {
+		if err := s.adoptRoute(r.Provider, r.Model, 0); err != nil {
+			return nil, err
+		}
+	}
+	n, N := len(keys), len(px.keys)
+	c := commonPrefix(px.keys, keys)
+	var disp string
+	switch {
+	case r.Kind == ProxyCount:
+		disp = ProxyCounts
+	case r.Kind == ProxyAgentCompaction:
+		disp = ProxySide
+	case px.unmapped:
+		disp = ProxyWindow
+	case c == N:
+		disp = ProxyAppend
+	case c == n:
+		disp = ProxyReplay
+	case px.awaiting || (r.WindowID != "" && px.window != "" && r.WindowID != px.window):
+		disp = ProxyWindow
+	default:
+		disp = ProxyBranch
+	}
+
+	// The messages to project: the summary standing for the agent's
+	// compacted prefix, then the agent's own messages.
+	var pre []history.Message
+	mapped := disp != ProxyWindow && !px.unmapped && c >= px.covered
+	if mapped {
+		pre = make([]history.Message, 0, px.head+n-px.covered)
+		pre = append(pre, s.live[:px.head]...)
+		for j := px.covered; j < n; j++ {
+			msg := r.Messages[j]
+			if j < c && msg.Role != history.Assistant {
+				// Same digest as the stored message: the same estimate.
+				// A tool result's digest is its call id: its text may have
+				// changed (the agent cleared it).
+				if li := s.proxyLiveIndex(j, keys[j]); li >= 0 && (msg.Role != history.Tool || msg.Text() == s.live[li].Text()) {
+					if t, ok := s.est.Cached(&s.live[li]); ok {
+						s.est.SetCached(&msg, t)
+					}
+				}
+			}
+			pre = append(pre, msg)
+		}
+	} else {
+		pre = slices.Clone(r.Messages)
+	}
+	for i := range pre {
+		s.est.Message(&pre[i])
+	}
+
+	prefix := s.est.Prefix(r.System, r.Tools)
+	e := s.env(s.route, nil, prefix)
+	var envelope *compaction.Envelope
+	if r.System != "" || len(r.Tools) > 0 {
+		envelope = &compaction.Envelope{Provider: e.route.Provider, Model: e.route.Model, System: r.System, Tools: slices.Clone(r.Tools)}
+	}
+	proj := s.project(pre, e, false)
+
+	plan := &ProxyPlan{SessionID: s.id, Disposition: disp}
+	turn := &proxyTurn{key: key, disp: disp, keys: keys, msgs: r.Messages, c: c, window: r.WindowID}
+	auto := disp == ProxyAppend && e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
+	switch {
+	case auto && proj.tokens+prefix >= e.th.Threshold:
+		// The new messages are committed with the boundary: the artifact
+		// holds pre, the boundary the history that replaces it.
+		res, err := s.compactHistory(ctx, pre, compactJob{
+			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
+			envelope: envelope, twoPass: s.twoPass,
+		})
+		switch {
+		case err == nil:
+			s.autoFailed = false
+			s.proxyCompacted(pre, keys, px.covered, px.head)
+			proj = s.project(s.live, e, false)
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, compaction.ErrAlreadyCompact):
+			s.autoFailed = true
+		default:
+			var fe *FailedError
+			if !errors.As(err, &fe) {
+				return nil, err
+			}
+			s.autoFailed = true
+			s.m.notifyLog(LevelWarning, "vtcode-ls: automatic compaction failed; continuing with the full history: "+fe.RootCause)
+		}
+		plan.Compaction = res
+	case auto && proj.tokens+prefix >= e.th.Soft:
+		s.prefire(pre, e, envelope)
+	}
+	if disp == ProxyAppend {
+		s.envelope, s.prefix, s.reserved, s.skipClearing = envelope, prefix, nil, false
+	}
+	s.trim(&proj, e)
+	// Normalize and Clear return their input itself when they change
+	// nothing: then the projection is the request's messages.
+	plan.Unchanged = !proj.trimmed && (!mapped || px.head == 0 && px.covered == 0) && len(pre) == n &&
+		len(proj.msgs) == n && (n == 0 || &proj.msgs[0] == &pre[0])
+	plan.Messages = append([]history.Message{}, proj.msgs...)
+	plan.Stats = s.stats(e, proj)
+	if disp != ProxyCounts {
+		s.setSnapshot(plan.Stats)
+		s.notifyPressure(plan.Stats)
+	}
+	px.turn++
+	plan.Turn = px.turn
+	px.pending[plan.Turn] = turn
+	return plan, nil
+}
+
+// proxyCompacted realigns the mirror after a compaction of pre (the
+// summary part live[:head] and the agent's messages [covered:]) recorded the
+// agent's messages keys: the live history's tail that is still the agent's
+// messages maps onto them, the rest is the new summary part.
+func (s *Session) proxyCompacted(pre []history.Message, keys []string, covered, head int) {
+	limit := min(len(keys)-covered, len(s.live), len(pre)-head)
+	k := 0
+	for k < limit && providers.MessageKey(&s.live[len(s.live)-1-k]) == providers.MessageKey(&pre[len(pre)-1-k]) {
+		k++
+	}
+	s.px.keys = slices.Clone(keys)
+	s.px.covered = len(keys) - k
+	s.px.head = len(s.live) - k
+	s.px.compactions, s.px.extra = s.compactions, 0
+}
+
+// ProxyRecord records the answer to a prepared request: a turn's new
+// messages and the assistant message (with usage), a branch as a new
+// session, a fresh window as a compaction boundary of trigger "agent".
+// Requests that record nothing (replays, counts, the agent's compaction
+// requests) only release their turn.
+func (m *Manager) ProxyRecord(ctx context.Context, id string, turn uint64, resp ProxyResponse) error {
+	if resp.Message.Role != history.Assistant {
+		return paramErr("message.role", "must be assistant")
+	}
+	return m.do(ctx, id, func(ctx context.Context, s *Session) error {
+		t := s.px.pending[turn]
+		if t == nil {
+			return fmt.Errorf("proxy record: no pending request %d in session %s", turn, s.id)
+		}
+		delete(s.px.pending, turn)
+		return s.proxyRecord(ctx, t, resp)
+	})
+}
+
+// ProxyAbort forgets a prepared request whose answer failed: the session
+// stays as it was.
+func (m *Manager) ProxyAbort(id string, turn uint64) {
+	_ = m.do(context.Background(), id, func(ctx context.Context, s *Session) error {
+		delete(s.px.pending, turn)
+		return nil
+	})
+}
+
+func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyResponse) error {
+	s.syncEstimator()
+	px := &s.px
+	n := len(t.keys)
+	respKey := providers.MessageKey(&resp.Message)
+	switch t.disp {
+	case ProxyAppend:
+		N := len(px.keys)
+		if N > n || commonPrefix(px.keys, t.keys) != N {
+			// Another request of the conversation was recorded meanwhile
+			// and this one no longer extends it.
+			s.m.logger.Info("session: proxied answer no longer extends the conversation; not recorded", "session", s.id)
+			return nil
+		}
+		if n > N {
+			if err := s.record(evMessages, messagesData{Messages: slices.Clone(t.msgs[N:])}); err != nil {
+				return err
+			}
+		}
+		px.keys = slices.Clone(t.keys)
+		if err := s.recordAnswer(resp); err != nil {
+			return err
+		}
+		px.keys = append(px.keys, respKey)
+		px.awaiting = false
+		if t.window != "" {
+			px.window = t.window
+		}
+	case ProxyWindow:
+		next := slices.Clone(t.msgs)
+		b := Boundary{
+			Trigger: "agent", Mode: "agent", Strategy: "agent",
+			OriginalMessageCount: len(s.live), CompactedMessageCount: len(next),
+			OriginalTokens: s.est.Messages(s.live), CompactedTokens: s.est.Messages(next),
+		}
+		if err := s.commit(context.WithoutCancel(ctx), s.live, next, &b, commitWith{}); err != nil {
+			return fmt.Errorf("record the agent's new window: %w", err)
+		}
+		if err := s.recordAnswer(resp); err != nil {
+			return err
+		}
+		s.px = proxyState{init: true, keys: append(slices.Clone(t.keys), respKey), window: t.window, turn: px.turn, pending: px.pending,
+			compactions: s.compactions}
+	case ProxyBranch:
+		return s.proxyBranch(ctx, t, resp, respKey)
+	case ProxySide:
+		px.awaiting = true
+	}
+	s.notifyPressure(s.refreshStats())
+	return nil
+}
+
+// recordAnswer records the assistant message and usage of an answer.
+func (s *Session) recordAnswer(resp ProxyResponse) error {
+	s.snapMu.Lock()
+	estimate := s.snap.ProjectedTokens + s.snap.PrefixTokens
+	s.snapMu.Unlock()
+	return s.record(evResponse, responseData{Message: resp.Message, Usage: resp.Usage, StopReason: resp.StopReason, RequestEstimate: estimate})
+}
+
+// proxyBranch records a request that diverged from the conversation as a
+// new session: the shared part (with the summary standing for a compacted
+// prefix), the request's own messages from the divergence on, and the
+// answer. The stored session is left as it was; the agent's key follows the
+// branch.
+func (s *Session) proxyBranch(ctx context.Context, t *proxyTurn, resp ProxyResponse, respKey string) error {
+	px := &s.px
+	var base []history.Message
+	covered, head := 0, 0
+	if t.c >= px.covered {
+		covered, head = px.covered, px.head
+		base = append(slices.Clone(s.live[:px.head+t.c-px.covered]), t.msgs[t.c:]...)
+	} else {
+		base = slices.Clone(t.msgs)
+	}
+	var suffix [4]byte
+	rand.Read(suffix[:])
+	id := proxyID(t.key) + "-b" + hex.EncodeToString(suffix[:])
+	b, err := s.m.proxySession(ctx, s.ws, id, ProxyRequest{Provider: s.route.Provider, Model: s.route.Model})
+	if err != nil {
+		return fmt.Errorf("branch session: %w", err)
+	}
+	err = b.do(ctx, func(ctx context.Context, b *Session) error {
+		b.syncEstimator()
+		b.proxyInit()
+		if len(base) > 0 {
+			if err := b.record(evMessages, messagesData{Messages: base}); err != nil {
+				return err
+			}
+		}
+		if err := b.recordAnswer(resp); err != nil {
+			return err
+		}
+		b.px.keys = append(slices.Clone(t.keys), respKey)
+		b.px.covered, b.px.head, b.px.window = covered, head, t.window
+		b.notifyPressure(b.refreshStats())
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.m.px.replace(t.key, s.id, id)
+	s.m.logger.Info("session: proxied conversation diverged; recorded as a branch", "session", s.id, "branch", id)
+	return nil
+}
+
+// WorkspaceConfig returns the current configuration of a workspace (empty:
+// the first one).
+func (m *Manager) WorkspaceConfig(workspace string) (config.Config, error) {
+	w, err := m.workspaceFor(workspace, "workspace")
+	if err != nil {
+		return config.Config{}, err
+	}
+	cfg, _, _, _ := w.snapshot()
+	return cfg, nil
+}
+
+// UserConfig returns the configuration without any workspace file: the
+// built-in defaults and the user configuration file, which the user wrote
+// (a workspace file comes with the repository and is untrusted input).
+func (m *Manager) UserConfig() (config.Config, error) {
+	return config.Load(m.o.UserConfig, "")
+}
