@@ -29,14 +29,20 @@ func TestProxyCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer up.Close()
-	ws := newWorkspace(t, fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n", up.URL))
+	// The upstream is the user's configuration (--config): a workspace file
+	// may not pick an endpoint.
+	ws := newWorkspace(t, "")
+	user := filepath.Join(t.TempDir(), "vtcode.toml")
+	if err := os.WriteFile(user, []byte(fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n", up.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
-	out, err := exec.Command(daemonBin, "proxy", "--listen", "0.0.0.0:0", "--workspace", ws).CombinedOutput()
+	out, err := exec.Command(daemonBin, "proxy", "--listen", "0.0.0.0:0", "--workspace", ws, "--config", user).CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--allow-remote") {
 		t.Errorf("a non-loopback address without --allow-remote: %v %s", err, out)
 	}
 
-	cmd := exec.Command(daemonBin, "proxy", "--listen", "127.0.0.1:0", "--workspace", ws)
+	cmd := exec.Command(daemonBin, "proxy", "--listen", "127.0.0.1:0", "--workspace", ws, "--config", user)
 	cmd.Env = daemonEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, _ := cmd.StderrPipe()
