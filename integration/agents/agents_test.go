@@ -151,7 +151,7 @@ func daemon(t *testing.T, ws string) (*client, string) {
 	bin := mustEnv(t, "VTCODE_LS_BIN")
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = ws
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=/nonexistent-vtcode-test"}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + userConfigHome(ws)}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -231,16 +231,29 @@ func workspace(t *testing.T) string {
 	return ws
 }
 
-// configure writes the workspace configuration.
-func configure(t *testing.T, ws, anthropicURL, openaiURL string, window, keep int) {
-	cfg := fmt.Sprintf(`[proxy]
-listen = "127.0.0.1:0"
+// userConfigHome is the XDG_CONFIG_HOME of the daemon serving ws: the
+// upstreams are the user's configuration, since a workspace file may not
+// pick an endpoint.
+func userConfigHome(ws string) string { return ws + ".xdg" }
 
-[providers.anthropic]
+// configure writes the user configuration (the upstreams) and the
+// workspace configuration (the proxy and the policy).
+func configure(t *testing.T, ws, anthropicURL, openaiURL string, window, keep int) {
+	user := fmt.Sprintf(`[providers.anthropic]
 base_url = %q
 
 [providers.openai]
 base_url = %q
+`, anthropicURL, openaiURL)
+	dir := filepath.Join(userConfigHome(ws), "vtcode")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "vtcode.toml"), []byte(user), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`[proxy]
+listen = "127.0.0.1:0"
 
 [context]
 max_context_tokens = %d
@@ -249,7 +262,7 @@ reserved_output_tokens = 8000
 [agent.harness.tool_result_clearing]
 keep_tool_uses = %d
 keep_recent_tool_batches = %d
-`, anthropicURL, openaiURL, window, keep, keep)
+`, window, keep, keep)
 	if err := os.WriteFile(filepath.Join(ws, "vtcode.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
