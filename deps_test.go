@@ -34,9 +34,9 @@ var allow = map[string][]string{
 	"store":                  {"history"},
 	"config":                 {},
 	"transcript":             {"history"},
-	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/offline"},
+	"session":                {"history", "clearing", "compaction", "store", "config", "providers"},
 	"rpc":                    {"session", "history", "config"},
-	"rpc/rpctest":            {"rpc", "session", "history", "providers", "config"},
+	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
 }
 
 // cmd may import anything in the module; nothing may import cmd.

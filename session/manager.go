@@ -20,16 +20,17 @@ import (
 )
 
 // Options configure a [Manager]. The zero value works: no user config file,
-// the offline provider only, no notifications, the wall clock.
+// no provider clients (nothing can compact), no notifications, the wall
+// clock.
 type Options struct {
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// UserConfig is the user configuration file
 	// (~/.config/vtcode/vtcode.toml); empty for none.
 	UserConfig string
-	// Clients builds the generator of a route. Provider "" and "offline" never
-	// reach it: they use the embedded offline summarizer. Nil: only offline
-	// routes can compact.
+	// Clients builds the generator of every route, "offline" included (a
+	// route with no provider is "offline"): session picks no client itself.
+	// Nil: no compaction can run (it fails with a provider error).
 	Clients ClientFactory
 	// Notifier receives notifications; nil drops them.
 	Notifier Notifier

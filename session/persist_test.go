@@ -167,7 +167,7 @@ func mustEval(t *testing.T, p string) string {
 func TestBusySessionInAnotherManager(t *testing.T) {
 	e := newEnv(t, session.Options{}, "")
 	id := e.open(session.OpenParams{})
-	other := session.NewManager(session.Options{NoWatch: true})
+	other := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 	defer other.Close()
 	if err := other.AddWorkspace("file://"+e.dir, nil); err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ func TestCloseCancelsWork(t *testing.T) {
 
 func TestWorkspaces(t *testing.T) {
 	ctx := context.Background()
-	m := session.NewManager(session.Options{NoWatch: true})
+	m := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 	defer m.Close()
 	var pe *session.ParamError
 	if _, err := m.OpenSession(ctx, session.OpenParams{}); !errors.As(err, &pe) || pe.Path != "workspace" {
@@ -124,7 +124,7 @@ func TestResumeFindsTheSessionsWorkspace(t *testing.T) {
 	ctx := context.Background()
 	a, b := t.TempDir(), t.TempDir()
 	start := func() *session.Manager {
-		m := session.NewManager(session.Options{NoWatch: true})
+		m := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 		for _, d := range []string{a, b} {
 			if err := m.AddWorkspace(d, nil); err != nil {
 				t.Fatal(err)
