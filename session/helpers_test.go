@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -154,6 +156,16 @@ func clients(m map[string]providers.Generator) session.ClientFactory {
 		}
 		return nil, fmt.Errorf("no client for %s", r.Provider)
 	}
+}
+
+// fileURI is the file:// URI of the local folder dir, as editors send it
+// (file:///C:/x on Windows).
+func fileURI(dir string) string {
+	p := filepath.ToSlash(dir)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
 // offlineOnly is the Options of a Manager whose only client is the offline

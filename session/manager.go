@@ -512,7 +512,7 @@ func workspacePath(s string) (string, error) {
 		if u.Host != "" && u.Host != "localhost" {
 			return "", paramErr("workspace", "remote file URI %q is not supported", bound(s, 200))
 		}
-		p = u.Path
+		p = fileURIPath(u.Path, filepath.Separator == '\\')
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -529,6 +529,20 @@ func workspacePath(s string) (string, error) {
 		return "", paramErr("workspace", "%s is not a folder", abs)
 	}
 	return abs, nil
+}
+
+// fileURIPath is the local path of the (decoded) path of a file URI. On
+// Windows the URI path of a drive is "/C:/Users/x" (VS Code sends
+// file:///c%3A/Users/x): the slash before the drive goes and the slashes
+// become separators.
+func fileURIPath(p string, windows bool) string {
+	if !windows {
+		return p
+	}
+	if len(p) >= 3 && p[0] == '/' && p[2] == ':' && ('a' <= p[1] && p[1] <= 'z' || 'A' <= p[1] && p[1] <= 'Z') {
+		p = p[1:]
+	}
+	return strings.ReplaceAll(p, "/", `\`)
 }
 
 // idMsg is the message of an invalid-id error without the sentinel's prefix.

@@ -88,6 +88,7 @@ func TestResumeRebuildsExactHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer st.Close()
 	log, err := st.OpenSession(id)
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func TestBusySessionInAnotherManager(t *testing.T) {
 	id := e.open(session.OpenParams{})
 	other := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 	defer other.Close()
-	if err := other.AddWorkspace("file://"+e.dir, nil); err != nil {
+	if err := other.AddWorkspace(fileURI(e.dir), nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err := other.OpenSession(context.Background(), session.OpenParams{SessionID: id})

@@ -84,7 +84,7 @@ func TestWorkspaces(t *testing.T) {
 		t.Fatalf("no workspace: %v", err)
 	}
 	a, b := t.TempDir(), t.TempDir()
-	if err := m.AddWorkspace("file://"+filepath.ToSlash(a), nil); err != nil {
+	if err := m.AddWorkspace(fileURI(a), nil); err != nil {
 		t.Fatal(err)
 	}
 	// The first folder is the default; an unknown folder is added.
