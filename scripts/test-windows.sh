@@ -16,7 +16,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 GO=${GO:-go}
 CACHE=${VTCODE_CACHE:-$ROOT/.cache}
-PKGS=${WINDOWS_PKGS:-"./store/ ./config/ ./history/"}
+PKGS=${WINDOWS_PKGS:-"./store/ ./config/ ./history/ ./session/"}
 SKIP='^TestSymlinkedSessionRefused$'
 say() { echo "test-windows: $*" >&2; }
 
