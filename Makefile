@@ -35,7 +35,7 @@ cross:
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; \
 	done
 
-# The store, config and history unit tests built for windows/amd64 and run under
+# The store, config, history and session unit tests built for windows/amd64, run under
 # Wine (installed on first use as root with apt-get; without it, it says why and
 # make cross stays the check). scripts/test-windows.sh says which Wine shims it uses.
 test-windows:
