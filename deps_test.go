@@ -34,9 +34,9 @@ var allow = map[string][]string{
 	"store":                  {"history"},
 	"config":                 {},
 	"transcript":             {"history"},
-	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/offline"},
+	"session":                {"history", "clearing", "compaction", "store", "config", "providers"},
 	"rpc":                    {"session", "history", "config"},
-	"rpc/rpctest":            {"rpc", "session", "history", "providers", "config"},
+	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
 	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "config"},
 	"proxy/proxytest":        {},
 }

@@ -276,7 +276,7 @@ func (t trustWorkspace) storageDir(dir string) string {
 	if dir == "" {
 		return ""
 	}
-	if filepath.IsAbs(dir) || dir == "~" || strings.HasPrefix(dir, "~/") || strings.HasPrefix(dir, `~\`) || filepath.VolumeName(dir) != "" {
+	if filepath.IsAbs(dir) || rooted(dir) || dir == "~" || strings.HasPrefix(dir, "~/") || strings.HasPrefix(dir, `~\`) || filepath.VolumeName(dir) != "" {
 		return "ignored: a workspace file may set only a relative folder inside the workspace (set an absolute one in the user configuration)"
 	}
 	if !filepath.IsLocal(dir) {
@@ -285,16 +285,29 @@ func (t trustWorkspace) storageDir(dir string) string {
 	return ""
 }
 
+// resolveDir makes a storage.dir absolute: "~" is the home folder, a
+// relative folder is inside the workspace. On Windows a folder rooted
+// without a drive ("/var/vtcode", `\vtcode`) is on the workspace's drive, as
+// Windows resolves it, not inside the workspace.
 func resolveDir(dir, workspace string) string {
-	if dir == "~" || strings.HasPrefix(dir, "~/") {
+	if dir == "~" || strings.HasPrefix(dir, "~/") || filepath.Separator == '\\' && strings.HasPrefix(dir, `~\`) {
 		if home, err := os.UserHomeDir(); err == nil {
 			dir = filepath.Join(home, dir[1:])
 		}
+	}
+	if rooted(dir) && !filepath.IsAbs(dir) {
+		dir = filepath.VolumeName(workspace) + dir
 	}
 	if !filepath.IsAbs(dir) && workspace != "" {
 		dir = filepath.Join(workspace, dir)
 	}
 	return filepath.Clean(dir)
+}
+
+// rooted reports whether dir starts at the root of a drive or of the file
+// system: "/x", and `\x` on Windows.
+func rooted(dir string) bool {
+	return dir != "" && os.IsPathSeparator(dir[0]) && filepath.VolumeName(dir) == ""
 }
 
 func bound(s string) string {

@@ -277,7 +277,7 @@ context_window = 2000
 			{Provider: "ollama", Model: "x", ContextWindow: 1000, MaxOutputTokens: 20},
 			{Provider: "ollama", Model: "y", ContextWindow: 2000},
 		},
-		Storage: Storage{Dir: "/var/lib/vtcode", KeepArtifacts: 20},
+		Storage: Storage{Dir: onDrive(ws, "/var/lib/vtcode"), KeepArtifacts: 20},
 		Files:   []string{user, filepath.Join(ws, "vtcode.toml")},
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
@@ -298,12 +298,28 @@ context_window = 2000
 	}
 }
 
+// onDrive is the absolute form of a rooted path p on the drive of ws: p
+// itself on Unix, <drive of ws>\p on Windows.
+func onDrive(ws, p string) string {
+	return filepath.Clean(filepath.VolumeName(ws) + filepath.FromSlash(p))
+}
+
 func TestStorageDir(t *testing.T) {
 	home, _ := os.UserHomeDir()
-	for _, tc := range []struct {
+	type dirCase struct {
 		dir, want string
 		inUser    bool // set in the user file (else in the workspace file)
-	}{
+	}
+	var windows []dirCase
+	if filepath.Separator == '\\' {
+		windows = []dirCase{
+			{`~\\vt\\sessions`, filepath.Join(home, "vt", "sessions"), true},
+			{`\\vt\\sessions`, "/vt/sessions", true},
+			{`\\vt\\sessions`, "WS/.vtcode/sessions", false},
+			{`~\\vt`, "WS/.vtcode/sessions", false},
+		}
+	}
+	for _, tc := range append(windows, []dirCase{
 		{"rel/x", "WS/rel/x", false},
 		{"./s", "WS/s", false},
 		{"rel/x", "WS/rel/x", true},
@@ -314,7 +330,7 @@ func TestStorageDir(t *testing.T) {
 		{"~/vt/sessions", "WS/.vtcode/sessions", false},
 		{"../../elsewhere", "WS/.vtcode/sessions", false},
 		{"a/../../b", "WS/.vtcode/sessions", false},
-	} {
+	}...) {
 		ws := t.TempDir()
 		user := ""
 		line := "[storage]\ndir = \"" + tc.dir + "\"\n"
@@ -328,7 +344,10 @@ func TestStorageDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := strings.Replace(tc.want, "WS", ws, 1)
+		want := filepath.Clean(strings.Replace(tc.want, "WS", ws, 1))
+		if strings.HasPrefix(tc.want, "/") {
+			want = onDrive(ws, tc.want)
+		}
 		rejected := want == DefaultStorageDir(ws)
 		if fromWS := !tc.inUser && !rejected; c.Storage.Dir != want || c.Storage.DirFromWorkspace != fromWS {
 			t.Errorf("dir %q (user file %v): got %q (from the workspace file: %v), want %q (%v)", tc.dir, tc.inUser, c.Storage.Dir, c.Storage.DirFromWorkspace, want, fromWS)

@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtcode/vtcode-ls/config"
+	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/proxy"
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
 	"github.com/vtcode/vtcode-ls/session"
@@ -59,6 +62,13 @@ type env struct {
 	url   string
 	notes *notes
 	ws    string
+	user  string // the user configuration file
+}
+
+// offlineClients summarizes every compaction offline, as the daemon does
+// without API keys of its own.
+func offlineClients(providers.Route, config.Config) (providers.Generator, error) {
+	return offline.New(), nil
 }
 
 // readTurns is a script that reads files for n turns and then answers.
@@ -79,12 +89,24 @@ func setup(t *testing.T, extraTOML string, turns []proxytest.Turn, secret string
 	}
 	t.Cleanup(func() { up.Close() })
 	ws := t.TempDir()
+	// The upstreams are the user's configuration: a workspace file may not
+	// pick an endpoint.
+	// Clearing in the seed's mode (every request clears what it may), so a
+	// short scripted session shows it.
+	const seedMode = "clear_at_least_tokens = 0\ncache_aware = false\n"
+	const table = "[agent.harness.tool_result_clearing]\n"
+	if strings.Contains(extraTOML, table) {
+		extraTOML = strings.Replace(extraTOML, table, table+seedMode, 1)
+	} else {
+		extraTOML += "\n" + table + seedMode
+	}
 	toml := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[providers.openai]\nbase_url = %q\n%s", up.URL, up.URL+"/v1", extraTOML)
-	if err := os.WriteFile(filepath.Join(ws, "vtcode.toml"), []byte(toml), 0o600); err != nil {
+	user := filepath.Join(t.TempDir(), "vtcode.toml")
+	if err := os.WriteFile(user, []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	n := &notes{}
-	mgr := session.NewManager(session.Options{Notifier: n, NoWatch: true})
+	mgr := session.NewManager(session.Options{Notifier: n, NoWatch: true, UserConfig: user, Clients: offlineClients})
 	t.Cleanup(func() { mgr.Close() })
 	if err := mgr.AddWorkspace(ws, nil); err != nil {
 		t.Fatal(err)
@@ -93,7 +115,7 @@ func setup(t *testing.T, extraTOML string, turns []proxytest.Turn, secret string
 	srv := proxy.New(proxy.Options{Manager: mgr, Secret: secret, AfterRequest: func() { done <- struct{}{} }})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &env{done: done, up: up, mgr: mgr, srv: srv, url: hs.URL, notes: n, ws: ws}
+	return &env{done: done, up: up, mgr: mgr, srv: srv, url: hs.URL, notes: n, ws: ws, user: user}
 }
 
 // settled waits until the proxy finished the request just answered (its
@@ -569,7 +591,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	if err := e.mgr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	mgr := session.NewManager(session.Options{NoWatch: true})
+	mgr := session.NewManager(session.Options{NoWatch: true, UserConfig: e.user, Clients: offlineClients})
 	defer mgr.Close()
 	if err := mgr.AddWorkspace(e.ws, nil); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func BenchmarkPrepareRequest(b *testing.B) {
 		{"o200k", `{"autoCompaction":{"enabled":false}}`},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			m := session.NewManager(session.Options{NoWatch: true})
+			m := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 			defer m.Close()
 			if err := m.AddWorkspace(b.TempDir(), json.RawMessage(tc.init)); err != nil {
 				b.Fatal(err)

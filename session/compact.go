@@ -10,7 +10,6 @@ import (
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 )
 
 // Human-readable outcomes (SPEC §8.8, §10).
@@ -64,28 +63,22 @@ func summarizerRoute(e *env) providers.Route {
 	if sum.Model != "" {
 		r.Model = sum.Model
 	}
-	return providerRoute(r, e.cfg)
+	return providerRoute(r, e.cfg, e.cat)
 }
 
-// client returns the generator of route r: the embedded offline summarizer
-// for "offline", otherwise the Manager's ClientFactory.
+// client returns the generator of route r from the Manager's ClientFactory,
+// which chooses every route's client, the offline summarizer's included.
 func (s *Session) client(r providers.Route, e *env) (providers.Generator, error) {
-	if r.Provider == "" || r.Provider == "offline" {
-		return offline.New(), nil
-	}
 	if s.m.o.Clients == nil {
-		if s.px.init { // a proxied session (see below)
-			return offline.New(), nil
-		}
-		return nil, fmt.Errorf("no client for provider %q: only offline is available", r.Provider)
+		return nil, fmt.Errorf("no client for provider %q: the manager has no client factory", r.Provider)
 	}
 	g, err := s.m.o.Clients(r, e.cfg)
-	if err != nil && s.px.init {
+	if err != nil && s.px.init && r.Provider != "offline" {
 		// A proxied session: the agent's credentials are never used for
 		// the engine's own requests, so without a key of its own the
 		// daemon summarizes offline.
 		s.m.logger.Debug("session: proxied session summarizes offline", "session", s.id, "reason", err)
-		return offline.New(), nil
+		return s.client(providers.Route{Provider: "offline"}, e)
 	}
 	if err != nil {
 		return nil, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -140,14 +143,38 @@ func (failing) Generate(ctx context.Context, req *providers.Request) (*providers
 	return nil, &providers.Error{Kind: providers.KindServer, Provider: "flaky", Model: req.Model, Status: 503, Message: "upstream overloaded"}
 }
 
-// clients returns a ClientFactory serving fixed generators per provider.
+// clients returns a ClientFactory serving fixed generators per provider,
+// and the offline summarizer for "" and "offline" unless m names them, as
+// the daemon's factory does.
 func clients(m map[string]providers.Generator) session.ClientFactory {
 	return func(r providers.Route, cfg config.Config) (providers.Generator, error) {
 		if g, ok := m[r.Provider]; ok {
 			return g, nil
 		}
+		if r.Provider == "" || r.Provider == "offline" {
+			return offline.New(), nil
+		}
 		return nil, fmt.Errorf("no client for %s", r.Provider)
 	}
+}
+
+// fileURI is the file:// URI of the local folder dir, as editors send it
+// (file:///C:/x on Windows).
+func fileURI(dir string) string {
+	p := filepath.ToSlash(dir)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
+
+// offlineOnly is the Options of a Manager whose only client is the offline
+// summarizer, with o's other fields.
+func offlineOnly(o session.Options) session.Options {
+	if o.Clients == nil {
+		o.Clients = clients(nil)
+	}
+	return o
 }
 
 // env is a test workspace with a Manager.
@@ -163,7 +190,7 @@ type env struct {
 // initializationOptions (approx tokenizer by default, for speed).
 func newEnv(t *testing.T, o session.Options, init string) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), rec: newRecorder(), o: o}
+	e := &env{t: t, dir: t.TempDir(), rec: newRecorder(), o: offlineOnly(o)}
 	e.o.Notifier = e.rec
 	e.o.NoWatch = true
 	e.start(init)

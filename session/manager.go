@@ -20,16 +20,17 @@ import (
 )
 
 // Options configure a [Manager]. The zero value works: no user config file,
-// the offline provider only, no notifications, the wall clock.
+// no provider clients (nothing can compact), no notifications, the wall
+// clock.
 type Options struct {
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// UserConfig is the user configuration file
 	// (~/.config/vtcode/vtcode.toml); empty for none.
 	UserConfig string
-	// Clients builds the generator of a route. Provider "" and "offline" never
-	// reach it: they use the embedded offline summarizer. Nil: only offline
-	// routes can compact.
+	// Clients builds the generator of every route, "offline" included (a
+	// route with no provider is "offline"): session picks no client itself.
+	// Nil: no compaction can run (it fails with a provider error).
 	Clients ClientFactory
 	// Notifier receives notifications; nil drops them.
 	Notifier Notifier
@@ -524,7 +525,7 @@ func workspacePath(s string) (string, error) {
 		if u.Host != "" && u.Host != "localhost" {
 			return "", paramErr("workspace", "remote file URI %q is not supported", bound(s, 200))
 		}
-		p = u.Path
+		p = fileURIPath(u.Path, filepath.Separator == '\\')
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -541,6 +542,20 @@ func workspacePath(s string) (string, error) {
 		return "", paramErr("workspace", "%s is not a folder", abs)
 	}
 	return abs, nil
+}
+
+// fileURIPath is the local path of the (decoded) path of a file URI. On
+// Windows the URI path of a drive is "/C:/Users/x" (VS Code sends
+// file:///c%3A/Users/x): the slash before the drive goes and the slashes
+// become separators.
+func fileURIPath(p string, windows bool) string {
+	if !windows {
+		return p
+	}
+	if len(p) >= 3 && p[0] == '/' && p[2] == ':' && ('a' <= p[1] && p[1] <= 'z' || 'A' <= p[1] && p[1] <= 'Z') {
+		p = p[1:]
+	}
+	return strings.ReplaceAll(p, "/", `\`)
 }
 
 // idMsg is the message of an invalid-id error without the sentinel's prefix.

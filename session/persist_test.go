@@ -92,6 +92,7 @@ func TestResumeRebuildsExactHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer st.Close()
 	log, err := st.OpenSession(id)
 	if err != nil {
 		t.Fatal(err)
@@ -171,9 +172,9 @@ func mustEval(t *testing.T, p string) string {
 func TestBusySessionInAnotherManager(t *testing.T) {
 	e := newEnv(t, session.Options{}, "")
 	id := e.open(session.OpenParams{})
-	other := session.NewManager(session.Options{NoWatch: true})
+	other := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 	defer other.Close()
-	if err := other.AddWorkspace("file://"+e.dir, nil); err != nil {
+	if err := other.AddWorkspace(fileURI(e.dir), nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err := other.OpenSession(context.Background(), session.OpenParams{SessionID: id})

@@ -18,6 +18,7 @@ import (
 type env struct {
 	cfg      config.Config
 	pol      config.Policy
+	cat      *providers.Catalog
 	r        route
 	route    providers.Route
 	capacity int
@@ -34,7 +35,7 @@ type env struct {
 // (nil: the policy's) and prefix tokens.
 func (s *Session) env(r route, reserved *int, prefix int) *env {
 	cfg, pol, cat := s.effective()
-	e := &env{cfg: cfg, pol: pol, r: r, route: providerRoute(r, cfg), prefix: prefix}
+	e := &env{cfg: cfg, pol: pol, cat: cat, r: r, route: providerRoute(r, cfg, cat), prefix: prefix}
 	window := r.ContextWindow
 	if window <= 0 {
 		if mi, ok := cat.Lookup(e.route.Provider, r.Model); ok {

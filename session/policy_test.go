@@ -86,7 +86,7 @@ func TestPolicyLayers(t *testing.T) {
 }
 
 func TestBadInitOptions(t *testing.T) {
-	m := session.NewManager(session.Options{NoWatch: true})
+	m := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 	defer m.Close()
 	err := m.AddWorkspace(t.TempDir(), json.RawMessage(`{"context":{"trimToPercent":0}}`))
 	var fe *config.FieldError
@@ -121,7 +121,7 @@ func TestConfigHotReload(t *testing.T) {
 	}
 	write("[context]\ntrim_to_percent = 40\n")
 	rec := newRecorder()
-	m := session.NewManager(session.Options{Notifier: rec})
+	m := session.NewManager(offlineOnly(session.Options{Notifier: rec}))
 	defer m.Close()
 	if err := m.AddWorkspace(dir, nil); err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestBadConfigAtStartKeepsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
-	m := session.NewManager(session.Options{Notifier: rec, NoWatch: true})
+	m := session.NewManager(offlineOnly(session.Options{Notifier: rec, NoWatch: true}))
 	defer m.Close()
 	if err := m.AddWorkspace(dir, nil); err != nil {
 		t.Fatal(err)

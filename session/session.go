@@ -379,13 +379,18 @@ func (s *Session) adoptRoute(provider, model string, window int) error {
 	return s.record(evModelSwitch, r)
 }
 
-// providerRoute builds the providers.Route of r under cfg.
-func providerRoute(r route, cfg config.Config) providers.Route {
+// providerRoute builds the providers.Route of r under cfg. Whether the route
+// accepts the Anthropic clearing edits is the catalog's answer for its model
+// (cat, the workspace's catalog; nil: the built-in one) unless
+// [providers.<name>] supports_context_edits overrides it.
+func providerRoute(r route, cfg config.Config, cat *providers.Catalog) providers.Route {
 	name := providers.CanonicalProvider(r.Provider)
 	if name == "" {
 		name = "offline"
 	}
 	pr := providers.Route{Provider: name, Model: r.Model, NativeCompaction: compaction.NativeAuto}
+	info, _ := cat.Lookup(name, r.Model)
+	pr.SupportsContextEdits = info.ContextEdits
 	if pc, ok := providerConfig(cfg, name); ok {
 		pr.BaseURL = pc.BaseURL
 		if pc.NativeCompaction != "" {
@@ -393,11 +398,7 @@ func providerRoute(r route, cfg config.Config) providers.Route {
 		}
 		if pc.SupportsContextEdits != nil {
 			pr.SupportsContextEdits = *pc.SupportsContextEdits
-		} else {
-			pr.SupportsContextEdits = providers.WireOf(name) == providers.WireAnthropic
 		}
-	} else {
-		pr.SupportsContextEdits = providers.WireOf(name) == providers.WireAnthropic
 	}
 	return pr
 }

@@ -56,7 +56,7 @@ func TestStoreStaysInsideWorkspace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, outside := t.TempDir(), t.TempDir()
 			tc.setup(t, ws, outside)
-			m := session.NewManager(session.Options{NoWatch: true})
+			m := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 			defer m.Close()
 			if err := m.AddWorkspace(ws, nil); err != nil {
 				t.Fatal(err)
@@ -82,7 +82,7 @@ func TestStoreStaysInsideWorkspace(t *testing.T) {
 	// A storage.dir inside the workspace is fine.
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "vtcode.toml"), []byte("[storage]\ndir = \"state/sessions\"\n"), 0o600)
-	m := session.NewManager(session.Options{NoWatch: true})
+	m := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 	defer m.Close()
 	m.AddWorkspace(ws, nil)
 	if _, err := m.OpenSession(context.Background(), session.OpenParams{SessionID: "s1"}); err != nil {
@@ -99,7 +99,7 @@ func TestUserStorageDirOutsideWorkspace(t *testing.T) {
 	ws, elsewhere := t.TempDir(), t.TempDir()
 	user := filepath.Join(t.TempDir(), "vtcode.toml")
 	os.WriteFile(user, []byte("[storage]\ndir = \""+elsewhere+"\"\n"), 0o600)
-	m := session.NewManager(session.Options{NoWatch: true, UserConfig: user})
+	m := session.NewManager(offlineOnly(session.Options{NoWatch: true, UserConfig: user}))
 	defer m.Close()
 	m.AddWorkspace(ws, nil)
 	if _, err := m.OpenSession(context.Background(), session.OpenParams{SessionID: "s1"}); err != nil {

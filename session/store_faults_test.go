@@ -484,7 +484,7 @@ func TestDamagedLogOpensWithValidPrefix(t *testing.T) {
 // the same workspace, without a restart.
 func TestPromptSetByAnotherDaemon(t *testing.T) {
 	e := newEnv(t, session.Options{}, "")
-	other := session.NewManager(session.Options{NoWatch: true})
+	other := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 	defer other.Close()
 	if err := other.AddWorkspace(e.dir, nil); err != nil {
 		t.Fatal(err)

@@ -77,14 +77,14 @@ func TestCloseCancelsWork(t *testing.T) {
 
 func TestWorkspaces(t *testing.T) {
 	ctx := context.Background()
-	m := session.NewManager(session.Options{NoWatch: true})
+	m := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 	defer m.Close()
 	var pe *session.ParamError
 	if _, err := m.OpenSession(ctx, session.OpenParams{}); !errors.As(err, &pe) || pe.Path != "workspace" {
 		t.Fatalf("no workspace: %v", err)
 	}
 	a, b := t.TempDir(), t.TempDir()
-	if err := m.AddWorkspace("file://"+filepath.ToSlash(a), nil); err != nil {
+	if err := m.AddWorkspace(fileURI(a), nil); err != nil {
 		t.Fatal(err)
 	}
 	// The first folder is the default; an unknown folder is added.
@@ -124,7 +124,7 @@ func TestResumeFindsTheSessionsWorkspace(t *testing.T) {
 	ctx := context.Background()
 	a, b := t.TempDir(), t.TempDir()
 	start := func() *session.Manager {
-		m := session.NewManager(session.Options{NoWatch: true})
+		m := session.NewManager(offlineOnly(session.Options{NoWatch: true}))
 		for _, d := range []string{a, b} {
 			if err := m.AddWorkspace(d, nil); err != nil {
 				t.Fatal(err)

@@ -133,7 +133,7 @@ func (w *workspace) store() (*store.Store, error) {
 	w.m.mu.Unlock()
 	dir := w.cfg.Storage.Dir
 	if dir == "" {
-		dir = filepath.Join(w.root, ".vtcode", "sessions")
+		dir = config.DefaultStorageDir(w.root)
 	} else if !filepath.IsAbs(dir) {
 		dir = filepath.Join(w.root, dir)
 	}

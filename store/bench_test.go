@@ -10,7 +10,7 @@ import (
 
 // BenchmarkAppend measures one durable (fsynced) append of a 1 KiB event.
 func BenchmarkAppend(b *testing.B) {
-	st, err := Open(filepath.Join(b.TempDir(), "s"), Options{})
+	st, err := openAt(b, filepath.Join(b.TempDir(), "s"), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func BenchmarkAppend(b *testing.B) {
 // BenchmarkOpenAndReplay measures opening (with recovery scan) and replaying
 // a session of 10,000 1 KiB events.
 func BenchmarkOpenAndReplay(b *testing.B) {
-	st, err := Open(filepath.Join(b.TempDir(), "s"), Options{})
+	st, err := openAt(b, filepath.Join(b.TempDir(), "s"), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

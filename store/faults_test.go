@@ -36,7 +36,7 @@ func (f *nthFault) hook(op Op, name string) error {
 func TestAppendFaultChangesNothing(t *testing.T) {
 	for _, op := range []Op{OpWrite, OpSync} {
 		f := &nthFault{op: op, match: "events.jsonl", n: 3}
-		st, err := Open(filepath.Join(t.TempDir(), "s"), Options{Faults: f.hook})
+		st, err := openAt(t, filepath.Join(t.TempDir(), "s"), Options{Faults: f.hook})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestArtifactFaultLeavesNoFile(t *testing.T) {
 	for _, op := range []Op{OpCreate, OpWrite, OpSync, OpRename} {
 		for n := 1; ; n++ {
 			f := &nthFault{op: op, match: "artifacts"}
-			st, err := Open(filepath.Join(t.TempDir(), "s"), Options{Faults: f.hook})
+			st, err := openAt(t, filepath.Join(t.TempDir(), "s"), Options{Faults: f.hook})
 			if err != nil {
 				t.Fatal(err)
 			}

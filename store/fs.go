@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"time"
 )
 
 // Op names a file operation of the store, for [Options.Faults].
@@ -233,13 +234,34 @@ func (x fsys) writeAtomic(r *os.Root, name string, write func(w io.Writer) error
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = x.fault(OpRename, path.Join(r.Name(), name)); err != nil {
-		return err
-	}
-	if err = r.Rename(tmp, name); err != nil {
+	if err = x.rename(r, tmp, name); err != nil {
 		return fmt.Errorf("rename: %w", err)
 	}
 	return nil
+}
+
+// renameAttempts bounds the attempts of [fsys.rename] (about 1.3 s in all).
+const renameAttempts = 20
+
+// rename renames from to to in r, replacing to. On Windows a file another
+// handle has open (another daemon reading the prompt) cannot be replaced
+// until that handle is closed, since Go opens files without
+// FILE_SHARE_DELETE: the rename is retried for a short bounded time while the
+// replacement is refused that way (see replaceBlocked). Each attempt passes
+// the fault hook.
+func (x fsys) rename(r *os.Root, from, to string) error {
+	delay := time.Millisecond
+	for attempt := 1; ; attempt++ {
+		if err := x.fault(OpRename, path.Join(r.Name(), to)); err != nil {
+			return err
+		}
+		err := r.Rename(from, to)
+		if err == nil || attempt == renameAttempts || !replaceBlocked(err) {
+			return err
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 100*time.Millisecond)
+	}
 }
 
 // faultWriter is a file whose writes pass the fault hook.

@@ -241,7 +241,7 @@ func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 		}
 		h.cmd.Wait()
 
-		st2, err := Open(st.Root(), Options{Logger: logger})
+		st2, err := openAt(t, st.Root(), Options{Logger: logger})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -160,7 +160,7 @@ func benchDaemon(ctx context.Context, hist []history.Message, window, warmup, tu
 	srvEnd, cliEnd := net.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- rpc.Serve(ctx, srvEnd, srvEnd, rpc.Options{Version: "bench", Session: session.Options{NoWatch: true}})
+		served <- rpc.Serve(ctx, srvEnd, srvEnd, rpc.Options{Version: "bench", Session: session.Options{NoWatch: true, Clients: offlineClients}})
 	}()
 	daemon := client(ctx, cliEnd)
 	defer func() {

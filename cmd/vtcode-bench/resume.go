@@ -76,7 +76,7 @@ func benchResume(ctx context.Context, chunks, chunkTokens, reps int) (*ResumeRes
 const resumeInit = `{"autoCompaction":{"enabled":false},"toolResultClearing":{"enabled":false}}`
 
 func newBenchManager(ws string) (*session.Manager, error) {
-	m := session.NewManager(session.Options{NoWatch: true})
+	m := session.NewManager(session.Options{NoWatch: true, Clients: offlineClients})
 	if err := m.AddWorkspace(ws, json.RawMessage(resumeInit)); err != nil {
 		m.Close()
 		return nil, err

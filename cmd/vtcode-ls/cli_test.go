@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -214,13 +215,17 @@ func TestErrors(t *testing.T) {
 	os.WriteFile(notes, []byte("Meeting notes: refactor the poller next week.\n"), 0o600)
 	os.WriteFile(tiny, []byte(`{"role":"user","content":"hi"}`+"\n"+`{"role":"assistant","content":"hello"}`+"\n"), 0o600)
 	tinyOut := filepath.Join(dir, "tiny-out.jsonl")
+	// The system's own words for a missing file ("no such file or directory"
+	// on Unix, "The system cannot find the file specified." on Windows).
+	_, nf := os.Open(filepath.Join(dir, "missing.jsonl"))
+	notFound := regexp.QuoteMeta(errors.Unwrap(nf).Error())
 	for _, st := range []step{
 		{args: []string{"replay", notes}, code: 1, stderr: []string{
 			`notes.txt: unknown transcript format`,
 			`vtcode-messages \(vtcode Message JSONL\), claude-code \(Claude Code session JSONL\), codex-rollout`,
 			`openhands \(OpenHands event history JSON/JSONL\), aider`,
 		}, noStdout: true},
-		{args: []string{"compact", filepath.Join(dir, "missing.jsonl")}, code: 1, stderr: []string{`open transcript: .*missing.jsonl: no such file or directory`}},
+		{args: []string{"compact", filepath.Join(dir, "missing.jsonl")}, code: 1, stderr: []string{`open transcript: .*missing.jsonl: ` + notFound}},
 		// A history too small to compact is reported, and nothing is written.
 		{args: []string{"compact", tiny, "-o", tinyOut}, code: 1, stderr: []string{`Conversation is already compact.*nothing written`}},
 		{args: []string{"replay", tiny, "--context-window=-5"}, code: 1, stderr: []string{`context-window must be >= 0`}},

@@ -8,6 +8,7 @@ import (
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -17,10 +18,9 @@ import (
 //   - "blocking": every call blocks until its context is cancelled; b
 //     (when non-nil) counts the calls.
 //   - "failing": every call fails with a provider rejection.
+//   - "" and "offline": the embedded offline summarizer (providers/offline),
+//     as the daemon serves them.
 //   - any other name: [Summarizer], a deterministic summarizer.
-//
-// The offline routes ("" and "offline") never reach a factory: the session
-// package summarizes them itself.
 func Clients(b *Blocking) session.ClientFactory {
 	return func(route providers.Route, _ config.Config) (providers.Generator, error) {
 		switch route.Provider {
@@ -31,6 +31,8 @@ func Clients(b *Blocking) session.ClientFactory {
 			return b, nil
 		case "failing":
 			return failing{route}, nil
+		case "", "offline":
+			return offline.New(), nil
 		}
 		return Summarizer{}, nil
 	}

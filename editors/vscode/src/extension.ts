@@ -31,7 +31,7 @@ import {
 import { ContextPanel } from './contextPanel';
 import { isNoOp } from './contextmap';
 import { PreviewDocuments, PreviewScheme } from './preview';
-import { resolveServer } from './server';
+import { machineSetting, resolveServer } from './server';
 import { ProjectionDeltas, projectionDeltaCapability } from './delta';
 import { NotificationProgress, ProgressCreateFeature } from './progress';
 import {
@@ -188,9 +188,9 @@ class Extension implements vscode.Disposable {
 
   private serverCommand(): { command: string; args: string[]; source: string } {
     const cfg = vscode.workspace.getConfiguration('vtcode');
-    // An explicit setting (any scope) wins over the daemon bundled in a platform-specific package.
-    const i = cfg.inspect<string>('serverPath');
-    const configured = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+    // An explicit user setting wins over the daemon bundled in a platform-specific package; a
+    // workspace never picks the binary or its arguments (machine scope, see machineSetting).
+    const configured = machineSetting(cfg.inspect<string>('serverPath'));
     const { command, source } = resolveServer({
       configured,
       extensionPath: this.extensionPath,
@@ -210,14 +210,15 @@ class Extension implements vscode.Disposable {
         }
       }
     }
-    const extra = cfg.get<string[]>('serverArgs') ?? [];
+    const extra = machineSetting(cfg.inspect<string[]>('serverArgs')) ?? [];
     return { command, args: ['serve', ...extra], source };
   }
 
   // initializationOptions: the proxy address of vtcode.proxy.listen, when set
-  // (the daemon then runs the proxy for existing agents in-process).
+  // in the user's settings (the daemon then runs the proxy for existing
+  // agents in-process); a workspace never picks it (machine scope).
   private initializationOptions(): { proxy?: { listen: string } } | undefined {
-    const listen = (vscode.workspace.getConfiguration('vtcode').get<string>('proxy.listen') ?? '').trim();
+    const listen = (machineSetting(vscode.workspace.getConfiguration('vtcode').inspect<string>('proxy.listen')) ?? '').trim();
     return listen ? { proxy: { listen } } : undefined;
   }
 

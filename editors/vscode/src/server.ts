@@ -47,3 +47,13 @@ export function resolveServer(opts: {
   if (opts.exists(bundled)) return { command: bundled, source: 'bundled' };
   return { command: 'vtcode-ls', source: 'path' };
 }
+
+/**
+ * machineSetting is the value of a machine-scoped setting from what `inspect` reports: the user's
+ * (or, in a remote window, the remote machine's) value only. A workspace or folder value is never
+ * used, so a repository's `.vscode/settings.json` cannot choose the binary or its arguments, even
+ * where VS Code itself would report one.
+ */
+export function machineSetting<T>(i: { globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T } | undefined): T | undefined {
+  return i?.globalValue;
+}
