@@ -3,6 +3,7 @@ package clearing
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -616,4 +617,33 @@ func TestWarm(t *testing.T) {
 	m.Warm(approx, h) // no-op
 	var nilMemo *Memo
 	nilMemo.Warm(o200k, h) // no-op
+}
+
+// TestMemoBoundGrowsWithWarmedResults: the bound leaves room for the counts
+// of every warmed message, so a session with more results than memoLimit
+// does not empty its memo on each projection (which made preparing a large
+// session tokenize every stub again).
+func TestMemoBoundGrowsWithWarmedResults(t *testing.T) {
+	msgs := user("u")
+	for i := range memoLimit / 2 {
+		id := "call_" + strconv.Itoa(i)
+		msgs = append(msgs, history.Message{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: id, Name: "read"}}},
+			history.NewToolResult(id, "read", "contents of part "+strconv.Itoa(i)))
+	}
+	est := history.NewEstimator(history.O200k)
+	est.Messages(msgs)
+	m := NewMemo()
+	m.Warm(est, msgs)
+	stubs := len(m.stubs)
+	if stubs < memoLimit/2 {
+		t.Fatalf("Warm memoized %d stub counts for %d results", stubs, memoLimit/2)
+	}
+	// Entries a projection adds beyond the warmed ones (synthesized
+	// results, labels) stay within the bound instead of emptying the memo.
+	for i := range memoLimit {
+		m.textTokens(est, history.O200k, "extra "+strconv.Itoa(i))
+	}
+	if after := len(m.stubs); after != stubs {
+		t.Errorf("the memo was emptied: %d of the %d warmed stub counts left", after, stubs)
+	}
 }

@@ -201,8 +201,11 @@ func (mm *Memo) textTokens(est *history.Estimator, tok history.Tokenizer, s stri
 	return v
 }
 
-// memoLimit bounds the number of memoized counts; the memo is emptied when it
-// is reached.
+// memoLimit bounds the number of memoized counts beyond those of the
+// messages warmed into the memo; the memo is emptied when the bound is
+// reached. The warmed messages' counts are what every projection needs, so
+// the bound grows with them: a memo emptied below them would make every
+// projection of a large session tokenize again.
 const memoLimit = 1 << 16
 
 type stubKey struct {
@@ -235,6 +238,11 @@ type Memo struct {
 	seed  maphash.Seed
 	stubs map[stubKey]stubVal
 	texts map[textKey]int
+	// warmed counts the tool calls and results Warm saw since the memo
+	// was last emptied (a projection memoizes at most a few counts for each:
+	// its stub, that of a synthesized result, a large input); the bound is
+	// memoLimit plus eight times that.
+	warmed int
 }
 
 // NewMemo returns an empty memo.
@@ -254,9 +262,10 @@ func (m *Memo) Len() int {
 
 // reserve empties the memo when it is full; m.mu must be held.
 func (m *Memo) reserve() {
-	if len(m.stubs)+len(m.texts) >= memoLimit {
+	if len(m.stubs)+len(m.texts) >= memoLimit+8*m.warmed {
 		clear(m.stubs)
 		clear(m.texts)
+		m.warmed = 0
 	}
 }
 
@@ -265,6 +274,7 @@ func (m *Memo) Reset() {
 	m.mu.Lock()
 	clear(m.stubs)
 	clear(m.texts)
+	m.warmed = 0
 	m.mu.Unlock()
 }
 
@@ -278,6 +288,18 @@ func (m *Memo) Warm(est *history.Estimator, msgs []history.Message) {
 	if m == nil || tok == history.Approx {
 		return // nothing to memoize: counts are arithmetic
 	}
+	// The bound grows first, so that warming a large history does not
+	// empty the memo of what it warms.
+	entries := 0
+	for i := range msgs {
+		entries += len(msgs[i].ToolCalls)
+		if msgs[i].Role == history.Tool {
+			entries++
+		}
+	}
+	m.mu.Lock()
+	m.warmed += entries
+	m.mu.Unlock()
 	var names map[string]string // call id → tool name, for unnamed results
 	for i := range msgs {
 		msg := &msgs[i]
