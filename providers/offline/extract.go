@@ -72,10 +72,15 @@ type facts struct {
 	prior        map[string][]string
 	priorFocus   string
 	priorGoal    string
+	// textCap, when set, bounds each free-text line (goal, what was being
+	// done, last action) to that many bytes: a tight output bound shortens
+	// prose before it drops the lists of checks, files and errors.
+	textCap int
 }
 
 var (
 	restrictionRE = regexp.MustCompile(`(?i)\b(must|mustn't|never|don't|do not|dont|always|only|avoid|without|should|shouldn't|cannot|can't|make sure|no need to|prefer|keep|not yet|stop)\b`)
+	prohibitionRE = regexp.MustCompile(`(?i)\b(mustn't|must not|never|don't|do not|dont|only|avoid|without|shouldn't|cannot|can't|no need to|not yet|stop)\b`)
 	decisionRE    = regexp.MustCompile(`(?i)\b(decided|decision|i'll use|we'll use|i will use|instead|chose|choosing|going with|switch(ed|ing)? to|rather than|because|root cause|the cause|caused by)\b`)
 	nextRE        = regexp.MustCompile(`(?i)\b(next|todo|remaining|still need|then i|we need to|needs to be|will now)\b`)
 	// codeIdentRE matches a backquoted code identifier: snake_case,
@@ -140,8 +145,14 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 			f.requests = append(f.requests, entry{text: clip(text, requestChars), prio: prio, order: i})
 		}
 		for _, s := range sentences(proseOf(text)) { // not the logs and code the user pasted
-			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") {
-				f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: 1, order: i})
+			// A line ending in a colon introduces a list: its items are the
+			// restrictions, not the introduction.
+			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
+				prio := 1
+				if prohibitionRE.MatchString(s) {
+					prio = 2 // what the user forbade ranks above what they would like
+				}
+				f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: prio, order: i})
 			}
 		}
 	}
@@ -276,12 +287,18 @@ var stateCmdRE = regexp.MustCompile(`(?i)(\bgit (commit|push|fsck|gc|rebase|merg
 
 func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 	var groups []*checkGroup
+	var inspections []int // passed read-only commands: one line for all
 	byCmd := map[string]*checkGroup{}
 	for i, c := range rec.Checks {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if isFileOnlyCommand(rec, c) {
+			continue
+		}
+		// A passed inspection whose short output is a finding stays listed.
+		if c.Outcome == evidence.Passed && isInspection(c.Command) && shortOut(rec, c) == "" {
+			inspections = append(inspections, i)
 			continue
 		}
 		k := f.shown(c.Command) // runs that read the same are one line
@@ -347,7 +364,80 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 		}
 		f.checks = append(f.checks, entry{text: line, prio: prio, order: first.Index})
 	}
+	if len(inspections) > 0 {
+		f.checks = append(f.checks, inspectionLine(rec, inspections))
+	}
 	return nil
+}
+
+// inspectionTools are commands that only read the workspace or print: a run
+// that passed says nothing a colleague must re-check, so such runs are
+// counted on one line rather than listed as checks.
+var inspectionTools = map[string]bool{
+	"ls": true, "cat": true, "head": true, "tail": true, "nl": true, "grep": true, "egrep": true, "rg": true,
+	"ag": true, "find": true, "fd": true, "wc": true, "tree": true, "pwd": true, "echo": true, "which": true,
+	"file": true, "stat": true, "du": true, "sort": true, "uniq": true, "cut": true, "awk": true, "less": true,
+	"diff": true, "printf": true, "true": true, "cd": true, "rm": true, "mkdir": true, "touch": true,
+}
+
+// isInspection reports whether every command of a shell line (split at
+// pipes, && , || and ;) only reads or prints: one of [inspectionTools], sed
+// without -i, or git diff/status/log/show/grep/blame; none writes a file
+// through a redirection.
+func isInspection(cmd string) bool {
+	n := evidence.Normalize(cmd)
+	if strings.ContainsAny(n, "<>`$") || strings.Contains(n, "<<") {
+		return false
+	}
+	for _, seg := range shellSegmentRE.Split(n, -1) {
+		w := strings.Fields(seg)
+		if len(w) == 0 {
+			continue
+		}
+		switch {
+		case inspectionTools[w[0]]:
+		case w[0] == "sed":
+			for _, a := range w[1:] {
+				if strings.HasPrefix(a, "-i") || a == "--in-place" {
+					return false
+				}
+			}
+		case w[0] == "git" && len(w) > 1 && gitReadRE.MatchString(w[1]):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	shellSegmentRE = regexp.MustCompile(`\|\||&&|[|;]`)
+	gitReadRE      = regexp.MustCompile(`^(diff|status|log|show|grep|blame|branch|ls-files|rev-parse)$`)
+)
+
+// inspectionLine is the one line that counts the passed inspections, by tool.
+func inspectionLine(rec *evidence.Record, idx []int) entry {
+	count := map[string]int{}
+	var tools []string
+	for _, i := range idx {
+		w := strings.Fields(evidence.Normalize(rec.Checks[i].Command))
+		t := w[0]
+		if t == "git" && len(w) > 1 {
+			t += " " + w[1]
+		}
+		if count[t] == 0 {
+			tools = append(tools, t)
+		}
+		count[t]++
+	}
+	parts := make([]string, len(tools))
+	for i, t := range tools {
+		parts[i] = t
+		if count[t] > 1 {
+			parts[i] += fmt.Sprintf(" ×%d", count[t])
+		}
+	}
+	return entry{text: fmt.Sprintf("also ran %d read-only %s that passed: %s", len(idx), plural(len(idx), "inspection", "inspections"), strings.Join(parts, ", ")), prio: 10, order: rec.Checks[idx[len(idx)-1]].Index}
 }
 
 // isFileOnlyCommand reports whether a check only reads or writes files
@@ -535,12 +625,13 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 				line += " (in " + strings.Join(fi.where, ", ") + ")"
 			}
 			if n := len(fi.reject); n > 0 {
-				line += fmt.Sprintf("; %d other edits rejected, not applied", n)
+				line += fmt.Sprintf("; %d other %s rejected, not applied", n, plural(n, "edit", "edits"))
 				if r := firstNonEmpty(fi.reject); r != "" {
 					line += " (" + clip(r, detailChars) + ")"
 				}
 			}
-			prio := 100
+			// The files edited most are where the work is.
+			prio := 100 + min(fi.edits, 9)
 			if fi.ops[evidence.Deleted] && !fi.ops[evidence.Modified] && fi.first == fi.last {
 				prio = 80 // created and removed scratch files matter less
 			}
@@ -561,8 +652,14 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			f.files = append(f.files, entry{text: line, prio: 90, order: fi.first})
 		}
 	}
-	for _, c := range rec.Final.Commits {
-		f.files = append(f.files, entry{text: fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100)), prio: 95, order: c.Index})
+	for i, c := range rec.Final.Commits {
+		// The latest commit is the state of the work; earlier ones rank
+		// below the files they changed.
+		prio := 50
+		if i == len(rec.Final.Commits)-1 {
+			prio = 95
+		}
+		f.files = append(f.files, entry{text: fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100)), prio: prio, order: c.Index})
 	}
 	for _, a := range rec.Artifacts {
 		line := fmt.Sprintf("%s %s", verbPast(a.Op), a.ID)
@@ -1071,7 +1168,7 @@ func sentences(text string) []string {
 		start := 0
 		for i := 0; i < len(line); i++ {
 			c := line[i]
-			if (c == '.' || c == '!' || c == '?') && (i+1 == len(line) || line[i+1] == ' ') {
+			if (c == '.' || c == '!' || c == '?') && (i+1 == len(line) || line[i+1] == ' ') && (c != '.' || !abbreviationEnd(line[:i+1])) {
 				if s := strings.TrimSpace(line[start : i+1]); s != "" {
 					out = append(out, s)
 				}
@@ -1083,6 +1180,19 @@ func sentences(text string) []string {
 		}
 	}
 	return out
+}
+
+// abbreviationEnd reports whether s ends with an abbreviation whose dot does
+// not end a sentence: "e.g.", "i.e.", "etc.", "vs.", "cf.", or a single letter
+// (an initial, "a.").
+func abbreviationEnd(s string) bool {
+	i := strings.LastIndexAny(s[:len(s)-1], " (\t")
+	w := strings.ToLower(s[i+1:])
+	switch w {
+	case "e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "incl.", "esp.":
+		return true
+	}
+	return len(w) == 2 && w[0] >= 'a' && w[0] <= 'z'
 }
 
 // cutBytes returns at most the first n bytes of s, cut on a rune boundary.
@@ -1126,4 +1236,11 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
