@@ -279,7 +279,10 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 			return nil, ErrAlreadyCompact
 		}
 	}
-	pruned := pruneToolResults(r.est, work)
+	pruned, err := pruneToolResults(ctx, r.est, work)
+	if err != nil {
+		return nil, err
+	}
 
 	replaced := spanTokens(r.est, work) - spanTokens(r.est, tail) - spanTokens(r.est, retained)
 	summary, err := r.summary(ctx, work, pruned, replaced, res)
