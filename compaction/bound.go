@@ -151,7 +151,11 @@ func preview(est *history.Estimator, m history.Message, budget int) history.Mess
 	out.Content = history.Content{}
 	out.Forget()
 	rest := max(0, budget-est.Message(&out))
-	out.Content = boundContent(est, m.Content, rest)
+	if t, ok := knownTextTokens(est, &m); ok {
+		out.Content = history.Text(truncateMiddleOf(est, m.Content.Text(), t, max(0, rest-2), "text")) // as boundContent
+	} else {
+		out.Content = boundContent(est, m.Content, rest)
+	}
 	out.Forget()
 	if est.Message(&out) <= budget {
 		return out
@@ -224,11 +228,9 @@ func pruneToolResults(ctx context.Context, est *history.Estimator, msgs []histor
 		}
 		p := *m
 		text := m.Content.Text()
-		textTokens := -1 // a plain text result: its count is the message's
+		textTokens, known := knownTextTokens(est, m) // counted once, with the message
 		if parts := m.Content.PartList(); parts != nil {
 			text = boundContent(est, m.Content, 1<<30).Text()
-		} else if len(m.ToolCalls) == 0 && m.Reasoning == "" {
-			textTokens = max(0, mt-history.MessageOverhead-est.Text(m.ToolCallID))
 		}
 		what := "tool result"
 		if m.ToolName != "" {
@@ -240,7 +242,7 @@ func pruneToolResults(ctx context.Context, est *history.Estimator, msgs []histor
 			return nil, err
 		}
 		n := ToolResultPreview - history.MessageOverhead - est.Text(m.ToolCallID)
-		if textTokens >= 0 {
+		if known {
 			p.Content = history.Text(truncateMiddleOf(est, text, textTokens, n, what))
 		} else {
 			p.Content = history.Text(truncateMiddle(est, text, n, what))

@@ -132,6 +132,9 @@ func Compact(ctx context.Context, msgs []history.Message, opts Options) (*Result
 	if len(work) == 0 {
 		return nil, ErrAlreadyCompact
 	}
+	if err := warmEstimates(ctx, r.est, work); err != nil {
+		return nil, err
+	}
 	res := &Result{OriginalMessageCount: len(msgs), OriginalTokens: spanTokens(r.est, work)}
 	defer func() { res.Usage, res.Calls = r.usage, r.calls }()
 
