@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/vtcode/vtcode-ls/history"
 )
@@ -362,7 +363,7 @@ func (x *extractor) run() error {
 		case OriginHarness:
 			// The harness refused the previous response: what it says is an
 			// error of the agent's.
-			if l := firstMessage(stripTags(m.Text())); l != "" {
+			if l := firstMessage(stripTags(m.Text())); hasLetter(l) {
 				x.addError(i, clip(l, errorChars), false, ErrTool)
 			}
 		case OriginInjected:
@@ -503,9 +504,11 @@ func (x *extractor) record(a Action) {
 	ap := &x.r.Actions[ai]
 	x.files(ai, ap)
 	if ap.HasResult() {
-		x.errorsIn(ap.Result, ap.Output, false)
+		if !readsOnly(ap) || ap.Flagged || ap.HasExit && ap.Exit != 0 {
+			x.errorsIn(ap.Result, ap.Output, false)
+		}
 		if ap.Flagged || ap.Rejected {
-			if l := firstMessage(stripTags(ap.Output)); l != "" && ap.Command == "" {
+			if l := firstMessage(stripTags(ap.Output)); ap.Command == "" && hasLetter(l) {
 				x.addError(ap.Result, clip(l, errorChars), false, ErrTool)
 			}
 		}
@@ -727,3 +730,7 @@ func WorkDir(cmd string) string {
 	}
 	return dir
 }
+
+// hasLetter reports whether a refusal's first line has a letter: a line
+// without one (an exit code the harness printed in a tag) is no message.
+func hasLetter(l string) bool { return strings.IndexFunc(l, unicode.IsLetter) >= 0 }

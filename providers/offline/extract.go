@@ -297,7 +297,7 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 			continue
 		}
 		// A passed inspection whose short output is a finding stays listed.
-		if c.Outcome == evidence.Passed && isInspection(c.Command) && shortOut(rec, c) == "" {
+		if c.Outcome == evidence.Passed && evidence.IsInspection(c.Command) && shortOut(rec, c) == "" {
 			inspections = append(inspections, i)
 			continue
 		}
@@ -369,51 +369,6 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 	}
 	return nil
 }
-
-// inspectionTools are commands that only read the workspace or print: a run
-// that passed says nothing a colleague must re-check, so such runs are
-// counted on one line rather than listed as checks.
-var inspectionTools = map[string]bool{
-	"ls": true, "cat": true, "head": true, "tail": true, "nl": true, "grep": true, "egrep": true, "rg": true,
-	"ag": true, "find": true, "fd": true, "wc": true, "tree": true, "pwd": true, "echo": true, "which": true,
-	"file": true, "stat": true, "du": true, "sort": true, "uniq": true, "cut": true, "awk": true, "less": true,
-	"diff": true, "printf": true, "true": true, "cd": true, "rm": true, "mkdir": true, "touch": true,
-}
-
-// isInspection reports whether every command of a shell line (split at
-// pipes, && , || and ;) only reads or prints: one of [inspectionTools], sed
-// without -i, or git diff/status/log/show/grep/blame; none writes a file
-// through a redirection.
-func isInspection(cmd string) bool {
-	n := evidence.Normalize(cmd)
-	if strings.ContainsAny(n, "<>`$") || strings.Contains(n, "<<") {
-		return false
-	}
-	for _, seg := range shellSegmentRE.Split(n, -1) {
-		w := strings.Fields(seg)
-		if len(w) == 0 {
-			continue
-		}
-		switch {
-		case inspectionTools[w[0]]:
-		case w[0] == "sed":
-			for _, a := range w[1:] {
-				if strings.HasPrefix(a, "-i") || a == "--in-place" {
-					return false
-				}
-			}
-		case w[0] == "git" && len(w) > 1 && gitReadRE.MatchString(w[1]):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-var (
-	shellSegmentRE = regexp.MustCompile(`\|\||&&|[|;]`)
-	gitReadRE      = regexp.MustCompile(`^(diff|status|log|show|grep|blame|branch|ls-files|rev-parse)$`)
-)
 
 // inspectionLine is the one line that counts the passed inspections, by tool.
 func inspectionLine(rec *evidence.Record, idx []int) entry {
@@ -745,8 +700,24 @@ func stripTags(s string) string {
 
 func (f *facts) noteErrors(rec *evidence.Record) {
 	n := len(rec.Errors)
+	// A test runner prints one line per failing test ("FAILED t.py::a",
+	// "ERROR t.py::b"): lines of one verb and one test file are one entry,
+	// the first, with how many more there were, so they do not crowd out
+	// the errors that explain a failure.
+	groups := map[string][]int{}
+	for i, e := range rec.Errors {
+		if k := testLineGroup(e); k != "" {
+			groups[k] = append(groups[k], i)
+		}
+	}
 	for i, e := range rec.Errors {
 		text := e.Text
+		if g := groups[testLineGroup(e)]; len(g) >= minTestLineGroup {
+			if g[0] != i {
+				continue
+			}
+			text += fmt.Sprintf(" (and %d more %s lines of the same test file)", len(g)-1, strings.Fields(e.Text)[0])
+		}
 		if e.FromUser {
 			text += " (pasted by the user)"
 		}
@@ -771,6 +742,25 @@ func (f *facts) noteErrors(rec *evidence.Record) {
 		}
 		f.errors = append(f.errors, entry{text: text, prio: prio, order: e.First})
 	}
+}
+
+// minTestLineGroup is the number of per-test lines of one file from which
+// they are shown as one entry.
+const minTestLineGroup = 3
+
+// testLineRE matches a test runner's per-test line: its verb and test file.
+var testLineRE = regexp.MustCompile(`^(FAILED|ERROR|FAIL|PASSED|XFAIL|XPASS)\s+([^\s:]+)::\S`)
+
+// testLineGroup returns the group of a per-test line (verb and file), "" for
+// other errors.
+func testLineGroup(e evidence.Error) string {
+	if e.FromUser {
+		return ""
+	}
+	if m := testLineRE.FindStringSubmatch(e.Text); m != nil {
+		return m[1] + " " + m[2]
+	}
+	return ""
 }
 
 var kindPrio = map[string]int{

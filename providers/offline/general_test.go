@@ -115,3 +115,26 @@ func TestWritesAreNotInspections(t *testing.T) {
 		t.Errorf("sed -i counted as an inspection:\n%s", text)
 	}
 }
+
+// TestPerTestLinesAreOneEntry: a runner's per-test lines of one file are one
+// entry with a count, so the exception that explains the failure stays.
+func TestPerTestLinesAreOneEntry(t *testing.T) {
+	var out strings.Builder
+	out.WriteString("ValueError: bad header in conftest\n")
+	for i := range 40 {
+		fmt.Fprintf(&out, "ERROR tests/test_api.py::test_case_%02d\n", i)
+	}
+	out.WriteString("=== 3 passed, 40 errors in 0.5s ===\nExit code 1")
+	msgs := []history.Message{history.NewText(history.User, "Run the tests.")}
+	msgs = append(msgs, step("c1", "Bash", map[string]string{"command": "pytest tests"}, out.String(), true)...)
+	text := summaryOf(t, msgs, 0)
+	if !strings.Contains(text, "ERROR tests/test_api.py::test_case_00 (and 39 more ERROR lines of the same test file)") {
+		t.Errorf("per-test lines are not grouped:\n%s", text)
+	}
+	if strings.Contains(text, "test_case_01") || strings.Contains(text, "more omitted") && strings.Contains(text[strings.Index(text, "## Errors"):], "more omitted") {
+		t.Errorf("per-test lines crowd the errors:\n%s", text)
+	}
+	if !strings.Contains(text, "ValueError: bad header in conftest") {
+		t.Errorf("the explaining error is lost:\n%s", text)
+	}
+}

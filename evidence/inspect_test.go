@@ -1,0 +1,82 @@
+package evidence
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+func errorTexts(t *testing.T, msgs []history.Message) string {
+	t.Helper()
+	rec, err := Extract(context.Background(), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range rec.Errors {
+		b.WriteString(e.Text + "\n")
+	}
+	return b.String()
+}
+
+// TestReadOutputIsNotAnError: error-like lines in what a read or search
+// printed (source code that raises, a test that calls t.Fatalf with
+// "error") are file content, not errors; the same lines printed by a run
+// are, and so is a failed read.
+func TestReadOutputIsNotAnError(t *testing.T) {
+	src := "pkg/a_test.go:53: t.Fatalf(\"Detect() error = %v\", err)\nValueError: could not parse"
+	var msgs []history.Message
+	msgs = append(msgs, user("Fix the parser."))
+	msgs = append(msgs, call("g1", "Grep", map[string]any{"pattern": "Fatalf"}, src)...)
+	msgs = append(msgs, call("r1", "Read", map[string]any{"file_path": "pkg/a.py"}, src)...)
+	msgs = append(msgs, call("b1", "Bash", map[string]any{"command": "grep -rn Fatalf pkg | head"}, src)...)
+	if got := errorTexts(t, msgs); got != "" {
+		t.Errorf("errors from read output:\n%s", got)
+	}
+	msgs = append(msgs, call("b2", "Bash", map[string]any{"command": "python -m pkg"}, "ValueError: could not parse\nExit code 1")...)
+	msgs = append(msgs, call("b3", "Bash", map[string]any{"command": "cat missing.txt"}, "cat: missing.txt: No such file or directory\nExit code 1")...)
+	got := errorTexts(t, msgs)
+	for _, want := range []string{"ValueError: could not parse", "No such file or directory"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+}
+
+// TestIsInspection: pipelines of read-only commands are inspections; a
+// redirection, sed -i, a heredoc or any other program is not.
+func TestIsInspection(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"ls -la":                                true,
+		"nl -ba src/x.py | sed -n '1,40p'":      true,
+		"grep -rn foo src && git diff src/x.py": true,
+		"cd /repo && git status":                true,
+		"sed -i 's/a/b/' x.py":                  false,
+		"cat > x.py <<'EOF'\nx\nEOF":            false,
+		"grep foo x.py > out.txt":               false,
+		"pytest tests/":                         false,
+		"ls && make":                            false,
+		"git commit -m x":                       false,
+	} {
+		if got := IsInspection(cmd); got != want {
+			t.Errorf("IsInspection(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+// TestRefusalWithoutWords: a harness reply whose first line is a bare
+// number (an exit code printed in a tag) adds no error.
+func TestRefusalWithoutWords(t *testing.T) {
+	msgs := []history.Message{
+		user("Fix the bug in x.py."),
+		assistant("THOUGHT: look.\n\n```bash\nls\n```"),
+		user("<returncode>0</returncode>\n<output>\nx.py\n</output>"),
+		assistant("THOUGHT: two at once.\n\n```bash\ncat x.py\n```\n\n```bash\ncat y.py\n```"),
+		user("<returncode>0</returncode>\n<output>\nx = 1\n</output>"),
+	}
+	if got := errorTexts(t, msgs); strings.Contains("\n"+got, "\n0\n") {
+		t.Errorf("a bare exit code is listed as an error: %q", got)
+	}
+}
