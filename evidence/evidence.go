@@ -106,6 +106,8 @@ type Check struct {
 	// covers this failed one (the same command, or one that contains all its
 	// words), -1 when none.
 	FixedBy int
+	// Flagged is true when the harness marked the result as an error.
+	Flagged bool
 	// Detail is a short line of the output that explains the outcome (a
 	// test summary, the first error), "" when none.
 	Detail string
@@ -523,7 +525,7 @@ func (x *extractor) record(a Action) {
 
 // check records a shell action as a check.
 func (x *extractor) check(ai int, a *Action) {
-	c := Check{Command: a.Command, Normalized: Normalize(a.Command), Dir: WorkDir(a.Command), Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
+	c := Check{Command: a.Command, Normalized: Normalize(a.Command), Dir: WorkDir(a.Command), Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit, Flagged: a.Flagged}
 	switch {
 	case !a.HasResult() && isSubmit(a):
 		c.Outcome = Submitted

@@ -80,3 +80,20 @@ func TestRefusalWithoutWords(t *testing.T) {
 		t.Errorf("a bare exit code is listed as an error: %q", got)
 	}
 }
+
+// TestPipedFailureIsAFailure: a run whose exit status a pipe hid (| tail)
+// failed when its output says so: a linter's issue count, make's
+// "*** Error", a task runner's "ERROR … failed"; "0 issues" is no failure.
+func TestPipedFailureIsAFailure(t *testing.T) {
+	for out, want := range map[string]Outcome{
+		"x.go:3:1: unused var (unused)\n1 issues:\n* unused: 1\n[lint] ERROR task failed": Failed,
+		"cc -c x.c\nmake: *** [all] Error 2":                                              Failed,
+		"✖ 3 problems (3 errors, 0 warnings)":                                             Failed,
+		"golangci-lint run ./...\n0 issues.\nok  \tex/pkg\t0.1s":                          Passed,
+	} {
+		r := extract(t, []history.Message{user("Lint it.")}, call("c1", "Bash", map[string]any{"command": "make lint 2>&1 | tail -20"}, out))
+		if len(r.Checks) != 1 || r.Checks[0].Outcome != want {
+			t.Errorf("output %q: checks %+v, want outcome %v", out, r.Checks, want)
+		}
+	}
+}

@@ -496,8 +496,10 @@ func exitDetail(c evidence.Check) string {
 		return "the run ended with it"
 	case c.Outcome == evidence.Running:
 		return "no exit code yet"
-	case c.Outcome == evidence.Failed:
+	case c.Outcome == evidence.Failed && c.Flagged:
 		return "flagged as an error"
+	case c.Outcome == evidence.Failed:
+		return "no exit code; its output reports a failure"
 	case c.Outcome == evidence.Unknown:
 		return "exit code not reported"
 	}
