@@ -390,6 +390,12 @@ func rejected(a *Action) bool {
 	if a.HasExit && a.Exit != 0 {
 		return true
 	}
+	// A shell line that exited 0 made its writes: what it printed is the
+	// output of the commands that ran with them ("cat > t.py <<EOF … EOF;
+	// python3 t.py"), not a refusal.
+	if a.Command != "" && a.HasExit {
+		return false
+	}
 	l := firstLine(stripTags(a.Output))
 	return rejectRE.MatchString(l)
 }

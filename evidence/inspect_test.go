@@ -97,3 +97,17 @@ func TestPipedFailureIsAFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestShellWriteThatExitedZeroIsApplied: a heredoc write followed by a run
+// whose output is an error message, exit 0: the file was created, not
+// rejected.
+func TestShellWriteThatExitedZeroIsApplied(t *testing.T) {
+	cmd := "cat <<'EOF' > probe.py\nprint('x')\nEOF\npython3 probe.py"
+	r := extract(t, []history.Message{user("Check it.")}, call("c1", "bash", map[string]any{"command": cmd}, "<returncode>0</returncode>\n<output>\n'ascii' codec can't decode byte 0xc3\n</output>"))
+	if len(r.Rejected) != 0 {
+		t.Errorf("rejected: %+v", r.Rejected)
+	}
+	if len(r.Changes) != 1 || r.Changes[0].Path != "probe.py" {
+		t.Errorf("changes: %+v", r.Changes)
+	}
+}
