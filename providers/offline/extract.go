@@ -336,6 +336,9 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 		}
 		if n := len(g.runs); n > 1 {
 			line += fmt.Sprintf(", run %d times", n)
+			if d := outputChange(rec, first, last); d != "" && g.failures == 0 { // a failure says it already
+				line += "; " + d
+			}
 			if g.failures > 0 && last.Outcome == evidence.Passed {
 				line += fmt.Sprintf("; failed %d of them first", g.failures)
 				if fd := firstFailure(rec, g); fd != "" && fd != last.Detail {
@@ -447,6 +450,48 @@ var harnessLineRE = regexp.MustCompile(`^(\([A-Z][\w ]{2,30}: [^)]*\)|[\w.@:~/-]
 
 // exitLineRE matches a line that only reports an exit code.
 var exitLineRE = regexp.MustCompile(`(?i)^\W*(?:the command completed with |process )?(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code)\W*\s*-?\d+\W*$`)
+
+// Bounds of [outputChange]: outputs longer than changeScanLines lines are
+// logs, not results to compare; each side shows changeShownLines lines.
+const (
+	changeScanLines  = 40
+	changeShownLines = 2
+)
+
+// outputChange says how the output of a command's latest run differs from
+// its first (a reproduction that printed a wrong value, then the right one):
+// "before: … ; now: …" with the first lines only one side printed, "" when
+// the outputs are the same, long, or missing.
+func outputChange(rec *evidence.Record, first, last evidence.Check) string {
+	// A failed latest run has its own detail; the change matters when the
+	// latest passed.
+	if first.Action < 0 || last.Action < 0 || first.Action == last.Action || last.Outcome != evidence.Passed {
+		return ""
+	}
+	a := nonEmptyLines(rec.Actions[first.Action].Output)
+	b := nonEmptyLines(rec.Actions[last.Action].Output)
+	if len(a) == 0 || len(b) == 0 || len(a) > changeScanLines || len(b) > changeScanLines {
+		return ""
+	}
+	only := func(xs, ys []string) []string {
+		in := map[string]bool{}
+		for _, y := range ys {
+			in[y] = true
+		}
+		var out []string
+		for _, x := range xs {
+			if !in[x] && !exitLineRE.MatchString(x) && !harnessLineRE.MatchString(x) && len(out) < changeShownLines {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	gone, added := only(a, b), only(b, a)
+	if len(gone) == 0 || len(added) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("first run printed %s; the latest %s", clip(strings.Join(gone, " / "), detailChars), clip(strings.Join(added, " / "), detailChars))
+}
 
 func shortOutput(rec *evidence.Record, c evidence.Check) bool {
 	a := rec.Actions[c.Action]

@@ -150,3 +150,16 @@ func TestPipedFailureNotFlagged(t *testing.T) {
 		t.Errorf("the hidden failure is misreported:\n%s", text)
 	}
 }
+
+// TestOutputChangeOfARepeatedRun: a reproduction run before and after a fix
+// keeps what it printed each time, the evidence that the fix worked.
+func TestOutputChangeOfARepeatedRun(t *testing.T) {
+	msgs := []history.Message{history.NewText(history.User, "Fix parse() for negative input.")}
+	msgs = append(msgs, step("c1", "bash", map[string]string{"command": "python3 repro.py"}, "'1' -> 1\n'-1' -> None\nExit code 0", false)...)
+	msgs = append(msgs, step("c2", "Edit", map[string]string{"file_path": "parse.py", "old_string": "a", "new_string": "b"}, "ok", false)...)
+	msgs = append(msgs, step("c3", "bash", map[string]string{"command": "python3 repro.py"}, "'1' -> 1\n'-1' -> -1\nExit code 0", false)...)
+	text := summaryOf(t, msgs, 0)
+	if !strings.Contains(text, "first run printed '-1' -> None; the latest '-1' -> -1") {
+		t.Errorf("the change of output is lost:\n%s", text)
+	}
+}
