@@ -20,11 +20,11 @@ var inspectionTools = map[string]bool{
 // without -i, or git diff/status/log/show/grep/blame; none writes a file
 // through a redirection.
 func IsInspection(cmd string) bool {
-	n := Normalize(cmd)
-	if strings.ContainsAny(n, "<>`$") || strings.Contains(n, "<<") {
+	segs, ok := shellSegments(Normalize(cmd))
+	if !ok {
 		return false
 	}
-	for _, seg := range shellSegmentRE.Split(n, -1) {
+	for _, seg := range segs {
 		w := strings.Fields(seg)
 		if len(w) == 0 {
 			continue
@@ -45,10 +45,44 @@ func IsInspection(cmd string) bool {
 	return true
 }
 
-var (
-	shellSegmentRE = regexp.MustCompile(`\|\||&&|[|;]`)
-	gitReadRE      = regexp.MustCompile(`^(diff|status|log|show|grep|blame|branch|ls-files|rev-parse)$`)
-)
+var gitReadRE = regexp.MustCompile(`^(diff|status|log|show|grep|blame|branch|ls-files|rev-parse)$`)
+
+// shellSegments splits a shell line at |, ||, && and ; outside quotes. It
+// reports false when, outside quotes, the line redirects (< >), substitutes
+// ($, backquotes) or has a newline: a line that may write or run more than
+// its words say.
+func shellSegments(s string) ([]string, bool) {
+	var segs []string
+	var quote byte
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' {
+				i++
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '\\':
+			i++
+		case c == '<' || c == '>' || c == '$' || c == '`' || c == '\n':
+			return nil, false
+		case c == '|' || c == ';' || c == '&':
+			segs = append(segs, s[start:i])
+			if i+1 < len(s) && (s[i+1] == '|' || s[i+1] == '&') {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	if quote != 0 {
+		return nil, false
+	}
+	return append(segs, s[start:]), true
+}
 
 // readToolRE matches the names of tools that read or search files.
 var readToolRE = regexp.MustCompile(`(?i)^(read|read_?file|read_?many_?files|view|view_?file|open|open_?file|cat|grep|search|search_?files|file_?search|codebase_?search|grep_?search|glob|find|find_?files|ls|list|list_?dir|list_?directory|list_?files|rg)$`)

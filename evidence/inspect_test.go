@@ -49,16 +49,20 @@ func TestReadOutputIsNotAnError(t *testing.T) {
 // redirection, sed -i, a heredoc or any other program is not.
 func TestIsInspection(t *testing.T) {
 	for cmd, want := range map[string]bool{
-		"ls -la":                                true,
-		"nl -ba src/x.py | sed -n '1,40p'":      true,
-		"grep -rn foo src && git diff src/x.py": true,
-		"cd /repo && git status":                true,
-		"sed -i 's/a/b/' x.py":                  false,
-		"cat > x.py <<'EOF'\nx\nEOF":            false,
-		"grep foo x.py > out.txt":               false,
-		"pytest tests/":                         false,
-		"ls && make":                            false,
-		"git commit -m x":                       false,
+		"ls -la":                                   true,
+		"nl -ba src/x.py | sed -n '1,40p'":         true,
+		"grep -rn foo src && git diff src/x.py":    true,
+		"cd /repo && git status":                   true,
+		"sed -i 's/a/b/' x.py":                     false,
+		"cat > x.py <<'EOF'\nx\nEOF":               false,
+		"grep foo x.py > out.txt":                  false,
+		"pytest tests/":                            false,
+		"ls && make":                               false,
+		"git commit -m x":                          false,
+		"ls -la /w | grep -E '^\\.|^d' | head -20": true,
+		`grep -n "a > b; c" x.py`:                  true,
+		"echo $(rm -rf x)":                         false,
+		"ls 'unterminated":                         false,
 	} {
 		if got := IsInspection(cmd); got != want {
 			t.Errorf("IsInspection(%q) = %v, want %v", cmd, got, want)

@@ -674,8 +674,27 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 		line += " with " + a.Tool
 		f.files = append(f.files, entry{text: line, prio: 95, order: a.Index})
 	}
+	// A path that other paths of the record are under is a folder a search
+	// or listing looked in, not a file read.
+	var all []string
+	for _, p := range rec.Reads {
+		all = append(all, p)
+	}
+	for p := range by {
+		all = append(all, p)
+	}
+	sort.Strings(all)
+	folder := map[string]bool{}
+	for i := 0; i+1 < len(all); i++ {
+		for j := i + 1; j < len(all) && strings.HasPrefix(all[j], all[i]); j++ {
+			if strings.HasPrefix(all[j], strings.TrimSuffix(all[i], "/")+"/") {
+				folder[all[i]] = true
+				break
+			}
+		}
+	}
 	for i, p := range rec.Reads {
-		if by[p] != nil {
+		if by[p] != nil || folder[p] {
 			continue
 		}
 		// The first files read set the scene; the latest are where work was.
@@ -838,7 +857,10 @@ func (f *facts) noteAssistant(ctx context.Context, msgs []history.Message, rec *
 		}
 		t = cutBytes(t, 16<<10)
 		for _, s := range sentences(t) {
-			if decisionRE.MatchString(s) && len(s) >= 20 && !f.contradicted(s) {
+			// Markdown emphasis around a phrase that a sentence split cut in
+			// two is noise; a line ending in a colon introduces what follows.
+			s = strings.TrimSpace(strings.ReplaceAll(s, "**", ""))
+			if decisionRE.MatchString(s) && len(s) >= 20 && !strings.HasSuffix(s, ":") && !f.contradicted(s) {
 				k := strings.ToLower(s)
 				if !seen[k] {
 					seen[k] = true

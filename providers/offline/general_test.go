@@ -163,3 +163,24 @@ func TestOutputChangeOfARepeatedRun(t *testing.T) {
 		t.Errorf("the change of output is lost:\n%s", text)
 	}
 }
+
+// TestFoldersAreNotFilesRead: a folder a search looked in, under which other
+// paths of the record lie, is not listed as a file read; bold markers and
+// list introductions do not make decisions.
+func TestFoldersAreNotFilesRead(t *testing.T) {
+	msgs := []history.Message{history.NewText(history.User, "Find the bug.")}
+	msgs = append(msgs, step("g1", "Grep", map[string]string{"pattern": "Detect", "path": "/w/cli/agent"}, "agent/registry.go:56: func Detect()", false)...)
+	msgs = append(msgs, step("r1", "Read", map[string]string{"file_path": "/w/cli/agent/registry.go"}, "package agent", false)...)
+	msgs = append(msgs, history.NewText(history.Assistant, "**Root cause**: the map order is random because Detect ranges over a map. Now update the callers instead of Detect:"))
+	text := summaryOf(t, msgs, 0)
+	if strings.Contains(text, "`/w/cli/agent`: read") || strings.Contains(text, "`agent`: read") {
+		t.Errorf("a folder is listed as a file read:\n%s", text)
+	}
+	if !strings.Contains(text, "registry.go`: read") {
+		t.Errorf("the file read is lost:\n%s", text)
+	}
+	dec := text[strings.Index(text, "## Key decisions"):strings.Index(text, "## Files read or changed")]
+	if strings.Contains(dec, "**") || strings.Contains(dec, "instead of Detect:") || !strings.Contains(dec, "- Root cause: the map order is random") {
+		t.Errorf("markdown or a list introduction in decisions:\n%s", dec)
+	}
+}
