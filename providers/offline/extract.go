@@ -632,8 +632,10 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 					line += " (" + clip(r, detailChars) + ")"
 				}
 			}
-			// The files edited most are where the work is.
-			prio := 100 + min(fi.edits, 9)
+			// The files edited most are where the work is; among files
+			// edited as often, the latest touched. Every edited file ranks
+			// above commits, rejected edits and reads (prio ≤ 95).
+			prio := editedPrio + min(fi.edits, 9)*10_000 + min(fi.last, 9_999)
 			if fi.ops[evidence.Deleted] && !fi.ops[evidence.Modified] && fi.first == fi.last {
 				prio = 80 // created and removed scratch files matter less
 			}
@@ -705,6 +707,9 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 		f.files = append(f.files, entry{text: "`" + f.rel(p) + "`: read", prio: prio, order: 1<<30 + i})
 	}
 }
+
+// editedPrio is the base priority of an edited file in the files list.
+const editedPrio = 100_000
 
 // verbPast turns a tool verb into the past tense.
 func verbPast(op string) string {

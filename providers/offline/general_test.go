@@ -184,3 +184,17 @@ func TestFoldersAreNotFilesRead(t *testing.T) {
 		t.Errorf("markdown or a list introduction in decisions:\n%s", dec)
 	}
 }
+
+// TestLatestEditedFileFirst: among files edited as often, the latest touched
+// is kept when the list is cut.
+func TestLatestEditedFileFirst(t *testing.T) {
+	msgs := []history.Message{history.NewText(history.User, "Build the app.")}
+	for i := range 60 {
+		msgs = append(msgs, step(fmt.Sprintf("o%d", i), "Write", map[string]string{"file_path": fmt.Sprintf("src/early%02d.ts", i), "content": "x"}, "ok", false)...)
+	}
+	msgs = append(msgs, step("z", "Write", map[string]string{"file_path": "src/zlatest.ts", "content": "x"}, "ok", false)...)
+	text := summaryOf(t, msgs, 300)
+	if !strings.Contains(text, "`src/zlatest.ts`") {
+		t.Errorf("the latest edited file is not kept:\n%s", text)
+	}
+}
