@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -30,7 +31,13 @@ const (
 // truncateMiddle cuts s to at most n tokens, keeping its head (two thirds)
 // and tail around a marker naming what was cut. It never grows s.
 func truncateMiddle(est *history.Estimator, s string, n int, what string) string {
-	t := est.Text(s)
+	return truncateMiddleOf(est, s, est.Text(s), n, what)
+}
+
+// truncateMiddleOf is truncateMiddle for a text whose token count t is
+// already known (a message's cached estimate): a huge text is not
+// tokenized a second time.
+func truncateMiddleOf(est *history.Estimator, s string, t, n int, what string) string {
 	if t <= n {
 		return s
 	}
@@ -144,7 +151,11 @@ func preview(est *history.Estimator, m history.Message, budget int) history.Mess
 	out.Content = history.Content{}
 	out.Forget()
 	rest := max(0, budget-est.Message(&out))
-	out.Content = boundContent(est, m.Content, rest)
+	if t, ok := knownTextTokens(est, &m); ok {
+		out.Content = history.Text(truncateMiddleOf(est, m.Content.Text(), t, max(0, rest-2), "text")) // as boundContent
+	} else {
+		out.Content = boundContent(est, m.Content, rest)
+	}
 	out.Forget()
 	if est.Message(&out) <= budget {
 		return out
@@ -197,11 +208,19 @@ func emptyLike(c history.Content) history.Content {
 // pruneToolResults replaces tool results over [OversizedToolResult] tokens
 // with head/tail previews of [ToolResultPreview] tokens. msgs is not
 // modified; the result shares unchanged messages.
-func pruneToolResults(est *history.Estimator, msgs []history.Message) []history.Message {
+// It checks ctx before each message, and returns ctx's error.
+func pruneToolResults(ctx context.Context, est *history.Estimator, msgs []history.Message) ([]history.Message, error) {
 	var out []history.Message
 	for i := range msgs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		m := &msgs[i]
-		if m.Role != history.Tool || est.Message(m) <= OversizedToolResult {
+		if m.Role != history.Tool {
+			continue
+		}
+		mt := est.Message(m)
+		if mt <= OversizedToolResult {
 			continue
 		}
 		if out == nil {
@@ -209,6 +228,7 @@ func pruneToolResults(est *history.Estimator, msgs []history.Message) []history.
 		}
 		p := *m
 		text := m.Content.Text()
+		textTokens, known := knownTextTokens(est, m) // counted once, with the message
 		if parts := m.Content.PartList(); parts != nil {
 			text = boundContent(est, m.Content, 1<<30).Text()
 		}
@@ -218,15 +238,23 @@ func pruneToolResults(est *history.Estimator, msgs []history.Message) []history.
 		} else if m.ToolCallID != "" {
 			what = "tool result " + m.ToolCallID
 		}
-		p.Content = history.Text(truncateMiddle(est, text, ToolResultPreview-history.MessageOverhead-est.Text(m.ToolCallID), what))
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n := ToolResultPreview - history.MessageOverhead - est.Text(m.ToolCallID)
+		if known {
+			p.Content = history.Text(truncateMiddleOf(est, text, textTokens, n, what))
+		} else {
+			p.Content = history.Text(truncateMiddle(est, text, n, what))
+		}
 		p.ReasoningDetails = nil
 		p.Forget()
 		out[i] = p
 	}
 	if out == nil {
-		return msgs
+		return msgs, nil
 	}
-	return out
+	return out, nil
 }
 
 func spanTokens(est *history.Estimator, msgs []history.Message) int {

@@ -132,6 +132,9 @@ func Compact(ctx context.Context, msgs []history.Message, opts Options) (*Result
 	if len(work) == 0 {
 		return nil, ErrAlreadyCompact
 	}
+	if err := warmEstimates(ctx, r.est, work); err != nil {
+		return nil, err
+	}
 	res := &Result{OriginalMessageCount: len(msgs), OriginalTokens: spanTokens(r.est, work)}
 	defer func() { res.Usage, res.Calls = r.usage, r.calls }()
 
@@ -279,7 +282,10 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 			return nil, ErrAlreadyCompact
 		}
 	}
-	pruned := pruneToolResults(r.est, work)
+	pruned, err := pruneToolResults(ctx, r.est, work)
+	if err != nil {
+		return nil, err
+	}
 
 	replaced := spanTokens(r.est, work) - spanTokens(r.est, tail) - spanTokens(r.est, retained)
 	summary, err := r.summary(ctx, work, pruned, replaced, res)

@@ -185,7 +185,11 @@ func pass1(ctx context.Context, msgs []history.Message, opts Options, existing *
 	if split <= 0 {
 		return nil, nil
 	}
-	text, err := r.summarize(ctx, nil, pruneToolResults(r.est, work[:split]), "local, two-pass pass 1", -1)
+	pruned, err := pruneToolResults(ctx, r.est, work[:split])
+	if err != nil {
+		return nil, err
+	}
+	text, err := r.summarize(ctx, nil, pruned, "local, two-pass pass 1", -1)
 	if err != nil {
 		return nil, err
 	}

@@ -289,9 +289,12 @@ func isRunning(out string) bool {
 
 var (
 	// testFailRE matches a test runner's failure summary.
-	testFailRE = regexp.MustCompile(`(?m)(\b\d+ (failed|failures?|errors?)\b|^FAIL\b|^--- FAIL:|^FAILED\b|\bTests? failed\b|^ERROR:|\bBUILD FAILED\b)`)
+	// Besides test runners: a linter's count of issues or problems, make's
+	// "*** … Error N", and a task runner's "ERROR … failed" line, which say
+	// a run failed when a pipe (| tail) hid its exit status.
+	testFailRE = regexp.MustCompile(`(?m)(\b\d+ (failed|failures?|errors?|issues?|problems?)\b|^FAIL\b|^--- FAIL:|^FAILED\b|\bTests? failed\b|^ERROR:|\bBUILD FAILED\b|\*\*\* .*\bError \d+|^(\[[\w:.-]+\] )?ERROR\b.*\bfailed\b)`)
 	testPassRE = regexp.MustCompile(`(?m)(\b\d+ passed\b|^ok\s+\S|^PASS$|\bAll checks passed\b|\b0 failures\b|\bOK \(\d+ tests?\)|^Ran \d+ tests?)`)
-	noFailRE   = regexp.MustCompile(`\b0 (failed|failures|errors)\b`)
+	noFailRE   = regexp.MustCompile(`\b0 (failed|failures|errors|issues|problems)\b`)
 )
 
 // testVerdict reads a test runner's summary: Failed, Passed or "".
@@ -386,6 +389,12 @@ func rejected(a *Action) bool {
 	}
 	if a.HasExit && a.Exit != 0 {
 		return true
+	}
+	// A shell line that exited 0 made its writes: what it printed is the
+	// output of the commands that ran with them ("cat > t.py <<EOF … EOF;
+	// python3 t.py"), not a refusal.
+	if a.Command != "" && a.HasExit {
+		return false
 	}
 	l := firstLine(stripTags(a.Output))
 	return rejectRE.MatchString(l)

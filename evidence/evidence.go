@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/vtcode/vtcode-ls/history"
 )
@@ -105,6 +106,8 @@ type Check struct {
 	// covers this failed one (the same command, or one that contains all its
 	// words), -1 when none.
 	FixedBy int
+	// Flagged is true when the harness marked the result as an error.
+	Flagged bool
 	// Detail is a short line of the output that explains the outcome (a
 	// test summary, the first error), "" when none.
 	Detail string
@@ -362,7 +365,7 @@ func (x *extractor) run() error {
 		case OriginHarness:
 			// The harness refused the previous response: what it says is an
 			// error of the agent's.
-			if l := firstMessage(stripTags(m.Text())); l != "" {
+			if l := firstMessage(stripTags(m.Text())); hasLetter(l) {
 				x.addError(i, clip(l, errorChars), false, ErrTool)
 			}
 		case OriginInjected:
@@ -503,9 +506,11 @@ func (x *extractor) record(a Action) {
 	ap := &x.r.Actions[ai]
 	x.files(ai, ap)
 	if ap.HasResult() {
-		x.errorsIn(ap.Result, ap.Output, false)
+		if !readsOnly(ap) || ap.Flagged || ap.HasExit && ap.Exit != 0 {
+			x.errorsIn(ap.Result, ap.Output, false)
+		}
 		if ap.Flagged || ap.Rejected {
-			if l := firstMessage(stripTags(ap.Output)); l != "" && ap.Command == "" {
+			if l := firstMessage(stripTags(ap.Output)); ap.Command == "" && hasLetter(l) {
 				x.addError(ap.Result, clip(l, errorChars), false, ErrTool)
 			}
 		}
@@ -520,7 +525,7 @@ func (x *extractor) record(a Action) {
 
 // check records a shell action as a check.
 func (x *extractor) check(ai int, a *Action) {
-	c := Check{Command: a.Command, Normalized: Normalize(a.Command), Dir: WorkDir(a.Command), Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit}
+	c := Check{Command: a.Command, Normalized: Normalize(a.Command), Dir: WorkDir(a.Command), Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit, Flagged: a.Flagged}
 	switch {
 	case !a.HasResult() && isSubmit(a):
 		c.Outcome = Submitted
@@ -727,3 +732,7 @@ func WorkDir(cmd string) string {
 	}
 	return dir
 }
+
+// hasLetter reports whether a refusal's first line has a letter: a line
+// without one (an exit code the harness printed in a tag) is no message.
+func hasLetter(l string) bool { return strings.IndexFunc(l, unicode.IsLetter) >= 0 }

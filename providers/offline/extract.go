@@ -72,10 +72,15 @@ type facts struct {
 	prior        map[string][]string
 	priorFocus   string
 	priorGoal    string
+	// textCap, when set, bounds each free-text line (goal, what was being
+	// done, last action) to that many bytes: a tight output bound shortens
+	// prose before it drops the lists of checks, files and errors.
+	textCap int
 }
 
 var (
 	restrictionRE = regexp.MustCompile(`(?i)\b(must|mustn't|never|don't|do not|dont|always|only|avoid|without|should|shouldn't|cannot|can't|make sure|no need to|prefer|keep|not yet|stop)\b`)
+	prohibitionRE = regexp.MustCompile(`(?i)\b(mustn't|must not|never|don't|do not|dont|only|avoid|without|shouldn't|cannot|can't|no need to|not yet|stop)\b`)
 	decisionRE    = regexp.MustCompile(`(?i)\b(decided|decision|i'll use|we'll use|i will use|instead|chose|choosing|going with|switch(ed|ing)? to|rather than|because|root cause|the cause|caused by)\b`)
 	nextRE        = regexp.MustCompile(`(?i)\b(next|todo|remaining|still need|then i|we need to|needs to be|will now)\b`)
 	// codeIdentRE matches a backquoted code identifier: snake_case,
@@ -140,8 +145,14 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 			f.requests = append(f.requests, entry{text: clip(text, requestChars), prio: prio, order: i})
 		}
 		for _, s := range sentences(proseOf(text)) { // not the logs and code the user pasted
-			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") {
-				f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: 1, order: i})
+			// A line ending in a colon introduces a list: its items are the
+			// restrictions, not the introduction.
+			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
+				prio := 1
+				if prohibitionRE.MatchString(s) {
+					prio = 2 // what the user forbade ranks above what they would like
+				}
+				f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: prio, order: i})
 			}
 		}
 	}
@@ -276,12 +287,18 @@ var stateCmdRE = regexp.MustCompile(`(?i)(\bgit (commit|push|fsck|gc|rebase|merg
 
 func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 	var groups []*checkGroup
+	var inspections []int // passed read-only commands: one line for all
 	byCmd := map[string]*checkGroup{}
 	for i, c := range rec.Checks {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if isFileOnlyCommand(rec, c) {
+			continue
+		}
+		// A passed inspection whose short output is a finding stays listed.
+		if c.Outcome == evidence.Passed && evidence.IsInspection(c.Command) && shortOut(rec, c) == "" {
+			inspections = append(inspections, i)
 			continue
 		}
 		k := f.shown(c.Command) // runs that read the same are one line
@@ -319,6 +336,9 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 		}
 		if n := len(g.runs); n > 1 {
 			line += fmt.Sprintf(", run %d times", n)
+			if d := outputChange(rec, first, last); d != "" && g.failures == 0 { // a failure says it already
+				line += "; " + d
+			}
 			if g.failures > 0 && last.Outcome == evidence.Passed {
 				line += fmt.Sprintf("; failed %d of them first", g.failures)
 				if fd := firstFailure(rec, g); fd != "" && fd != last.Detail {
@@ -347,7 +367,35 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 		}
 		f.checks = append(f.checks, entry{text: line, prio: prio, order: first.Index})
 	}
+	if len(inspections) > 0 {
+		f.checks = append(f.checks, inspectionLine(rec, inspections))
+	}
 	return nil
+}
+
+// inspectionLine is the one line that counts the passed inspections, by tool.
+func inspectionLine(rec *evidence.Record, idx []int) entry {
+	count := map[string]int{}
+	var tools []string
+	for _, i := range idx {
+		w := strings.Fields(evidence.Normalize(rec.Checks[i].Command))
+		t := w[0]
+		if t == "git" && len(w) > 1 {
+			t += " " + w[1]
+		}
+		if count[t] == 0 {
+			tools = append(tools, t)
+		}
+		count[t]++
+	}
+	parts := make([]string, len(tools))
+	for i, t := range tools {
+		parts[i] = t
+		if count[t] > 1 {
+			parts[i] += fmt.Sprintf(" ×%d", count[t])
+		}
+	}
+	return entry{text: fmt.Sprintf("also ran %d read-only %s that passed: %s", len(idx), plural(len(idx), "inspection", "inspections"), strings.Join(parts, ", ")), prio: 10, order: rec.Checks[idx[len(idx)-1]].Index}
 }
 
 // isFileOnlyCommand reports whether a check only reads or writes files
@@ -403,6 +451,48 @@ var harnessLineRE = regexp.MustCompile(`^(\([A-Z][\w ]{2,30}: [^)]*\)|[\w.@:~/-]
 // exitLineRE matches a line that only reports an exit code.
 var exitLineRE = regexp.MustCompile(`(?i)^\W*(?:the command completed with |process )?(?:exit(?:ed)?(?: with)?[ _-]?(?:code|status)|return[ _-]?code)\W*\s*-?\d+\W*$`)
 
+// Bounds of [outputChange]: outputs longer than changeScanLines lines are
+// logs, not results to compare; each side shows changeShownLines lines.
+const (
+	changeScanLines  = 40
+	changeShownLines = 2
+)
+
+// outputChange says how the output of a command's latest run differs from
+// its first (a reproduction that printed a wrong value, then the right one):
+// "before: … ; now: …" with the first lines only one side printed, "" when
+// the outputs are the same, long, or missing.
+func outputChange(rec *evidence.Record, first, last evidence.Check) string {
+	// A failed latest run has its own detail; the change matters when the
+	// latest passed.
+	if first.Action < 0 || last.Action < 0 || first.Action == last.Action || last.Outcome != evidence.Passed {
+		return ""
+	}
+	a := nonEmptyLines(rec.Actions[first.Action].Output)
+	b := nonEmptyLines(rec.Actions[last.Action].Output)
+	if len(a) == 0 || len(b) == 0 || len(a) > changeScanLines || len(b) > changeScanLines {
+		return ""
+	}
+	only := func(xs, ys []string) []string {
+		in := map[string]bool{}
+		for _, y := range ys {
+			in[y] = true
+		}
+		var out []string
+		for _, x := range xs {
+			if !in[x] && !exitLineRE.MatchString(x) && !harnessLineRE.MatchString(x) && len(out) < changeShownLines {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	gone, added := only(a, b), only(b, a)
+	if len(gone) == 0 || len(added) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("first run printed %s; the latest %s", clip(strings.Join(gone, " / "), detailChars), clip(strings.Join(added, " / "), detailChars))
+}
+
 func shortOutput(rec *evidence.Record, c evidence.Check) bool {
 	a := rec.Actions[c.Action]
 	n := strings.Count(strings.TrimSpace(a.Output), "\n")
@@ -451,8 +541,10 @@ func exitDetail(c evidence.Check) string {
 		return "the run ended with it"
 	case c.Outcome == evidence.Running:
 		return "no exit code yet"
-	case c.Outcome == evidence.Failed:
+	case c.Outcome == evidence.Failed && c.Flagged:
 		return "flagged as an error"
+	case c.Outcome == evidence.Failed:
+		return "no exit code; its output reports a failure"
 	case c.Outcome == evidence.Unknown:
 		return "exit code not reported"
 	}
@@ -535,12 +627,15 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 				line += " (in " + strings.Join(fi.where, ", ") + ")"
 			}
 			if n := len(fi.reject); n > 0 {
-				line += fmt.Sprintf("; %d other edits rejected, not applied", n)
+				line += fmt.Sprintf("; %d other %s rejected, not applied", n, plural(n, "edit", "edits"))
 				if r := firstNonEmpty(fi.reject); r != "" {
 					line += " (" + clip(r, detailChars) + ")"
 				}
 			}
-			prio := 100
+			// The files edited most are where the work is; among files
+			// edited as often, the latest touched. Every edited file ranks
+			// above commits, rejected edits and reads (prio ≤ 95).
+			prio := editedPrio + min(fi.edits, 9)*10_000 + min(fi.last, 9_999)
 			if fi.ops[evidence.Deleted] && !fi.ops[evidence.Modified] && fi.first == fi.last {
 				prio = 80 // created and removed scratch files matter less
 			}
@@ -561,8 +656,14 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			f.files = append(f.files, entry{text: line, prio: 90, order: fi.first})
 		}
 	}
-	for _, c := range rec.Final.Commits {
-		f.files = append(f.files, entry{text: fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100)), prio: 95, order: c.Index})
+	for i, c := range rec.Final.Commits {
+		// The latest commit is the state of the work; earlier ones rank
+		// below the files they changed.
+		prio := 50
+		if i == len(rec.Final.Commits)-1 {
+			prio = 95
+		}
+		f.files = append(f.files, entry{text: fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100)), prio: prio, order: c.Index})
 	}
 	for _, a := range rec.Artifacts {
 		line := fmt.Sprintf("%s %s", verbPast(a.Op), a.ID)
@@ -575,8 +676,27 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 		line += " with " + a.Tool
 		f.files = append(f.files, entry{text: line, prio: 95, order: a.Index})
 	}
+	// A path that other paths of the record are under is a folder a search
+	// or listing looked in, not a file read.
+	var all []string
+	for _, p := range rec.Reads {
+		all = append(all, p)
+	}
+	for p := range by {
+		all = append(all, p)
+	}
+	sort.Strings(all)
+	folder := map[string]bool{}
+	for i := 0; i+1 < len(all); i++ {
+		for j := i + 1; j < len(all) && strings.HasPrefix(all[j], all[i]); j++ {
+			if strings.HasPrefix(all[j], strings.TrimSuffix(all[i], "/")+"/") {
+				folder[all[i]] = true
+				break
+			}
+		}
+	}
 	for i, p := range rec.Reads {
-		if by[p] != nil {
+		if by[p] != nil || folder[p] {
 			continue
 		}
 		// The first files read set the scene; the latest are where work was.
@@ -587,6 +707,9 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 		f.files = append(f.files, entry{text: "`" + f.rel(p) + "`: read", prio: prio, order: 1<<30 + i})
 	}
 }
+
+// editedPrio is the base priority of an edited file in the files list.
+const editedPrio = 100_000
 
 // verbPast turns a tool verb into the past tense.
 func verbPast(op string) string {
@@ -648,8 +771,24 @@ func stripTags(s string) string {
 
 func (f *facts) noteErrors(rec *evidence.Record) {
 	n := len(rec.Errors)
+	// A test runner prints one line per failing test ("FAILED t.py::a",
+	// "ERROR t.py::b"): lines of one verb and one test file are one entry,
+	// the first, with how many more there were, so they do not crowd out
+	// the errors that explain a failure.
+	groups := map[string][]int{}
+	for i, e := range rec.Errors {
+		if k := testLineGroup(e); k != "" {
+			groups[k] = append(groups[k], i)
+		}
+	}
 	for i, e := range rec.Errors {
 		text := e.Text
+		if g := groups[testLineGroup(e)]; len(g) >= minTestLineGroup {
+			if g[0] != i {
+				continue
+			}
+			text += fmt.Sprintf(" (and %d more %s lines of the same test file)", len(g)-1, strings.Fields(e.Text)[0])
+		}
 		if e.FromUser {
 			text += " (pasted by the user)"
 		}
@@ -674,6 +813,25 @@ func (f *facts) noteErrors(rec *evidence.Record) {
 		}
 		f.errors = append(f.errors, entry{text: text, prio: prio, order: e.First})
 	}
+}
+
+// minTestLineGroup is the number of per-test lines of one file from which
+// they are shown as one entry.
+const minTestLineGroup = 3
+
+// testLineRE matches a test runner's per-test line: its verb and test file.
+var testLineRE = regexp.MustCompile(`^(FAILED|ERROR|FAIL|PASSED|XFAIL|XPASS)\s+([^\s:]+)::\S`)
+
+// testLineGroup returns the group of a per-test line (verb and file), "" for
+// other errors.
+func testLineGroup(e evidence.Error) string {
+	if e.FromUser {
+		return ""
+	}
+	if m := testLineRE.FindStringSubmatch(e.Text); m != nil {
+		return m[1] + " " + m[2]
+	}
+	return ""
 }
 
 var kindPrio = map[string]int{
@@ -704,7 +862,10 @@ func (f *facts) noteAssistant(ctx context.Context, msgs []history.Message, rec *
 		}
 		t = cutBytes(t, 16<<10)
 		for _, s := range sentences(t) {
-			if decisionRE.MatchString(s) && len(s) >= 20 && !f.contradicted(s) {
+			// Markdown emphasis around a phrase that a sentence split cut in
+			// two is noise; a line ending in a colon introduces what follows.
+			s = strings.TrimSpace(strings.ReplaceAll(s, "**", ""))
+			if decisionRE.MatchString(s) && len(s) >= 20 && !strings.HasSuffix(s, ":") && !f.contradicted(s) {
 				k := strings.ToLower(s)
 				if !seen[k] {
 					seen[k] = true
@@ -1071,7 +1232,7 @@ func sentences(text string) []string {
 		start := 0
 		for i := 0; i < len(line); i++ {
 			c := line[i]
-			if (c == '.' || c == '!' || c == '?') && (i+1 == len(line) || line[i+1] == ' ') {
+			if (c == '.' || c == '!' || c == '?') && (i+1 == len(line) || line[i+1] == ' ') && (c != '.' || !abbreviationEnd(line[:i+1])) {
 				if s := strings.TrimSpace(line[start : i+1]); s != "" {
 					out = append(out, s)
 				}
@@ -1083,6 +1244,19 @@ func sentences(text string) []string {
 		}
 	}
 	return out
+}
+
+// abbreviationEnd reports whether s ends with an abbreviation whose dot does
+// not end a sentence: "e.g.", "i.e.", "etc.", "vs.", "cf.", or a single letter
+// (an initial, "a.").
+func abbreviationEnd(s string) bool {
+	i := strings.LastIndexAny(s[:len(s)-1], " (\t")
+	w := strings.ToLower(s[i+1:])
+	switch w {
+	case "e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "incl.", "esp.":
+		return true
+	}
+	return len(w) == 2 && w[0] >= 'a' && w[0] <= 'z'
 }
 
 // cutBytes returns at most the first n bytes of s, cut on a rune boundary.
@@ -1126,4 +1300,11 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -104,7 +104,6 @@ func TestFacts(t *testing.T) {
 			"`internal/api/handler.go`: read, modified, 2 edits",
 			"`internal/api/handler_test.go`: modified",
 			"`internal/db/store.go`: read, deleted",
-			"`internal`: read",
 			"- passed: `go build ./...` (exit 0), run 2 times; failed 1 of them first (exit 1: internal/api/handler.go:3:2: undefined: repo)",
 			"internal/api/handler.go:3:2: undefined: repo",
 			"Result: exit 0; empty output",

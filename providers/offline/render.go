@@ -239,6 +239,14 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 				return out, nil
 			}
 		}
+		if !shrunk && (f.textCap == 0 || f.textCap > minTextCap) {
+			// The lists are at their floors: shorten the prose next.
+			if f.textCap == 0 {
+				f.textCap = 2 * maxTextCap
+			}
+			f.textCap = max(minTextCap, f.textCap/2)
+			continue
+		}
 		if !shrunk {
 			for _, l := range shrink {
 				if l.cap > 0 {
@@ -281,9 +289,15 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 			b.WriteString(l + "\n")
 		}
 	}
+	prose := func(t string) string {
+		if f.textCap > 0 {
+			return clip(t, f.textCap)
+		}
+		return t
+	}
 	var goal []string
 	if f.goal != "" {
-		goal = append(goal, f.goal)
+		goal = append(goal, prose(f.goal))
 	}
 	if len(requests.entries) > 0 {
 		goal = append(goal, "Later requests from the user, in order:")
@@ -295,12 +309,12 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 	if len(doing) == 0 {
 		doing = f.prior[secDoing]
 	}
-	section(secDoing, bullets(doing))
+	section(secDoing, bullets(doing, prose))
 	last := f.last
 	if len(last) == 0 {
 		last = f.prior[secLast]
 	}
-	section(secLast, bullets(last))
+	section(secLast, bullets(sameReply(doing, last), prose))
 	section(secChecks, checks.pick())
 	section(secPending, pending.pick())
 	section(secDecisions, decisions.pick())
@@ -317,10 +331,38 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func bullets(xs []string) []string {
+// Bounds of the free-text lines under a tight output bound.
+const (
+	maxTextCap = 240
+	minTextCap = 80
+)
+
+func bullets(xs []string, prose func(string) string) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
-		out[i] = "- " + x
+		out[i] = "- " + prose(x)
+	}
+	return out
+}
+
+// sameReply replaces, in the last-action lines, a reply of the assistant that
+// the what-was-being-done lines already quote, so that the same text is not
+// written twice.
+func sameReply(doing, last []string) []string {
+	quoted := map[string]bool{}
+	for _, d := range doing {
+		if _, after, ok := strings.Cut(d, ": "); ok {
+			quoted[after] = true
+		}
+	}
+	out := make([]string, 0, len(last))
+	for _, l := range last {
+		label, after, ok := strings.Cut(l, ": ")
+		if ok && strings.Contains(strings.ToLower(label), "replied") && quoted[after] && !strings.HasPrefix(after, "(") {
+			out = append(out, label+": (the latest assistant step above)")
+			continue
+		}
+		out = append(out, l)
 	}
 	return out
 }
