@@ -219,13 +219,6 @@ func (r *recordHosts) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, errors.New("refused by the test")
 }
 
-// refuse is a transport that fails every request without dialling.
-type refuse struct{}
-
-func (refuse) RoundTrip(*http.Request) (*http.Response, error) {
-	return nil, errors.New("refused by the test")
-}
-
 // TestOpencodeSummaryThenWindow: opencode's summarization agent (its own
 // system prompt, no tools) summarizes the main conversation; the window it
 // starts next is an agent boundary of the same session.

@@ -678,10 +678,7 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 	}
 	// A path that other paths of the record are under is a folder a search
 	// or listing looked in, not a file read.
-	var all []string
-	for _, p := range rec.Reads {
-		all = append(all, p)
-	}
+	all := append([]string(nil), rec.Reads...)
 	for p := range by {
 		all = append(all, p)
 	}
