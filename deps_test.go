@@ -32,7 +32,7 @@ var allow = map[string][]string{
 	"providers/providertest": {"providers", "history"},
 	"compaction":             {"history", "providers", "evidence"},
 	"store":                  {"history"},
-	"config":                 {},
+	"config":                 {"clearing", "compaction"}, // the engine's own defaults
 	"transcript":             {"history"},
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers"},
 	"rpc":                    {"session", "history", "config"},

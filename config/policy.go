@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/vtcode/vtcode-ls/clearing"
+	"github.com/vtcode/vtcode-ls/compaction"
 )
 
 // Policy is the run-time adjustable part of the configuration. Its JSON form
@@ -71,21 +74,25 @@ type RoutePolicy struct {
 
 // Default returns the built-in policy of SPEC §12.
 func Default() Policy {
+	// The engine's packages own their defaults; the policy reads them, so
+	// a zero field left to a package and an unconfigured key agree.
+	cl := clearing.DefaultPolicy()
+	rp := compaction.DefaultRoutePolicy()
 	return Policy{
 		AutoCompaction: AutoCompaction{
 			Enabled:              true,
 			ThresholdTokens:      0,
-			ThresholdRatio:       0.75,
+			ThresholdRatio:       compaction.DefaultThresholdRatio,
 			CompactOnModelSwitch: true,
 		},
 		ToolResultClearing: ToolResultClearing{
-			Enabled:               true,
-			TriggerTokens:         40000,
-			KeepToolUses:          2,
-			KeepRecentToolBatches: 2,
-			ClearToolInputs:       false,
-			ClearAtLeastTokens:    10000,
-			CacheAware:            true,
+			Enabled:               cl.Enabled,
+			TriggerTokens:         cl.TriggerTokens,
+			KeepToolUses:          cl.KeepToolUses,
+			KeepRecentToolBatches: cl.KeepRecentToolBatches,
+			ClearToolInputs:       cl.ClearToolInputs,
+			ClearAtLeastTokens:    cl.ClearAtLeastTokens,
+			CacheAware:            cl.CacheAware,
 		},
 		Context: ContextPolicy{
 			MaxContextTokens:     0,
@@ -95,9 +102,9 @@ func Default() Policy {
 			Tokenizer:            "o200k",
 		},
 		RoutePolicy: RoutePolicy{
-			ThresholdRatio:     1.0,
-			RetainRatio:        0.16,
-			MaxOverflowRetries: 1,
+			ThresholdRatio:     rp.ThresholdRatio,
+			RetainRatio:        rp.RetainRatio,
+			MaxOverflowRetries: rp.MaxOverflowRetries,
 		},
 	}
 }
