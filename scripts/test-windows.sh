@@ -38,7 +38,9 @@ if [ -z "$WINE" ] || [ -z "$CC" ]; then
     exit 0
   fi
   say "installing ${missing[*]} (apt-get, first use)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
+  # A fresh machine may have no package lists yet: update once, then retry.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
+    { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2; }
   WINE=$(wine_bin)
   CC=$(command -v x86_64-w64-mingw32-gcc)
 fi
