@@ -82,7 +82,7 @@ var shellFences = map[string]bool{"": true, "bash": true, "sh": true, "shell": t
 // fences returns the contents of the command blocks of text.
 func fences(text string) []string {
 	var out []string
-	text = tailOf(text, maxScan) // an action block ends a response
+	text = TailBytes(text, maxScan) // an action block ends a response
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
@@ -179,7 +179,7 @@ func unwrapTags(s string) string {
 	if !strings.HasPrefix(strings.TrimSpace(s), "<") {
 		return s
 	}
-	head := headOf(s, 4096)
+	head := HeadBytes(s, 4096)
 	lines := strings.SplitAfter(head, "\n")
 	var b strings.Builder
 	for _, l := range lines {
@@ -238,7 +238,7 @@ func textExit(s string) (int, bool) {
 	}
 	// A header line of the harness ("Process exited with code 0" between
 	// "Wall time:" and "Output:").
-	for n, l := range strings.SplitN(headOf(head, 2048), "\n", 9) {
+	for n, l := range strings.SplitN(HeadBytes(head, 2048), "\n", 9) {
 		if n == 8 {
 			break
 		}
@@ -284,7 +284,7 @@ var trailingNumRE = regexp.MustCompile(`(?:^|[^\w.])(-?\d{1,3})\W*$`)
 var runningRE = regexp.MustCompile(`(?i)\b(still running|running in (the )?background|started in (the )?background|process running with session id|command is still running)\b`)
 
 func isRunning(out string) bool {
-	return runningRE.MatchString(headOf(out, 4096)) || runningRE.MatchString(tailOf(out, 4096))
+	return runningRE.MatchString(HeadBytes(out, 4096)) || runningRE.MatchString(TailBytes(out, 4096))
 }
 
 var (
@@ -299,7 +299,7 @@ var (
 
 // testVerdict reads a test runner's summary: Failed, Passed or "".
 func testVerdict(out string) Outcome {
-	t := tailOf(out, 8192)
+	t := TailBytes(out, 8192)
 	fails := testFailRE.FindAllString(t, -1)
 	nf := 0
 	for _, f := range fails {
@@ -327,7 +327,7 @@ var summaryLineRE = regexp.MustCompile(`(?i)\b\d+ (passed|failed|errors?|selecte
 // detailOf returns a short line explaining an outcome: a test summary, else
 // for a failure its first error line, else "".
 func detailOf(out string, o Outcome) string {
-	lines := nonEmptyLines(tailOf(out, 8192))
+	lines := nonEmptyLines(TailBytes(out, 8192))
 	for i := len(lines) - 1; i >= 0 && i >= len(lines)-12; i-- {
 		if summaryLineRE.MatchString(lines[i]) {
 			sum := strings.Trim(lines[i], "= ")
@@ -402,9 +402,10 @@ func rejected(a *Action) bool {
 
 var tagRE = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9_-]*>`)
 
-func stripTags(s string) string { return tagRE.ReplaceAllString(headOf(s, 4096), "") }
+func stripTags(s string) string { return tagRE.ReplaceAllString(HeadBytes(s, 4096), "") }
 
-func headOf(s string, n int) string {
+// HeadBytes returns at most the first n bytes of s, cut on a rune boundary.
+func HeadBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -414,7 +415,8 @@ func headOf(s string, n int) string {
 	return s[:n]
 }
 
-func tailOf(s string, n int) string {
+// TailBytes returns at most the last n bytes of s, cut on a rune boundary.
+func TailBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -474,7 +476,7 @@ func nonEmptyLines(s string) []string {
 // clip collapses whitespace and cuts s to n bytes on a rune boundary.
 func clip(s string, n int) string {
 	if len(s) > 4*n {
-		s = headOf(s, 4*n)
+		s = HeadBytes(s, 4*n)
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= n {

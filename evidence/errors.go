@@ -141,8 +141,8 @@ func classifiedErrors(ctx context.Context, text string) []errLine {
 		}
 	}
 	if len(text) > 2*maxScan {
-		scan(headOf(text, maxScan))
-		scan(tailOf(text, maxScan))
+		scan(HeadBytes(text, maxScan))
+		scan(TailBytes(text, maxScan))
 	} else {
 		scan(text)
 	}
@@ -152,7 +152,7 @@ func classifiedErrors(ctx context.Context, text string) []errLine {
 // crashed reports whether a command's output ends in an uncaught exception
 // (a traceback's last line) or a panic.
 func crashed(ctx context.Context, out string) bool {
-	t := tailOf(out, 64<<10)
+	t := TailBytes(out, 64<<10)
 	if !strings.Contains(t, "Traceback (most recent call last)") && !strings.Contains(t, "panic: ") && !strings.Contains(t, "panicked at") {
 		return false
 	}

@@ -446,7 +446,7 @@ func (x *extractor) textAction(i int, cmd string, res int) {
 
 // tagBody returns the trimmed content of the first <tag>…</tag> block of text.
 func tagBody(text, tag string) (string, bool) {
-	t := headOf(text, maxScan)
+	t := HeadBytes(text, maxScan)
 	i := strings.Index(t, "<"+tag+">")
 	if i < 0 {
 		return "", false
@@ -463,7 +463,7 @@ var cwdRE = regexp.MustCompile(`<cwd>\s*([^<\n]+?)\s*</cwd>`)
 
 // cwdOf returns the folder an injected environment block names.
 func cwdOf(text string) string {
-	if m := cwdRE.FindStringSubmatch(headOf(text, 8192)); m != nil {
+	if m := cwdRE.FindStringSubmatch(HeadBytes(text, 8192)); m != nil {
 		return m[1]
 	}
 	return ""
@@ -477,7 +477,7 @@ var userRunRE = regexp.MustCompile(`^[^\x60\n]{0,60}\x60([^\x60\n]+)\x60[^\x60\n
 // userRun reports whether text is the report of a command the user ran,
 // and returns the command and the report (exit code and output).
 func userRun(text string) (cmd, report string, ok bool) {
-	t := strings.TrimSpace(headOf(text, maxScan))
+	t := strings.TrimSpace(HeadBytes(text, maxScan))
 	first, rest, _ := strings.Cut(t, "\n")
 	m := userRunRE.FindStringSubmatch(strings.TrimSpace(first))
 	if m == nil {
@@ -697,7 +697,7 @@ var cdRE = regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|\S+)\s*(&&|;)\s*`)
 // `git -C /repo fsck --full` reads as `git fsck --full`. A huge command is
 // normalized from its first 64 KiB.
 func Normalize(cmd string) string {
-	c := strings.Join(strings.Fields(headOf(cmd, 64<<10)), " ")
+	c := strings.Join(strings.Fields(HeadBytes(cmd, 64<<10)), " ")
 	for {
 		n := cdRE.ReplaceAllString(c, "")
 		if n == c {
@@ -713,7 +713,7 @@ func Normalize(cmd string) string {
 // [Normalize] it identifies a command: `cd /a && make` and `cd /b && make`
 // are different checks.
 func WorkDir(cmd string) string {
-	c := strings.Join(strings.Fields(headOf(cmd, 64<<10)), " ")
+	c := strings.Join(strings.Fields(HeadBytes(cmd, 64<<10)), " ")
 	dir := ""
 	for {
 		m := cdRE.FindStringSubmatch(c)

@@ -196,7 +196,7 @@ func containsString(xs []string, s string) bool {
 // or a unified diff ("+++ b/p").
 func patchChanges(patch string) []fileChange {
 	if len(patch) > 4*maxScan {
-		patch = headOf(patch, 4*maxScan)
+		patch = HeadBytes(patch, 4*maxScan)
 	}
 	if !strings.Contains(patch, "*** ") && !strings.Contains(patch, "+++ ") {
 		return nil
@@ -257,7 +257,7 @@ func shellChanges(cmd string) []fileChange {
 	if len(cmd) > 2*maxScan {
 		// A huge command is a script or a heredoc body: its opening lines
 		// and its end say what it writes.
-		cmd = headOf(cmd, maxScan) + "\n" + tailOf(cmd, maxScan)
+		cmd = HeadBytes(cmd, maxScan) + "\n" + TailBytes(cmd, maxScan)
 	}
 	var out []fileChange
 	heredocBodies := heredocSpans(cmd)
@@ -414,9 +414,9 @@ func isLineEdit(cmd string) bool { return lineEditRE.MatchString(strings.TrimSpa
 var openFileRE = regexp.MustCompile(`(?m)(?:^\(Open file: ([^)\n]+)\)|^\[File: (\S+) \(\d+ lines total\)\])`)
 
 func (x *extractor) noteOpenFile(obs string) {
-	all := openFileRE.FindAllStringSubmatch(tailOf(obs, 4096), -1)
+	all := openFileRE.FindAllStringSubmatch(TailBytes(obs, 4096), -1)
 	if len(all) == 0 {
-		all = openFileRE.FindAllStringSubmatch(headOf(obs, 4096), -1)
+		all = openFileRE.FindAllStringSubmatch(HeadBytes(obs, 4096), -1)
 	}
 	if len(all) == 0 {
 		return
@@ -437,7 +437,7 @@ var shellReadCmds = map[string]bool{"cat": true, "head": true, "tail": true, "le
 // shellReads returns the files a read-only shell command reads.
 func shellReads(cmd string) []string {
 	var out []string
-	cmd = headOf(cmd, maxScan)
+	cmd = HeadBytes(cmd, maxScan)
 	for _, seg := range segments(cmd) {
 		w := shellWords(seg)
 		if len(w) < 2 || !shellReadCmds[w[0]] {
@@ -654,7 +654,7 @@ func (x *extractor) textChanges(i int, text string) {
 	if !strings.Contains(text, "Applied edit to ") && !strings.Contains(text, "Commit ") && !strings.Contains(text, "] ") {
 		return
 	}
-	t := headOf(text, maxScan)
+	t := HeadBytes(text, maxScan)
 	for _, m := range appliedRE.FindAllStringSubmatch(t, -1) {
 		p := cleanPath(m[1])
 		if p == "" {
@@ -714,7 +714,7 @@ func (x *extractor) finalState(ai int, a *Action) {
 			x.r.Final.Released = true
 		}
 	}
-	for _, m := range commitLineRE.FindAllStringSubmatch(headOf(a.Output, 8192), -1) {
+	for _, m := range commitLineRE.FindAllStringSubmatch(HeadBytes(a.Output, 8192), -1) {
 		if m[3] != "" {
 			x.addCommit(Commit{Ref: m[3], Message: clip(m[4], detailChars), Index: a.Index})
 		}

@@ -126,7 +126,7 @@ const summaryPrefix = "Previous conversation summary:"
 // earlier note in <summary_content> into a second summary pass.
 func IsSummary(text string) bool {
 	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, summaryPrefix) || strings.HasPrefix(t, "<summary>") || strings.Contains(headOf(t, 4096), "<summary_content>")
+	return strings.HasPrefix(t, summaryPrefix) || strings.HasPrefix(t, "<summary>") || strings.Contains(HeadBytes(t, 4096), "<summary_content>")
 }
 
 // isHarnessBlock reports whether text is made only of harness tag blocks

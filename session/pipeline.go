@@ -240,22 +240,13 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
 			envelope: envelope, twoPass: s.twoPass,
 		})
-		switch {
-		case err == nil:
+		ok, err := s.settleAuto(ctx, err)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			fresh = nil // committed with the boundary
-			s.autoFailed = false
 			proj = s.project(s.live, e, skip)
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.Is(err, compaction.ErrAlreadyCompact):
-			s.autoFailed = true
-		default:
-			var fe *FailedError
-			if !errors.As(err, &fe) {
-				return nil, err
-			}
-			s.autoFailed = true
-			s.m.notifyLog(LevelWarning, "vtcode-ls: automatic compaction failed; continuing with the full history: "+fe.RootCause)
 		}
 		report = res
 	case auto && proj.tokens+prefix >= e.th.Soft && s.cache.prefireDue(proj.tokens, e.th.Threshold):
@@ -324,4 +315,30 @@ func contextEdits(e *env) json.RawMessage {
 		Edits []providers.AnthropicEdit `json:"edits"`
 	}{edits})
 	return out
+}
+
+// settleAuto settles an automatic compaction's outcome for the request
+// that triggered it: ok when the history was compacted, else the error
+// that fails the request. A compaction that found nothing to do or failed
+// with a [FailedError] lets the request go on with the full history: it
+// marks the session so the next request does not retry at once, and a
+// failure is reported to the client.
+func (s *Session) settleAuto(ctx context.Context, err error) (ok bool, _ error) {
+	switch {
+	case err == nil:
+		s.autoFailed = false
+		return true, nil
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	case errors.Is(err, compaction.ErrAlreadyCompact):
+		s.autoFailed = true
+		return false, nil
+	}
+	var fe *FailedError
+	if !errors.As(err, &fe) {
+		return false, err
+	}
+	s.autoFailed = true
+	s.m.notifyLog(LevelWarning, "vtcode-ls: automatic compaction failed; continuing with the full history: "+fe.RootCause)
+	return false, nil
 }

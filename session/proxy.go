@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -458,22 +457,13 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
 			envelope: envelope, twoPass: s.twoPass,
 		})
-		switch {
-		case err == nil:
-			s.autoFailed = false
+		ok, err := s.settleAuto(ctx, err)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			s.proxyCompacted(pre, keys, px.covered, px.head)
 			proj = s.project(s.live, e, false)
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.Is(err, compaction.ErrAlreadyCompact):
-			s.autoFailed = true
-		default:
-			var fe *FailedError
-			if !errors.As(err, &fe) {
-				return nil, err
-			}
-			s.autoFailed = true
-			s.m.notifyLog(LevelWarning, "vtcode-ls: automatic compaction failed; continuing with the full history: "+fe.RootCause)
 		}
 		plan.Compaction = res
 	case auto && proj.tokens+prefix >= e.th.Soft:

@@ -3,8 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"sort"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -426,97 +424,14 @@ func freshBlocks(m *history.Message) (string, []json.RawMessage) {
 // MessagesRecorder records the assistant message of a Messages API stream
 // passed through a proxy.
 func MessagesRecorder() *providers.SSERecorder {
-	var res messageResponse
-	usage := map[string]json.RawMessage{}
-	blocks := map[int]block{}
-	partial := map[int]*strings.Builder{}
-	done := false
-	merge := func(raw json.RawMessage) {
-		var u map[string]json.RawMessage
-		if json.Unmarshal(raw, &u) == nil {
-			for k, v := range u {
-				if string(v) != "null" {
-					usage[k] = v
-				}
-			}
-		}
-	}
-	on := func(event, data string) error {
-		var ev streamEvent
-		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			return fmt.Errorf("stream event: %w", err)
-		}
-		if ev.Type == "" {
-			ev.Type = event
-		}
-		switch ev.Type {
-		case "message_start":
-			if err := json.Unmarshal(ev.Message, &res); err != nil {
-				return fmt.Errorf("message_start: %w", err)
-			}
-			merge(res.Usage)
-		case "content_block_start":
-			var b block
-			if json.Unmarshal(ev.ContentBlock, &b) != nil || b == nil {
-				return errString("content_block_start without a block")
-			}
-			blocks[ev.Index] = b
-		case "content_block_delta":
-			b := blocks[ev.Index]
-			if b == nil {
-				b = block{}
-				blocks[ev.Index] = b
-			}
-			var d map[string]json.RawMessage
-			if err := json.Unmarshal(ev.Delta, &d); err != nil {
-				return fmt.Errorf("content_block_delta: %w", err)
-			}
-			applyDelta(b, d, ev.Index, partial)
-		case "content_block_stop":
-			if p := partial[ev.Index]; p != nil && blocks[ev.Index] != nil {
-				in := strings.TrimSpace(p.String())
-				if in == "" {
-					in = "{}"
-				}
-				if !json.Valid([]byte(in)) {
-					return errString("tool input is not valid JSON")
-				}
-				blocks[ev.Index]["input"] = json.RawMessage(in)
-			}
-		case "message_delta":
-			var d struct {
-				StopReason string `json:"stop_reason"`
-			}
-			_ = json.Unmarshal(ev.Delta, &d)
-			if d.StopReason != "" {
-				res.StopReason = d.StopReason
-			}
-			merge(ev.Usage)
-		case "message_stop":
-			done = true
-			return io.EOF
-		case "error":
-			return errString("error event in the stream")
-		}
-		return nil
-	}
+	s := newMessageStream()
 	finish := func() (providers.Recorded, error) {
-		if !done {
+		if !s.done {
 			return providers.Recorded{}, providers.ErrIncomplete
 		}
-		idx := make([]int, 0, len(blocks))
-		for i := range blocks {
-			idx = append(idx, i)
-		}
-		sort.Ints(idx)
-		res.Content = nil
-		for _, i := range idx {
-			res.Content = append(res.Content, marshal(map[string]json.RawMessage(blocks[i])))
-		}
-		res.Usage = marshal(usage)
-		return recorded(&res)
+		return recorded(s.response())
 	}
-	return providers.NewSSERecorder(on, finish)
+	return providers.NewSSERecorder(s.add, finish)
 }
 
 // RecordMessage reads a non-streamed Messages API response body.

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"sort"
@@ -30,88 +31,155 @@ func (b block) appendString(field, s string) {
 	b[field] = marshal(cur + s)
 }
 
-// readStream accumulates a Messages event stream into the response it
+// messageStream accumulates a Messages event stream into the response it
 // stands for: message_start gives the message, content_block_start and the
 // deltas (text, thinking, signature, input_json, compaction, citations, and
 // unknown ones field by field) build each block, message_delta gives the
-// stop reason and final usage. An "error" event is classified like an HTTP
-// error; a stream that ends before message_stop is a KindNetwork error.
-func (c *Client) readStream(ctx context.Context, model string, resp *http.Response) (*messageResponse, error) {
-	var res messageResponse
-	usage := map[string]json.RawMessage{}
-	blocks := map[int]block{}
-	partial := map[int]*strings.Builder{}
-	done := false
-	var streamErr error
-	merge := func(raw json.RawMessage) {
-		var u map[string]json.RawMessage
-		if json.Unmarshal(raw, &u) == nil {
-			for k, v := range u {
-				if string(v) != "null" {
-					usage[k] = v
-				}
+// stop reason and final usage. The client's readStream and the proxy's
+// MessagesRecorder both read a stream with it.
+type messageStream struct {
+	res     messageResponse
+	usage   map[string]json.RawMessage
+	blocks  map[int]block
+	partial map[int]*strings.Builder
+	done    bool // message_stop was seen
+}
+
+// errErrorEvent is what add returns at an "error" event.
+const errErrorEvent = errString("error event in the stream")
+
+// badEvent is an event the response cannot be built from; in names the
+// step that failed, when there is one worth naming.
+type badEvent struct {
+	in  string
+	err error
+}
+
+func (e *badEvent) Error() string {
+	if e.in == "" {
+		return e.err.Error()
+	}
+	return e.in + ": " + e.err.Error()
+}
+
+func (e *badEvent) Unwrap() error { return e.err }
+
+func newMessageStream() *messageStream {
+	return &messageStream{
+		usage:   map[string]json.RawMessage{},
+		blocks:  map[int]block{},
+		partial: map[int]*strings.Builder{},
+	}
+}
+
+func (s *messageStream) mergeUsage(raw json.RawMessage) {
+	var u map[string]json.RawMessage
+	if json.Unmarshal(raw, &u) == nil {
+		for k, v := range u {
+			if string(v) != "null" {
+				s.usage[k] = v
 			}
 		}
 	}
+}
+
+// add applies one stream event. It returns io.EOF at message_stop,
+// errErrorEvent at an "error" event and a *badEvent for an event that
+// does not decode.
+func (s *messageStream) add(event, data string) error {
+	var ev streamEvent
+	if err := json.Unmarshal([]byte(data), &ev); err != nil {
+		return &badEvent{"stream event", err}
+	}
+	if ev.Type == "" {
+		ev.Type = event
+	}
+	switch ev.Type {
+	case "message_start":
+		if err := json.Unmarshal(ev.Message, &s.res); err != nil {
+			return &badEvent{"message_start", err}
+		}
+		s.mergeUsage(s.res.Usage)
+	case "content_block_start":
+		var b block
+		if json.Unmarshal(ev.ContentBlock, &b) != nil || b == nil {
+			return &badEvent{"", errString("content_block_start without a block")}
+		}
+		s.blocks[ev.Index] = b
+	case "content_block_delta":
+		b := s.blocks[ev.Index]
+		if b == nil {
+			b = block{}
+			s.blocks[ev.Index] = b
+		}
+		var d map[string]json.RawMessage
+		if err := json.Unmarshal(ev.Delta, &d); err != nil {
+			return &badEvent{"content_block_delta", err}
+		}
+		applyDelta(b, d, ev.Index, s.partial)
+	case "content_block_stop":
+		if p := s.partial[ev.Index]; p != nil && s.blocks[ev.Index] != nil {
+			in := strings.TrimSpace(p.String())
+			if in == "" {
+				in = "{}"
+			}
+			if !json.Valid([]byte(in)) {
+				return &badEvent{"", errString("tool input is not valid JSON")}
+			}
+			s.blocks[ev.Index]["input"] = json.RawMessage(in)
+		}
+	case "message_delta":
+		var d struct {
+			StopReason string `json:"stop_reason"`
+		}
+		_ = json.Unmarshal(ev.Delta, &d)
+		if d.StopReason != "" {
+			s.res.StopReason = d.StopReason
+		}
+		s.mergeUsage(ev.Usage)
+	case "message_stop":
+		s.done = true
+		return io.EOF
+	case "error":
+		return errErrorEvent
+	}
+	return nil
+}
+
+// response returns the accumulated response: its blocks in index order
+// and the merged usage.
+func (s *messageStream) response() *messageResponse {
+	idx := make([]int, 0, len(s.blocks))
+	for i := range s.blocks {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	s.res.Content = nil
+	for _, i := range idx {
+		s.res.Content = append(s.res.Content, marshal(map[string]json.RawMessage(s.blocks[i])))
+	}
+	s.res.Usage = marshal(s.usage)
+	return &s.res
+}
+
+// readStream reads a Messages event stream with a messageStream. An
+// "error" event is classified like an HTTP error, an event that does not
+// decode is malformed, and a stream that ends before message_stop is a
+// KindNetwork error.
+func (c *Client) readStream(ctx context.Context, model string, resp *http.Response) (*messageResponse, error) {
+	s := newMessageStream()
+	var streamErr error
 	err := providers.ReadSSE(resp.Body, func(event, data string) error {
-		var ev streamEvent
-		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			return c.caller.Malformed(model, err)
-		}
-		if ev.Type == "" {
-			ev.Type = event
-		}
-		switch ev.Type {
-		case "message_start":
-			if err := json.Unmarshal(ev.Message, &res); err != nil {
-				return c.caller.Malformed(model, err)
-			}
-			merge(res.Usage)
-		case "content_block_start":
-			var b block
-			if err := json.Unmarshal(ev.ContentBlock, &b); err != nil || b == nil {
-				return c.caller.Malformed(model, errString("content_block_start without a block"))
-			}
-			blocks[ev.Index] = b
-		case "content_block_delta":
-			b := blocks[ev.Index]
-			if b == nil {
-				b = block{}
-				blocks[ev.Index] = b
-			}
-			var d map[string]json.RawMessage
-			if err := json.Unmarshal(ev.Delta, &d); err != nil {
-				return c.caller.Malformed(model, err)
-			}
-			applyDelta(b, d, ev.Index, partial)
-		case "content_block_stop":
-			if p := partial[ev.Index]; p != nil && blocks[ev.Index] != nil {
-				in := strings.TrimSpace(p.String())
-				if in == "" {
-					in = "{}"
-				}
-				if !json.Valid([]byte(in)) {
-					return c.caller.Malformed(model, errString("tool input is not valid JSON"))
-				}
-				blocks[ev.Index]["input"] = json.RawMessage(in)
-			}
-		case "message_delta":
-			var d struct {
-				StopReason string `json:"stop_reason"`
-			}
-			_ = json.Unmarshal(ev.Delta, &d)
-			if d.StopReason != "" {
-				res.StopReason = d.StopReason
-			}
-			merge(ev.Usage)
-		case "message_stop":
-			done = true
-			return io.EOF
-		case "error":
+		err := s.add(event, data)
+		var bad *badEvent
+		switch {
+		case errors.Is(err, errErrorEvent):
 			streamErr = c.caller.Classify(model, 0, []byte(data), nil)
 			return io.EOF
+		case errors.As(err, &bad):
+			return c.caller.Malformed(model, bad.err)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, c.caller.StreamError(ctx, model, err)
@@ -119,20 +187,10 @@ func (c *Client) readStream(ctx context.Context, model string, resp *http.Respon
 	if streamErr != nil {
 		return nil, streamErr
 	}
-	if !done {
+	if !s.done {
 		return nil, c.caller.Fail(model, providers.KindNetwork, "stream ended before message_stop")
 	}
-	idx := make([]int, 0, len(blocks))
-	for i := range blocks {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	res.Content = nil
-	for _, i := range idx {
-		res.Content = append(res.Content, marshal(map[string]json.RawMessage(blocks[i])))
-	}
-	res.Usage = marshal(usage)
-	return &res, nil
+	return s.response(), nil
 }
 
 func applyDelta(b block, d map[string]json.RawMessage, index int, partial map[int]*strings.Builder) {

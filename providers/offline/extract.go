@@ -129,12 +129,12 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		case evidence.OriginSummary:
 			// Another summarizer's note (the agent's own compaction): what it
 			// says of the earlier conversation may be all that is left of it.
-			f.requests = append(f.requests, entry{text: "(the agent's own summary of the earlier conversation) " + clip(summaryBody(cutBytes(text, maxUserScan)), 600), prio: 1 << 21, order: i})
+			f.requests = append(f.requests, entry{text: "(the agent's own summary of the earlier conversation) " + clip(summaryBody(evidence.HeadBytes(text, maxUserScan)), 600), prio: 1 << 21, order: i})
 		}
 	}
 	for n, i := range typed {
 		text := strings.TrimSpace(msgs[i].Text())
-		text = cutBytes(text, maxUserScan) // a huge paste: its start says what it is
+		text = evidence.HeadBytes(text, maxUserScan) // a huge paste: its start says what it is
 		if n == 0 {
 			f.goal = clip(text, goalChars)
 		} else {
@@ -249,7 +249,7 @@ func (f *facts) shown(cmd string) string {
 func (f *facts) command(cmd string) string {
 	c := strings.TrimSpace(cmd)
 	if len(c) > 8*commandChars {
-		c = cutBytes(c, 8*commandChars) + "…"
+		c = evidence.HeadBytes(c, 8*commandChars) + "…"
 	}
 	if i := strings.IndexByte(c, '\n'); i >= 0 && len(c) > commandChars {
 		c = strings.TrimSpace(c[:i]) + " …" // a script: its first line
@@ -857,7 +857,7 @@ func (f *facts) noteAssistant(ctx context.Context, msgs []history.Message, rec *
 		if t == "" {
 			continue
 		}
-		t = cutBytes(t, 16<<10)
+		t = evidence.HeadBytes(t, 16<<10)
 		for _, s := range sentences(t) {
 			// Markdown emphasis around a phrase that a sentence split cut in
 			// two is noise; a line ending in a colon introduces what follows.
@@ -956,19 +956,19 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		if lastAgentIdx < 0 {
 			lastAgentIdx = i
 		}
-		if t := strings.TrimSpace(tailBytes(msgs[i].Text(), maxUserScan)); t != "" && !(lastAct != nil && lastAct.Index == i && lastAct.CallID == "") {
+		if t := strings.TrimSpace(evidence.TailBytes(msgs[i].Text(), maxUserScan)); t != "" && !(lastAct != nil && lastAct.Index == i && lastAct.CallID == "") {
 			lastText, lastTextIdx = t, i
 			break
 		}
 		if lastAct != nil && lastAct.Index == i && lastAct.CallID == "" {
-			lastText, lastTextIdx = proseOf(tailBytes(msgs[i].Text(), maxUserScan)), i
+			lastText, lastTextIdx = proseOf(evidence.TailBytes(msgs[i].Text(), maxUserScan)), i
 			if lastText != "" {
 				break
 			}
 		}
 	}
 	if lastTyped >= 0 {
-		f.doing = append(f.doing, "Latest user request: "+clip(cutBytes(msgs[lastTyped].Text(), maxUserScan), 300))
+		f.doing = append(f.doing, "Latest user request: "+clip(evidence.HeadBytes(msgs[lastTyped].Text(), maxUserScan), 300))
 	}
 	switch {
 	case lastAct != nil && lastAct.Index >= lastTextIdx:
@@ -1254,29 +1254,6 @@ func abbreviationEnd(s string) bool {
 		return true
 	}
 	return len(w) == 2 && w[0] >= 'a' && w[0] <= 'z'
-}
-
-// cutBytes returns at most the first n bytes of s, cut on a rune boundary.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// tailBytes returns at most the last n bytes of s, cut on a rune boundary.
-func tailBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := len(s) - n
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return s[i:]
 }
 
 // clip collapses whitespace and cuts s to n bytes on a rune boundary.
