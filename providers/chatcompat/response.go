@@ -119,17 +119,86 @@ func (m *respMessage) toHistory() (history.Message, error) {
 	return msg, nil
 }
 
-// readStream accumulates a chat completions event stream: content,
-// reasoning and tool call deltas of choice 0, the finish reason, and the
-// usage of the last chunk that has one. An error chunk is classified like an
-// HTTP error. The stream ends at [DONE]; a stream cut before [DONE] and
-// before any finish reason is a KindNetwork error.
+// chatStream accumulates the chunks of a chat completions event stream:
+// content, reasoning and tool call deltas of choice 0 (a tool call's
+// extra_content, Gemini's thought signature, included), the finish reason,
+// and the usage of the last chunk that has one. The client and the proxy's
+// recorder share it.
+type chatStream struct {
+	content, reasoning, reasoningAlt strings.Builder
+	details                          []json.RawMessage
+	calls                            map[int]*toolCall
+	usage                            *chatUsage
+	finish                           string
+}
+
+// add folds one chunk in.
+func (s *chatStream) add(chunk *completion) {
+	if chunk.Usage != nil {
+		s.usage = chunk.Usage
+	}
+	for _, ch := range chunk.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		d := ch.Delta
+		if t, err := d.text(); err == nil {
+			s.content.WriteString(t)
+		}
+		s.reasoning.WriteString(d.ReasoningContent)
+		s.reasoningAlt.WriteString(d.Reasoning)
+		s.details = append(s.details, d.ReasoningDetails...)
+		for i, tc := range d.ToolCalls {
+			idx := i
+			if tc.Index != nil {
+				idx = *tc.Index
+			}
+			if s.calls == nil {
+				s.calls = map[int]*toolCall{}
+			}
+			cur := s.calls[idx]
+			if cur == nil {
+				cur = &toolCall{}
+				s.calls[idx] = cur
+			}
+			if tc.ID != "" {
+				cur.ID = tc.ID
+			}
+			cur.Function.Name += tc.Function.Name
+			cur.Function.Arguments += tc.Function.Arguments
+			if len(tc.ExtraContent) > 0 {
+				cur.ExtraContent = tc.ExtraContent
+			}
+		}
+		if ch.FinishReason != "" {
+			s.finish = ch.FinishReason
+		}
+	}
+}
+
+// message is the assistant message accumulated so far, its tool calls in
+// index order.
+func (s *chatStream) message() respMessage {
+	msg := respMessage{Role: "assistant", ReasoningContent: s.reasoning.String(), Reasoning: s.reasoningAlt.String(), ReasoningDetails: s.details}
+	msg.Content, _ = json.Marshal(s.content.String())
+	idx := make([]int, 0, len(s.calls))
+	for i := range s.calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		msg.ToolCalls = append(msg.ToolCalls, *s.calls[i])
+	}
+	return msg
+}
+
+// readStream accumulates a chat completions event stream (see chatStream).
+// An error chunk is classified like an HTTP error. The stream ends at
+// [DONE]; a stream cut before [DONE] and before any finish reason is a
+// KindNetwork error.
 func (c *Client) readStream(ctx context.Context, model string, resp *http.Response) (*completion, error) {
-	var content, reasoning, reasoningAlt strings.Builder
-	var details []json.RawMessage
-	calls := map[int]*toolCall{}
-	res := &completion{}
-	finish, done := "", false
+	var st chatStream
+	done := false
 	var streamErr error
 	err := providers.ReadSSE(resp.Body, func(_, data string) error {
 		if strings.TrimSpace(data) == "[DONE]" {
@@ -144,43 +213,7 @@ func (c *Client) readStream(ctx context.Context, model string, resp *http.Respon
 			streamErr = c.caller.Classify(model, 0, []byte(data), nil)
 			return io.EOF
 		}
-		if chunk.Usage != nil {
-			res.Usage = chunk.Usage
-		}
-		for _, ch := range chunk.Choices {
-			if ch.Index != 0 {
-				continue
-			}
-			d := ch.Delta
-			if t, err := d.text(); err == nil {
-				content.WriteString(t)
-			}
-			reasoning.WriteString(d.ReasoningContent)
-			reasoningAlt.WriteString(d.Reasoning)
-			details = append(details, d.ReasoningDetails...)
-			for i, tc := range d.ToolCalls {
-				idx := i
-				if tc.Index != nil {
-					idx = *tc.Index
-				}
-				cur := calls[idx]
-				if cur == nil {
-					cur = &toolCall{}
-					calls[idx] = cur
-				}
-				if tc.ID != "" {
-					cur.ID = tc.ID
-				}
-				cur.Function.Name += tc.Function.Name
-				cur.Function.Arguments += tc.Function.Arguments
-				if len(tc.ExtraContent) > 0 {
-					cur.ExtraContent = tc.ExtraContent
-				}
-			}
-			if ch.FinishReason != "" {
-				finish = ch.FinishReason
-			}
-		}
+		st.add(&chunk)
 		return nil
 	})
 	if err != nil {
@@ -189,22 +222,14 @@ func (c *Client) readStream(ctx context.Context, model string, resp *http.Respon
 	if streamErr != nil {
 		return nil, streamErr
 	}
-	if !done && finish == "" {
+	if !done && st.finish == "" {
 		return nil, c.caller.Fail(model, providers.KindNetwork, "stream ended before [DONE]")
 	}
-	msg := respMessage{Role: "assistant", ReasoningContent: reasoning.String(), Reasoning: reasoningAlt.String(), ReasoningDetails: details}
-	msg.Content, _ = json.Marshal(content.String())
-	idx := make([]int, 0, len(calls))
-	for i := range calls {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
-		msg.ToolCalls = append(msg.ToolCalls, *calls[i])
-	}
-	if content.Len() == 0 && len(msg.ToolCalls) == 0 && finish == "" && msg.ReasoningContent == "" {
+	res := &completion{Usage: st.usage}
+	msg := st.message()
+	if st.content.Len() == 0 && len(msg.ToolCalls) == 0 && st.finish == "" && msg.ReasoningContent == "" {
 		return res, nil // no choice at all: reported as empty
 	}
-	res.Choices = []choice{{Message: msg, FinishReason: finish}}
+	res.Choices = []choice{{Message: msg, FinishReason: st.finish}}
 	return res, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -186,11 +185,8 @@ func patchChat(raw json.RawMessage, p *history.Message) json.RawMessage {
 // ChatRecorder records the assistant message of a chat completions stream
 // passed through a proxy.
 func ChatRecorder() *providers.SSERecorder {
-	var content, reasoning, reasoningAlt strings.Builder
-	var details []json.RawMessage
-	calls := map[int]*toolCall{}
-	var usage *chatUsage
-	finish, done, failed := "", false, false
+	var st chatStream
+	done, failed := false, false
 	on := func(_, data string) error {
 		if strings.TrimSpace(data) == "[DONE]" {
 			done = true
@@ -204,60 +200,17 @@ func ChatRecorder() *providers.SSERecorder {
 			failed = true
 			return io.EOF
 		}
-		if chunk.Usage != nil {
-			usage = chunk.Usage
-		}
-		for _, ch := range chunk.Choices {
-			if ch.Index != 0 {
-				continue
-			}
-			d := ch.Delta
-			if t, err := d.text(); err == nil {
-				content.WriteString(t)
-			}
-			reasoning.WriteString(d.ReasoningContent)
-			reasoningAlt.WriteString(d.Reasoning)
-			details = append(details, d.ReasoningDetails...)
-			for i, tc := range d.ToolCalls {
-				idx := i
-				if tc.Index != nil {
-					idx = *tc.Index
-				}
-				cur := calls[idx]
-				if cur == nil {
-					cur = &toolCall{}
-					calls[idx] = cur
-				}
-				if tc.ID != "" {
-					cur.ID = tc.ID
-				}
-				cur.Function.Name += tc.Function.Name
-				cur.Function.Arguments += tc.Function.Arguments
-			}
-			if ch.FinishReason != "" {
-				finish = ch.FinishReason
-			}
-		}
+		st.add(&chunk)
 		return nil
 	}
 	end := func() (providers.Recorded, error) {
 		if failed {
 			return providers.Recorded{}, errors.New("error chunk in the stream")
 		}
-		if !done && finish == "" {
+		if !done && st.finish == "" {
 			return providers.Recorded{}, providers.ErrIncomplete
 		}
-		msg := respMessage{Role: "assistant", ReasoningContent: reasoning.String(), Reasoning: reasoningAlt.String(), ReasoningDetails: details}
-		msg.Content, _ = json.Marshal(content.String())
-		idx := make([]int, 0, len(calls))
-		for i := range calls {
-			idx = append(idx, i)
-		}
-		sort.Ints(idx)
-		for _, i := range idx {
-			msg.ToolCalls = append(msg.ToolCalls, *calls[i])
-		}
-		res := &completion{Usage: usage, Choices: []choice{{Message: msg, FinishReason: finish}}}
+		res := &completion{Usage: st.usage, Choices: []choice{{Message: st.message(), FinishReason: st.finish}}}
 		return recordedChat(res)
 	}
 	return providers.NewSSERecorder(on, end)

@@ -71,3 +71,29 @@ func TestChatRecorderMatchesReplay(t *testing.T) {
 		t.Errorf("recorded %+v, replayed %+v", got.Message, r.Messages[1])
 	}
 }
+
+// TestChatRecorderKeepsThoughtSignature: a streamed tool call's
+// extra_content (Gemini's thought signature, which Gemini requires back on
+// the next request) is recorded as the non-streamed answer records it.
+func TestChatRecorderKeepsThoughtSignature(t *testing.T) {
+	stream := `data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read","arguments":"{}"},"extra_content":{"google":{"thought_signature":"sig-abc"}}}]}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" +
+		"data: [DONE]\n\n"
+	rec := ChatRecorder()
+	rec.Write([]byte(stream))
+	streamed, err := rec.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := RecordChat([]byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{}"},"extra_content":{"google":{"thought_signature":"sig-abc"}}}]},"finish_reason":"tool_calls"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(streamed.Message.ToolCalls) != 1 || streamed.Message.ToolCalls[0].ThoughtSignature != "sig-abc" {
+		t.Fatalf("streamed tool calls %+v: the thought signature is lost", streamed.Message.ToolCalls)
+	}
+	if providers.MessageKey(&streamed.Message) != providers.MessageKey(&whole.Message) {
+		t.Errorf("streamed %+v, whole %+v", streamed.Message, whole.Message)
+	}
+}
