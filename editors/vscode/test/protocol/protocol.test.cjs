@@ -87,12 +87,13 @@ test('vtcode-ls protocol through vscode-jsonrpc', async (t) => {
   });
 
   await t.test('cancellation: a cancelled compact answers -32800 and changes nothing', async () => {
-    // The compact request is queued behind a projectionStats of the same session (requests of one
-    // session run in arrival order), and cancelled right away, so the cancel always arrives
-    // while the request is pending.
+    // The compact request is queued behind a compaction preview of the same
+    // session (requests of one session run in arrival order; a preview runs
+    // a whole compaction and commits nothing), and cancelled right away, so
+    // the cancel arrives while the request waits for its turn.
     const cts = new rpc.CancellationTokenSource();
     const token = 'cancel-test';
-    const ahead = conn.sendRequest('vtcode/projectionStats', { sessionId: sid });
+    const ahead = conn.sendRequest('vtcode/compact', { sessionId: sid, preview: true });
     const p = conn.sendRequest('vtcode/compact', { sessionId: sid, workDoneToken: token }, cts.token);
     // The rejection may come before the request ahead is answered (the
     // server answers a cancelled queued request at once): handle it from
