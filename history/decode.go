@@ -85,6 +85,12 @@ func skipString(b []byte, i int) (int, bool, error) {
 	return 0, false, errSyntax
 }
 
+// ValueEnd returns the index after the JSON value starting at b[i]:
+// strings and nesting are followed, scalars run to the next delimiter. It
+// finds structure only; the value is not validated. Callers that split a
+// body into its members (the proxy's structure scan) use it too.
+func ValueEnd(b []byte, i int) (int, error) { return skipValue(b, i) }
+
 // skipValue returns the index after the value starting at b[i].
 func skipValue(b []byte, i int) (int, error) {
 	if i >= len(b) {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/vtcode/vtcode-ls/history"
 )
 
 // Members splits a JSON object body into its members in one pass, and
@@ -28,7 +30,7 @@ func Members(body []byte, arrayKey string) (members map[string]json.RawMessage, 
 		if i >= len(body) || body[i] != '"' {
 			return nil, Span{}, nil, fmt.Errorf("request body: a member name expected at byte %d", i)
 		}
-		kend, err := scanString(body, i)
+		kend, err := scanValue(body, i)
 		if err != nil {
 			return nil, Span{}, nil, err
 		}
@@ -96,57 +98,17 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// scanString returns the end of the string starting at b[i] == '"'.
-func scanString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
-		}
-	}
-	return 0, fmt.Errorf("request body: unterminated string at byte %d", i)
-}
-
-// scanValue returns the end of the JSON value starting at b[i]: strings
-// and nesting are followed, scalars run to the next delimiter.
+// scanValue returns the end of the JSON value starting at b[i]
+// ([history.ValueEnd]), with the byte it started at in the error.
 func scanValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
 		return 0, errors.New("request body: value expected at the end")
 	}
-	switch b[i] {
-	case '"':
-		return scanString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, err := scanString(b, j)
-				if err != nil {
-					return 0, err
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return 0, fmt.Errorf("request body: unterminated value at byte %d", i)
+	end, err := history.ValueEnd(b, i)
+	if err != nil {
+		return 0, fmt.Errorf("request body: malformed value at byte %d", i)
 	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\n' && b[j] != '\r' && b[j] != '\t' {
-		j++
-	}
-	if j == i {
-		return 0, fmt.Errorf("request body: value expected at byte %d", i)
-	}
-	return j, nil
+	return end, nil
 }
 
 // DecodeCache remembers decoded conversation elements by the digest of
@@ -246,7 +208,7 @@ func SetMember(obj []byte, key string, value []byte) []byte {
 	i = skipSpace(obj, i+1)
 	last := -1 // end of the last member's value
 	for i < len(obj) && obj[i] == '"' {
-		kend, err := scanString(obj, i)
+		kend, err := scanValue(obj, i)
 		if err != nil {
 			return obj
 		}
