@@ -192,6 +192,14 @@ type Request struct {
 	// pays for the cache it breaks. Zero: any step of ClearAtLeastTokens
 	// pays.
 	Pricing Pricing
+	// Base is an earlier projection of a history that msgs extends (the
+	// caller's last request): when every message of Base is the one this
+	// projection holds at its index (the same fields and estimate), the
+	// result is Base extended in place, appending after its last message,
+	// instead of a copy of the whole history. The caller must hold no
+	// slice of Base's array longer than Base: its spare capacity is
+	// written. Base never changes what the result holds, only its cost.
+	Base []history.Message
 }
 
 // Pricing is what a route bills per input token, relative to an uncached
@@ -222,6 +230,10 @@ type Result struct {
 	// Advanced reports that the horizon moved: this projection clears
 	// results the previous one kept, so its prefix differs from there on.
 	Advanced bool
+	// Shared is the number of leading messages Messages has in common with
+	// Request.Base (byte for byte); when it is len(Base), Messages extends
+	// Base's array.
+	Shared int
 }
 
 // Project returns the projection of msgs under the cache-aware schedule.
@@ -257,12 +269,14 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	}
 	st.OriginalTokens, st.ProjectedTokens = total, total
 	if !p.Enabled || total <= local {
-		return Result{Messages: msgs, Stats: st, Horizon: hz}
+		ps := pass{est: est, msgs: msgs, sc: sc, base: r.Base}
+		out, shared := ps.output()
+		return Result{Messages: out, Stats: st, Horizon: hz, Shared: shared}
 	}
 
 	sc.structure(msgs)
 	sc.protect(msgs, p, local, &st)
-	ps := pass{est: est, memo: r.Memo, tok: est.Tokenizer(), msgs: msgs, sc: sc, st: &st, limit: len(msgs)}
+	ps := pass{est: est, memo: r.Memo, tok: est.Tokenizer(), msgs: msgs, sc: sc, st: &st, limit: len(msgs), base: r.Base}
 	sv := ps.savings(hz.Messages)
 	before, held, end := sv.before, sv.after, sv.end
 	advance := held > 0
@@ -286,11 +300,60 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	ps.replaceResults()
 	ps.editCalls(p.ClearToolInputs)
 	st.ProjectedTokens = total - ps.reduction
-	out := ps.out
-	if out == nil {
-		out = msgs
+	out, shared := ps.output()
+	return Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance, Shared: shared}
+}
+
+// output materializes the projection: Base extended when it is a prefix of
+// it, else msgs itself when nothing changed, else a copy with the changes.
+// shared is the number of leading messages in common with Base.
+func (ps *pass) output() (out []history.Message, shared int) {
+	msgs, sc, base := ps.msgs, ps.sc, ps.base
+	at := func(i int) *history.Message {
+		if ps.changed {
+			switch sc.from[i] {
+			case fromRepl:
+				return &sc.repl[i]
+			case fromBase:
+				return &base[i]
+			}
+		}
+		return &msgs[i]
 	}
-	return Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance}
+	for shared < len(base) && shared < len(msgs) &&
+		((ps.changed && sc.from[shared] == fromBase) || sameAs(ps.est, at(shared), &base[shared])) {
+		shared++
+	}
+	switch {
+	case base != nil && shared == len(base):
+		out = base
+		for i := shared; i < len(msgs); i++ {
+			out = append(out, *at(i))
+		}
+	case !ps.changed:
+		out = msgs
+	default:
+		out = make([]history.Message, len(msgs))
+		for i := range msgs {
+			out[i] = *at(i)
+		}
+	}
+	if ps.changed {
+		for i, f := range sc.from[:len(msgs)] {
+			if f == fromRepl { // the scratch pins no message past the call
+				sc.repl[i] = history.Message{}
+			}
+		}
+	}
+	return out, shared
+}
+
+// sameAs reports whether a and b are the same message with the same cached
+// estimate.
+func sameAs(est *history.Estimator, a, b *history.Message) bool {
+	na, oka := est.Cached(a)
+	nb, okb := est.Cached(b)
+	return na == nb && oka == okb && history.Same(a, b)
 }
 
 // protect marks the protected batches and unmatched results, and counts them.
@@ -355,17 +418,32 @@ type pass struct {
 	msgs      []history.Message
 	sc        *scratch
 	st        *Stats
-	out       []history.Message // nil until the first change
+	base      []history.Message // Request.Base
+	changed   bool              // some message is replaced (scratch.from)
 	reduction int               // estimate removed so far
 }
 
-// set replaces message i of the output, copying the input on the first change.
-func (ps *pass) set(i int, m history.Message) {
-	if ps.out == nil {
-		ps.out = make([]history.Message, len(ps.msgs))
-		copy(ps.out, ps.msgs)
+// Where message i of the output comes from (scratch.from).
+const (
+	fromInput uint8 = iota
+	fromRepl        // scratch.repl[i]
+	fromBase        // pass.base[i], the same message
+)
+
+// set replaces message i of the output by m: by Base's message i when that
+// is the same message, without copying it.
+func (ps *pass) set(i int, m *history.Message) {
+	if !ps.changed {
+		ps.changed = true
+		ps.sc.repl = grow(ps.sc.repl, len(ps.msgs))
+		ps.sc.from = grow(ps.sc.from, len(ps.msgs))
+		clear(ps.sc.from)
 	}
-	ps.out[i] = m
+	if i < len(ps.base) && sameAs(ps.est, m, &ps.base[i]) {
+		ps.sc.from[i] = fromBase
+		return
+	}
+	ps.sc.repl[i], ps.sc.from[i] = *m, fromRepl
 }
 
 // clearable reports whether message i is an unprotected tool result.
@@ -457,7 +535,7 @@ func (ps *pass) replaceResults() {
 			c := *m
 			c.Content = history.Text(text)
 			ps.est.SetCached(&c, after)
-			ps.set(i, c)
+			ps.set(i, &c)
 			ps.reduction += n - after
 		}
 		ps.st.ClearedResults++
@@ -528,7 +606,7 @@ func (ps *pass) editCalls(clearInputs bool) {
 		// The estimate is additive over fields, so the copy's is the
 		// original's plus the change.
 		ps.est.SetCached(&c, sc.toks[bt.asst]+delta)
-		ps.set(int(bt.asst), c)
+		ps.set(int(bt.asst), &c)
 		ps.reduction -= delta
 	}
 }

@@ -362,3 +362,53 @@ func TestComposedStubTokens(t *testing.T) {
 		check(t, name, id, n)
 	})
 }
+
+// A projection given the previous one as Base holds exactly what it holds
+// without it (fields and estimates), whatever the history and policy; it
+// extends Base's array only when Base is its prefix, and never changes the
+// messages of an earlier result.
+func TestPropertyBaseChangesNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		full := genHistory(t)
+		full, _ = history.Normalize(full)
+		approx.Messages(full)
+		p := genPolicy(t)
+		p.ClearAtLeastTokens = rapid.IntRange(0, 1500).Draw(t, "step")
+		p.CacheAware = rapid.Bool().Draw(t, "cacheAware")
+		b := genBudget(t)
+		memo := NewMemo()
+		var base []history.Message
+		var baseJSON string
+		var hz Horizon
+		for n := 0; n <= len(full); n += rapid.IntRange(1, 3).Draw(t, "grow") {
+			msgs := full[:n:n]
+			req := Request{Policy: p, Budget: b, Horizon: hz, Memo: memo, CacheCold: rapid.Bool().Draw(t, "cold")}
+			want := Project(approx, msgs, req)
+			req.Base = base
+			got := Project(approx, msgs, req)
+			if encode(t, got.Messages) != encode(t, want.Messages) || got.Stats != want.Stats || got.Horizon != want.Horizon {
+				t.Fatalf("at %d messages: with a base the projection differs", n)
+			}
+			for i := range got.Messages {
+				g, _ := approx.Cached(&got.Messages[i])
+				w, _ := approx.Cached(&want.Messages[i])
+				if g != w {
+					t.Fatalf("at %d messages: message %d carries estimate %d, want %d", n, i, g, w)
+				}
+			}
+			if got.Shared > len(base) || got.Shared > len(got.Messages) {
+				t.Fatalf("shared %d of a base of %d", got.Shared, len(base))
+			}
+			if len(base) > 0 && encode(t, base) != baseJSON {
+				t.Fatalf("at %d messages: the base was changed", n)
+			}
+			hz = got.Horizon
+			// The next base: this result, with spare capacity half the time.
+			base = got.Messages
+			if rapid.Bool().Draw(t, "spare") {
+				base = append(make([]history.Message, 0, len(base)+8), base...)
+			}
+			baseJSON = encode(t, base)
+		}
+	})
+}

@@ -15,7 +15,9 @@ type scratch struct {
 	res     []int32 // result indices of all batches, -1 for a missing result
 	mark    []bool  // per entry of res: the call's result was cleared
 	batches []batch
-	stubs   []stubOf // per message: its stub, once computed
+	stubs   []stubOf          // per message: its stub, once computed
+	repl    []history.Message // per message: its replacement, where from is fromRepl
+	from    []uint8
 }
 
 // stubOf is a result's stub and the estimate of the result with it.

@@ -233,3 +233,35 @@ func Groups(msgs []Message) []Group {
 	}
 	return gs
 }
+
+// NormalizeGrow is [Normalize] for a list that usually grew by appending:
+// when everything before the last assistant message with tool calls is
+// normalized, only the messages from there on are paired again, and when
+// their repair only appends (synthesized results for the trailing calls),
+// out is msgs extended in place, written into its spare capacity, instead of
+// a copy of the whole list. The caller must hold no slice of msgs's array
+// longer than msgs. out is the same list Normalize returns.
+func NormalizeGrow(msgs []Message) (out []Message, changed bool) {
+	a := len(msgs) - 1
+	for a >= 0 && !msgs[a].HasToolCalls() {
+		a--
+	}
+	if a < 0 || !Normalized(msgs[:a]) {
+		return Normalize(msgs)
+	}
+	tail, changed := Normalize(msgs[a:])
+	if !changed {
+		return msgs, false
+	}
+	n := len(msgs) - a
+	extends := len(tail) >= n
+	for i := 0; extends && i < n; i++ {
+		extends = Same(&tail[i], &msgs[a+i])
+	}
+	if extends {
+		return append(msgs, tail[n:]...), true
+	}
+	out = make([]Message, a, a+len(tail))
+	copy(out, msgs[:a])
+	return append(out, tail...), true
+}

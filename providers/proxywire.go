@@ -177,61 +177,10 @@ func MatchProjection(req, proj []history.Message) []Slot {
 			continue
 		}
 		src := list[j]
-		out[i] = Slot{Src: src, Same: sameMessage(&proj[i], &req[src])}
+		out[i] = Slot{Src: src, Same: history.Same(&proj[i], &req[src])}
 		cursor = src + 1
 	}
 	return out
-}
-
-// sameMessage reports whether a and b have the same fields (what
-// history.Equal compares, without encoding them).
-func sameMessage(a, b *history.Message) bool {
-	if a.ID != b.ID || a.Role != b.Role || a.ToolCallID != b.ToolCallID || a.ToolName != b.ToolName ||
-		a.Reasoning != b.Reasoning || len(a.ToolCalls) != len(b.ToolCalls) ||
-		len(a.ReasoningDetails) != len(b.ReasoningDetails) || len(a.Extra) != len(b.Extra) ||
-		a.Content.IsAbsent() != b.Content.IsAbsent() || a.Content.IsString() != b.Content.IsString() {
-		return false
-	}
-	if a.Content.IsString() {
-		if a.Content.Text() != b.Content.Text() {
-			return false
-		}
-	} else {
-		pa, pb := a.Content.PartList(), b.Content.PartList()
-		if len(pa) != len(pb) || (pa == nil) != (pb == nil) {
-			return false
-		}
-		for i := range pa {
-			if pa[i].Type != pb[i].Type || pa[i].Text != pb[i].Text || !bytes.Equal(pa[i].Raw, pb[i].Raw) {
-				return false
-			}
-		}
-	}
-	for i := range a.ToolCalls {
-		x, y := &a.ToolCalls[i], &b.ToolCalls[i]
-		if x.ID != y.ID || x.Name != y.Name || x.Arguments != y.Arguments || x.Input != y.Input ||
-			x.ThoughtSignature != y.ThoughtSignature || !sameRaw(x.Extra, y.Extra) {
-			return false
-		}
-	}
-	for i := range a.ReasoningDetails {
-		if !bytes.Equal(a.ReasoningDetails[i], b.ReasoningDetails[i]) {
-			return false
-		}
-	}
-	return sameRaw(a.Extra, b.Extra)
-}
-
-func sameRaw(a, b map[string]json.RawMessage) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // slotKey is the identity of a message for [MatchProjection].

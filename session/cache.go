@@ -1,8 +1,6 @@
 package session
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"strconv"
 	"time"
@@ -173,21 +171,21 @@ func (c *cacheState) cold(now time.Time, cc providers.CacheCost) bool {
 }
 
 // predict returns the reuse of a request of msgs with prefix tokens against
-// the previous request and its answer.
-func (c *cacheState) predict(est *history.Estimator, msgs []history.Message, prefix int, cold bool, cc providers.CacheCost) ReuseStats {
+// the previous request and its answer; msgs is known to share its first
+// shared messages with the previous request.
+func (c *cacheState) predict(est *history.Estimator, msgs []history.Message, shared, prefix int, cold bool, cc providers.CacheCost) ReuseStats {
 	r := ReuseStats{RequestTokens: prefix, CacheCold: cold, ClearedHorizon: c.horizon.Messages,
 		Pricing: Pricing{Read: cc.Read, Write: cc.Write, TTLSeconds: int(cc.TTL / time.Second)}}
 	for i := range msgs {
 		r.RequestTokens += est.Message(&msgs[i])
 	}
 	if !cold && c.prev != nil && prefix == c.prevPrefix {
+		n := c.common(msgs, shared)
 		r.ReusedTokens = prefix
-		n := 0
-		for n < len(msgs) && n < len(c.prev) && sameMessage(&msgs[n], &c.prev[n]) {
-			r.ReusedTokens += est.Message(&msgs[n])
-			n++
+		for i := range n {
+			r.ReusedTokens += est.Message(&msgs[i])
 		}
-		if n == len(c.prev) && c.resp != nil && n < len(msgs) && sameMessage(&msgs[n], c.resp) {
+		if n == len(c.prev) && c.resp != nil && n < len(msgs) && history.Same(&msgs[n], c.resp) {
 			r.ReusedTokens += est.Message(&msgs[n])
 			n++
 		}
@@ -211,13 +209,21 @@ type ProjectionBase struct {
 	Keep     int
 }
 
-// sent remembers the request just prepared and returns its relation to
-// the previous one.
-func (c *cacheState) sent(msgs []history.Message, prefix int, now time.Time, pred ReuseStats) ProjectionBase {
-	b := ProjectionBase{Previous: c.rev}
-	for b.Keep < len(msgs) && b.Keep < len(c.prev) && sameMessage(&msgs[b.Keep], &c.prev[b.Keep]) {
-		b.Keep++
+// common is the number of leading messages msgs shares with the previous
+// request, knowing that it shares the first shared.
+func (c *cacheState) common(msgs []history.Message, shared int) int {
+	n := min(shared, len(msgs), len(c.prev))
+	for n < len(msgs) && n < len(c.prev) && history.Same(&msgs[n], &c.prev[n]) {
+		n++
 	}
+	return n
+}
+
+// sent remembers the request just prepared (msgs, sharing its first shared
+// messages with the previous one) and returns its relation to the previous
+// one.
+func (c *cacheState) sent(msgs []history.Message, shared, prefix int, now time.Time, pred ReuseStats) ProjectionBase {
+	b := ProjectionBase{Previous: c.rev, Keep: c.common(msgs, shared)}
 	if c.nonce == "" {
 		c.nonce = newID(now)
 	}
@@ -227,60 +233,6 @@ func (c *cacheState) sent(msgs []history.Message, prefix int, now time.Time, pre
 	c.prev, c.prevPrefix, c.resp, c.last = msgs, prefix, nil, now
 	c.predicted = &pred
 	return b
-}
-
-// sameMessage reports whether a and b encode to the same bytes.
-func sameMessage(a, b *history.Message) bool {
-	if a.Role != b.Role || a.ID != b.ID || a.ToolCallID != b.ToolCallID || a.ToolName != b.ToolName ||
-		a.Reasoning != b.Reasoning || len(a.ToolCalls) != len(b.ToolCalls) ||
-		len(a.ReasoningDetails) != len(b.ReasoningDetails) || !sameRaw(a.Extra, b.Extra) || !sameContent(a.Content, b.Content) {
-		return false
-	}
-	for i := range a.ToolCalls {
-		x, y := &a.ToolCalls[i], &b.ToolCalls[i]
-		if x.ID != y.ID || x.Name != y.Name || x.Arguments != y.Arguments || x.Input != y.Input ||
-			x.ThoughtSignature != y.ThoughtSignature || !sameRaw(x.Extra, y.Extra) {
-			return false
-		}
-	}
-	for i := range a.ReasoningDetails {
-		if !bytes.Equal(a.ReasoningDetails[i], b.ReasoningDetails[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameContent(a, b history.Content) bool {
-	if a.IsAbsent() != b.IsAbsent() || a.IsString() != b.IsString() {
-		return false
-	}
-	if a.IsString() {
-		return a.Text() == b.Text()
-	}
-	pa, pb := a.PartList(), b.PartList()
-	if len(pa) != len(pb) || (pa == nil) != (pb == nil) {
-		return false
-	}
-	for i := range pa {
-		if pa[i].Type != pb[i].Type || pa[i].Text != pb[i].Text || !bytes.Equal(pa[i].Raw, pb[i].Raw) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameRaw(a, b map[string]json.RawMessage) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		w, ok := b[k]
-		if !ok || !bytes.Equal(v, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // ceiling is what a request's projection plus prefix must stay under on e
@@ -296,7 +248,7 @@ func (e *env) ceiling() int {
 // reuseStats predicts the reuse of projection p on e against the last
 // request sent.
 func (s *Session) reuseStats(e *env, p projection) *ReuseStats {
-	r := s.cache.predict(s.est, p.msgs, e.prefix, p.cold, e.cost)
+	r := s.cache.predict(s.est, p.msgs, p.shared, e.prefix, p.cold, e.cost)
 	r.ClearedHorizon, r.HeldTokens = p.horizon.Messages, p.clear.HeldTokens
 	if s.cache.reported != nil {
 		rep := *s.cache.reported

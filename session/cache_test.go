@@ -339,3 +339,46 @@ func TestColdCacheCompactsNearThreshold(t *testing.T) {
 		})
 	}
 }
+
+// A request's projection is built on the previous one, in place when it only
+// grew: every projection handed out stays exactly as it was when returned,
+// while later requests, responses and stats run, and each equals what a
+// freshly restarted daemon projects for the same history.
+func TestProjectionsHandedOutStayIntact(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, session.Options{Clock: clk.now}, "")
+	id := e.open(session.OpenParams{Provider: "offline", Model: "m", ContextWindow: 64000})
+	e.setPolicy(id, cachePolicy)
+	var pending []history.Message
+	var results []*session.PrepareResult
+	var encoded []string
+	for _, m := range turns(30, 2400) {
+		if m.Role != history.Assistant {
+			pending = append(pending, m)
+			continue
+		}
+		clk.advance(time.Second)
+		r := prepare(t, e, session.PrepareParams{SessionID: id, Messages: pending}, nil)
+		pending = nil
+		results, encoded = append(results, r), append(encoded, jsonOf(t, r.Messages))
+		if _, err := e.m.RecordResponse(context.Background(), session.RecordParams{SessionID: id, Message: m}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.m.ProjectionStats(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range results {
+		if jsonOf(t, r.Messages) != encoded[i] {
+			t.Fatalf("request %d: its projection changed after it was returned", i)
+		}
+	}
+	last := prepare(t, e, session.PrepareParams{SessionID: id}, nil)
+	e.restart("")
+	if _, err := e.m.OpenSession(context.Background(), session.OpenParams{SessionID: id}); err != nil {
+		t.Fatal(err)
+	}
+	if fresh := prepare(t, e, session.PrepareParams{SessionID: id}, nil); jsonOf(t, fresh.Messages) != jsonOf(t, last.Messages) {
+		t.Fatal("the projection built on the previous request differs from a fresh one")
+	}
+}

@@ -408,7 +408,7 @@ func (s *Session) switchModel(ctx context.Context, p SwitchParams, prog Progress
 
 	e := s.env(next, s.reserved, s.prefix)
 	if e.pol.AutoCompaction.CompactOnModelSwitch && e.th.Threshold > 0 {
-		proj := s.project(s.live, e, false)
+		proj := s.project(s.live, e, false, false)
 		if proj.tokens+e.prefix >= e.th.Threshold {
 			// No envelope and no two-pass note: both belong to the old route.
 			report, err := s.compactHistory(ctx, s.live, compactJob{

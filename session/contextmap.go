@@ -265,8 +265,10 @@ func (s *Session) requestRecord(e *env, p projection, msgs []history.Message, re
 	if p.clear.ClearedResults == 0 {
 		return d
 	}
+	// The first p.shared messages were in the previous request, whose
+	// record holds their stubs.
 	var fresh []*history.Message
-	for i := range p.msgs {
+	for i := p.shared; i < len(p.msgs); i++ {
 		m := &p.msgs[i]
 		if clearing.IsStub(m) {
 			if _, seen := s.cm.clearedAt[m.ToolCallID]; !seen {
@@ -312,7 +314,7 @@ func resultTokens(est *history.Estimator, msgs []history.Message) map[string]int
 func (s *Session) contextMap() (*ContextMap, error) {
 	s.syncEstimator()
 	e := s.env(s.route, s.reserved, s.prefix)
-	p := s.view(e, e.anthropicEdits(s.skipClearing))
+	p := s.view(e, e.anthropicEdits(s.skipClearing), false)
 	st := s.stats(e, p)
 	s.setSnapshot(st)
 

@@ -92,19 +92,31 @@ type projection struct {
 	trimmed  bool
 	horizon  clearing.Horizon // the cleared horizon after this projection
 	cold     bool             // the route's prompt cache had expired
+	// shared is the number of leading messages msgs shares with the last
+	// request sent (cacheState.prev), when the projection was built on it
+	// (base); the reuse and delta comparisons start there.
+	shared int
 }
 
 // project normalizes msgs and clears old tool results (steps 2 and 3 of §5).
-// It never modifies msgs.
-func (s *Session) project(msgs []history.Message, e *env, skipClearing bool) projection {
-	norm, _ := history.Normalize(msgs)
+// It never modifies msgs; it may write past their end, into the spare
+// capacity of msgs's array (history.NormalizeGrow). With base, the
+// projection is built on the last request sent (clearing.Request.Base):
+// only a projection whose result is not kept past the operation, or is the
+// next request, may be built on it.
+func (s *Session) project(msgs []history.Message, e *env, skipClearing, base bool) projection {
+	norm, _ := history.NormalizeGrow(msgs)
 	var p projection
 	p.horizon, p.cold = s.cache.horizon, s.cache.cold(s.m.now(), e.cost)
 	if e.clear.Enabled && !skipClearing {
-		r := clearing.Project(s.est, norm, clearing.Request{Policy: e.clear, Budget: e.budget,
+		req := clearing.Request{Policy: e.clear, Budget: e.budget,
 			Horizon: s.cache.horizon, CacheCold: p.cold, Memo: s.cache.memo,
-			Pricing: clearing.Pricing{Read: e.cost.Read, Write: e.cost.Write}})
-		p.msgs, p.clear, p.horizon = r.Messages, r.Stats, r.Horizon
+			Pricing: clearing.Pricing{Read: e.cost.Read, Write: e.cost.Write}}
+		if base {
+			req.Base = s.cache.prev
+		}
+		r := clearing.Project(s.est, norm, req)
+		p.msgs, p.clear, p.horizon, p.shared = r.Messages, r.Stats, r.Horizon, r.Shared
 		p.original, p.tokens = p.clear.OriginalTokens, p.clear.ProjectedTokens
 	} else {
 		p.msgs = norm
@@ -182,12 +194,13 @@ func (s *Session) trim(p *projection, e *env) {
 	p.msgs = out
 	p.tokens = leadTokens + suffix[start]
 	p.trimmed = true
+	p.shared = 0 // a new list
 }
 
 // view is the projection of the live history as the next request would see
-// it without compacting: normalized, cleared, trimmed.
-func (s *Session) view(e *env, skipClearing bool) projection {
-	p := s.project(s.live, e, skipClearing)
+// it without compacting: normalized, cleared, trimmed. base: see project.
+func (s *Session) view(e *env, skipClearing, base bool) projection {
+	p := s.project(s.live, e, skipClearing, base)
 	s.trim(&p, e)
 	return p
 }
@@ -222,7 +235,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	}
 
 	// 2–3. Normalize and clear.
-	proj := s.project(pre, e, skip)
+	proj := s.project(pre, e, skip, true)
 	// The new messages (estimated copies) are committed once: with a
 	// compaction boundary when one succeeds, else in their own event. An
 	// error reply means neither was written.
@@ -246,7 +259,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		}
 		if ok {
 			fresh = nil // committed with the boundary
-			proj = s.project(s.live, e, skip)
+			proj = s.project(s.live, e, skip, true)
 		}
 		report = res
 	case auto && proj.tokens+prefix >= e.th.Soft && s.cache.prefireDue(proj.tokens, e.th.Threshold):
@@ -275,16 +288,27 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	}
 
 	// 6. Result.
-	// A copy: the projection may share its array with the live history.
-	res := &PrepareResult{Messages: append([]history.Message{}, proj.msgs...), Compaction: report, Trimmed: proj.trimmed}
+	// The projection is the next request's base (project): it must not
+	// share its array with the live history, whose spare capacity takes
+	// the next messages.
+	msgs := proj.msgs
+	if aliases(msgs, pre) || aliases(msgs, s.live) {
+		msgs = slices.Clone(msgs)
+	}
+	res := &PrepareResult{Messages: msgs, Compaction: report, Trimmed: proj.trimmed}
 	if p.NativeContextEdits && providers.WireOf(e.route.Provider) == providers.WireAnthropic {
 		res.ContextManagement = contextEdits(e)
 	}
 	res.Stats = s.stats(e, proj)
-	res.Base = s.cache.sent(res.Messages, prefix, s.m.now(), *res.Stats.Reuse)
+	res.Base = s.cache.sent(res.Messages, proj.shared, prefix, s.m.now(), *res.Stats.Reuse)
 	s.setSnapshot(res.Stats)
 	s.notifyPressure(res.Stats)
 	return res, nil
+}
+
+// aliases reports whether a and b start at the same element of one array.
+func aliases(a, b []history.Message) bool {
+	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
 }
 
 // prefire starts pass 1 of two-pass compaction in the background (§8.6).

@@ -444,7 +444,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	if r.System != "" || len(r.Tools) > 0 {
 		envelope = &compaction.Envelope{Provider: e.route.Provider, Model: e.route.Model, System: r.System, Tools: slices.Clone(r.Tools)}
 	}
-	proj := s.project(pre, e, false)
+	proj := s.project(pre, e, false, false)
 
 	plan := &ProxyPlan{SessionID: s.id, Disposition: disp}
 	turn := &proxyTurn{key: key, disp: disp, keys: keys, msgs: r.Messages, c: c, window: r.WindowID}
@@ -463,7 +463,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		}
 		if ok {
 			s.proxyCompacted(pre, keys, px.covered, px.head)
-			proj = s.project(s.live, e, false)
+			proj = s.project(s.live, e, false, false)
 		}
 		plan.Compaction = res
 	case auto && proj.tokens+prefix >= e.th.Soft:

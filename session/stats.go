@@ -70,7 +70,7 @@ func satAdd(a, b int) int {
 func (s *Session) refreshStats() Stats {
 	s.syncEstimator()
 	e := s.env(s.route, s.reserved, s.prefix)
-	st := s.stats(e, s.view(e, e.anthropicEdits(s.skipClearing)))
+	st := s.stats(e, s.view(e, e.anthropicEdits(s.skipClearing), true))
 	s.setSnapshot(st)
 	return st
 }
