@@ -277,6 +277,8 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	sc.structure(msgs)
 	sc.protect(msgs, p, local, &st)
 	ps := pass{est: est, memo: r.Memo, tok: est.Tokenizer(), msgs: msgs, sc: sc, st: &st, limit: len(msgs), base: r.Base}
+	ps.idx = r.Memo.takeIndex()
+	defer r.Memo.putIndex(ps.idx)
 	sv := ps.savings(hz.Messages)
 	before, held, end := sv.before, sv.after, sv.end
 	advance := held > 0
@@ -419,6 +421,7 @@ type pass struct {
 	sc        *scratch
 	st        *Stats
 	base      []history.Message // Request.Base
+	idx       *[]indexedStub    // the memo's per-index stubs, owned by this pass
 	changed   bool              // some message is replaced (scratch.from)
 	reduction int               // estimate removed so far
 }
@@ -466,8 +469,26 @@ func (ps *pass) stubOf(i int) (string, int) {
 	if o := ps.sc.owner[i]; name == "" && o >= 0 {
 		name = ps.msgs[ps.sc.batches[o].asst].ToolCalls[ps.sc.callOf[i]].Name
 	}
+	// A plain result's stub depends on its key alone: the last
+	// projection's stub at this index serves when the key is the same.
+	plain := ps.idx != nil && len(m.ToolCalls) == 0 && m.Reasoning == "" && m.ReasoningDetails == nil
+	k := stubKey{tok: ps.tok, name: name, id: m.ToolCallID, n: ps.sc.toks[i]}
+	if plain && i < len(*ps.idx) {
+		if e := &(*ps.idx)[i]; e.key == k {
+			ps.sc.stubs[i] = stubOf{text: e.text, tokens: e.tokens, ok: true}
+			return e.text, e.tokens
+		}
+	}
 	text, n := ps.memo.stub(ps.est, ps.tok, m, name, ps.sc.toks[i])
 	ps.sc.stubs[i] = stubOf{text: text, tokens: n, ok: true}
+	if plain {
+		idx := *ps.idx
+		if len(idx) <= i {
+			idx = append(idx, make([]indexedStub, len(ps.msgs)-len(idx))...)
+		}
+		idx[i] = indexedStub{key: k, text: text, tokens: n}
+		*ps.idx = idx
+	}
 	return text, n
 }
 

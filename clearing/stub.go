@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vtcode/vtcode-ls/history"
 )
@@ -243,6 +244,38 @@ type Memo struct {
 	// its stub, that of a synthesized result, a large input); the bound is
 	// memoLimit plus eight times that.
 	warmed int
+	// byIndex holds the stub of each message index from the last
+	// projection, checked against its key on use: a history that grows
+	// finds its old results' stubs without hashing. One projection owns it
+	// at a time (taken with Swap); a concurrent one goes without.
+	byIndex atomic.Pointer[[]indexedStub]
+}
+
+// indexedStub is the stub of the plain result at one index, with the key it
+// was computed for.
+type indexedStub struct {
+	key    stubKey
+	text   string
+	tokens int
+}
+
+// takeIndex returns the per-index stubs for one projection to use and
+// extend (nil without a memo, or while another projection holds them).
+func (m *Memo) takeIndex() *[]indexedStub {
+	if m == nil {
+		return nil
+	}
+	if p := m.byIndex.Swap(nil); p != nil {
+		return p
+	}
+	return new([]indexedStub)
+}
+
+// putIndex hands the per-index stubs back.
+func (m *Memo) putIndex(p *[]indexedStub) {
+	if m != nil && p != nil {
+		m.byIndex.Store(p)
+	}
 }
 
 // NewMemo returns an empty memo.

@@ -3,6 +3,7 @@ package transcript
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -47,8 +48,42 @@ type chatConv struct {
 	names      map[string]string // call id → tool name
 }
 
-func convertChat(objs []map[string]json.RawMessage, format string) (*Transcript, error) {
+// textProtocol is how an agent that talks to its model in plain text
+// (mini-swe-agent, SWE-agent without function calling) marks its actions:
+// action returns the command an assistant message runs ("" for none), and
+// observation reports whether the user-role message after it is that
+// command's output. Each such pair is imported as a tool call and its
+// result, which is what it was: the command and what it printed.
+type textProtocol struct {
+	action      func(o map[string]json.RawMessage, text string) string
+	observation func(text string) bool
+}
+
+// miniSWEAction is mini-swe-agent's action syntax: exactly one bash block.
+var miniSWEAction = regexp.MustCompile("(?s)```bash\\s*\\n(.*?)\\n```")
+
+// miniSWEProtocol: the action is the message's only bash block, and its
+// observation starts with the return code.
+var miniSWEProtocol = &textProtocol{
+	action: func(_ map[string]json.RawMessage, text string) string {
+		if m := miniSWEAction.FindAllStringSubmatch(text, 2); len(m) == 1 {
+			return strings.TrimSpace(m[0][1])
+		}
+		return ""
+	},
+	observation: func(text string) bool { return strings.HasPrefix(strings.TrimSpace(text), "<returncode>") },
+}
+
+// sweAgentProtocol: the action is the message's action field, and the user
+// message that follows it is its observation.
+var sweAgentProtocol = &textProtocol{
+	action:      func(o map[string]json.RawMessage, _ string) string { return strings.TrimSpace(str(o["action"])) },
+	observation: func(string) bool { return true },
+}
+
+func convertChat(objs []map[string]json.RawMessage, format string, proto *textProtocol) (*Transcript, error) {
 	c := &chatConv{b: newBuilder(format), names: map[string]string{}}
+	var action *history.ToolCall // the text action the next message answers
 	for i, o := range objs {
 		m, ok, err := c.message(o)
 		if err != nil {
@@ -56,6 +91,19 @@ func convertChat(objs []map[string]json.RawMessage, format string) (*Transcript,
 		}
 		if !ok {
 			continue
+		}
+		switch {
+		case action != nil && m.Role == history.User:
+			m.Role, m.ToolCallID, m.ToolName = history.Tool, action.ID, action.Name
+			action = nil
+		case proto != nil && m.Role == history.Assistant && len(m.ToolCalls) == 0 && i+1 < len(objs):
+			next := objs[i+1]
+			if cmd := proto.action(o, m.Content.Text()); cmd != "" && str(next["role"]) == "user" {
+				if nc, err := contentOf(next["content"]); err == nil && proto.observation(nc.Text()) {
+					call := history.ToolCall{ID: c.b.callID(""), Name: "bash", Input: cmd}
+					m.ToolCalls, action = []history.ToolCall{call}, &call
+				}
+			}
 		}
 		c.b.add(m)
 	}
@@ -177,7 +225,7 @@ func argumentsOf(v json.RawMessage) string {
 // otherwise the trajectory of (thought, action, observation) steps.
 func convertSWEAgent(o map[string]json.RawMessage) (*Transcript, error) {
 	if h, ok := objectArray(o["history"]); ok && len(h) > 0 {
-		t, err := convertChat(h, FormatSWEAgent)
+		t, err := convertChat(h, FormatSWEAgent, sweAgentProtocol)
 		if err != nil {
 			return nil, fmt.Errorf("history: %w", err)
 		}

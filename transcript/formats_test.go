@@ -261,6 +261,39 @@ func TestSWEAgentToolCallingHistory(t *testing.T) {
 	}
 }
 
+// mini-swe-agent's commands are bash blocks in the assistant's text and
+// their output the next user message: each pair is a call and its result.
+// A message with no block or two of them ran nothing (the agent answered
+// with a format reminder), and so does a block the session ends on.
+func TestMiniSWEAgentTextActions(t *testing.T) {
+	block := func(cmd string) string { return "```bash\\n" + cmd + "\\n```" }
+	tr := parse(t, `{"info":{"mini_version":"1.15.0"},"trajectory_format":"mini-swe-agent-1","messages":[
+	  {"role":"system","content":"s"},{"role":"user","content":"task"},
+	  {"role":"assistant","content":"THOUGHT: look\n`+block("ls -F")+`"},
+	  {"role":"user","content":"<returncode>0</returncode>\n<output>\na.py\n</output>"},
+	  {"role":"assistant","content":"THOUGHT: two\n`+block("ls")+block("pwd")+`"},
+	  {"role":"user","content":"Please always provide EXACTLY ONE action in triple backticks."},
+	  {"role":"assistant","content":"THOUGHT: test\n`+block("pytest -q")+`"},
+	  {"role":"user","content":"<returncode>1</returncode>\n<output>\n1 failed\n</output>"},
+	  {"role":"assistant","content":"THOUGHT: done\n`+block("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")+`"}]}`)
+	var got []string
+	for _, m := range tr.Messages {
+		line := string(m.Role)
+		for _, c := range m.ToolCalls {
+			line += " call(" + c.Name + " " + c.Input + ")"
+		}
+		if m.Role == history.Tool {
+			line += " result(" + m.ToolName + "): " + m.Text()
+		}
+		got = append(got, line)
+	}
+	want := []string{"system", "user", "assistant call(bash ls -F)", "tool result(bash): <returncode>0</returncode>\n<output>\na.py\n</output>",
+		"assistant", "user", "assistant call(bash pytest -q)", "tool result(bash): <returncode>1</returncode>\n<output>\n1 failed\n</output>", "assistant"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func TestMiniSWEAgent(t *testing.T) {
 	tr := parse(t, `{"info":{"mini_version":"1.15.0"},"messages":[{"role":"system","content":"s"},{"role":"user","content":"task"},{"role":"assistant","content":"THOUGHT: x\n`+"```bash\\nls\\n```"+`"}],"trajectory_format":"mini-swe-agent-1"}`)
 	if tr.Format != transcript.FormatMiniSWEAgent || len(tr.Messages) != 3 {

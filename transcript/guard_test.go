@@ -25,7 +25,7 @@ func TestGeminiThroughChatReaderIsRefused(t *testing.T) {
 	if !ok {
 		t.Fatal("fixture is not a list of objects")
 	}
-	tr, err := convertChat(objs, FormatChat)
+	tr, err := convertChat(objs, FormatChat, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -248,7 +248,7 @@ func parseDocument(doc json.RawMessage, name string) (t *Transcript, err error, 
 				t, err := convertProtocol(elems)
 				return t, wrap(name, err), true
 			}
-			t, err := convertChat(objs, FormatChat)
+			t, err := convertChat(objs, FormatChat, nil)
 			return t, wrap(name, err), true
 		}
 		return nil, nil, false
@@ -272,7 +272,7 @@ func parseDocument(doc json.RawMessage, name string) (t *Transcript, err error, 
 	switch {
 	case isMiniSWEAgent(obj):
 		msgs, _ := objectArray(obj["messages"])
-		t, err := convertChat(msgs, FormatMiniSWEAgent)
+		t, err := convertChat(msgs, FormatMiniSWEAgent, miniSWEProtocol)
 		return t, wrap(name, err), true
 	case isSWEAgent(obj):
 		t, err := convertSWEAgent(obj)
@@ -284,7 +284,7 @@ func parseDocument(doc json.RawMessage, name string) (t *Transcript, err error, 
 	case hasKey(obj, "messages"):
 		msgs, ok := objectArray(obj["messages"])
 		if ok && len(msgs) > 0 && hasKey(msgs[0], "role") {
-			t, err := convertChat(msgs, FormatChat)
+			t, err := convertChat(msgs, FormatChat, nil)
 			return t, wrap(name, err), true
 		}
 	}
@@ -348,7 +348,7 @@ func parseJSONL(data []byte, name string) (*Transcript, error) {
 		for i, l := range lines {
 			objs[i] = l.obj
 		}
-		t, err = convertChat(objs, FormatChat)
+		t, err = convertChat(objs, FormatChat, nil)
 	case FormatMessages:
 		t, err = convertProtocolLines(lines)
 	default:
