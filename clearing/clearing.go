@@ -268,18 +268,35 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 		total += n
 	}
 	st.OriginalTokens, st.ProjectedTokens = total, total
+	// The memo's record of its last projection; a projection that cannot
+	// have it (another one holds it) extends nothing in place either.
+	base := r.Base
+	fz, own := r.Memo.takeFrozen()
+	defer r.Memo.putFrozen(fz)
+	if r.Memo != nil && !own {
+		base = nil
+	}
 	if !p.Enabled || total <= local {
-		ps := pass{est: est, msgs: msgs, sc: sc, base: r.Base}
-		out, shared := ps.output()
+		fz.invalidate()
+		ps := pass{est: est, msgs: msgs, sc: sc, base: base}
+		out, shared := ps.output(0)
 		return Result{Messages: out, Stats: st, Horizon: hz, Shared: shared}
 	}
 
 	sc.structure(msgs)
 	sc.protect(msgs, p, local, &st)
-	ps := pass{est: est, memo: r.Memo, tok: est.Tokenizer(), msgs: msgs, sc: sc, st: &st, limit: len(msgs), base: r.Base}
+	ps := pass{est: est, memo: r.Memo, tok: est.Tokenizer(), msgs: msgs, sc: sc, st: &st, limit: len(msgs), base: base}
 	ps.idx = r.Memo.takeIndex()
 	defer r.Memo.putIndex(ps.idx)
-	sv := ps.savings(hz.Messages)
+	key := frozenKey{policy: p, budget: b, tok: ps.tok}
+	lo, from := 0, partial{}
+	if own {
+		if lo = ps.frozenPrefix(fz, key, hz.Messages); lo > 0 {
+			from = fz.cum[lo]
+		}
+	}
+	sc.perMessage(lo)
+	sv := ps.savings(hz.Messages, lo, from)
 	before, held, end := sv.before, sv.after, sv.end
 	advance := held > 0
 	if advance && p.Stepped() {
@@ -299,19 +316,28 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	} else {
 		ps.limit = hz.Messages
 	}
-	ps.replaceResults()
-	ps.editCalls(p.ClearToolInputs)
+	ps.replaceResults(lo, from)
+	ps.editCalls(p.ClearToolInputs, lo, from)
 	st.ProjectedTokens = total - ps.reduction
-	out, shared := ps.output()
+	out, shared := ps.output(lo)
+	if own {
+		ps.record(fz, key, lo, out)
+	}
 	return Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance, Shared: shared}
 }
 
 // output materializes the projection: Base extended when it is a prefix of
 // it, else msgs itself when nothing changed, else a copy with the changes.
 // shared is the number of leading messages in common with Base.
-func (ps *pass) output() (out []history.Message, shared int) {
+//
+// The first lo messages are the last projection's (frozenPrefix): Base's.
+func (ps *pass) output(lo int) (out []history.Message, shared int) {
 	msgs, sc, base := ps.msgs, ps.sc, ps.base
+	shared = lo
 	at := func(i int) *history.Message {
+		if i < lo {
+			return &base[i]
+		}
 		if ps.changed {
 			switch sc.from[i] {
 			case fromRepl:
@@ -332,10 +358,11 @@ func (ps *pass) output() (out []history.Message, shared int) {
 		for i := shared; i < len(msgs); i++ {
 			out = append(out, *at(i))
 		}
-	case !ps.changed:
+	case !ps.changed && lo == 0:
 		out = msgs
 	default:
-		out = make([]history.Message, len(msgs))
+		// Room to grow: the next projection extends this one in place.
+		out = make([]history.Message, len(msgs), len(msgs)+len(msgs)/4+16)
 		for i := range msgs {
 			out[i] = *at(i)
 		}
@@ -501,10 +528,12 @@ type saving struct {
 	before, after, end, tail, requests int
 }
 
-func (ps *pass) savings(from int) saving {
-	var sv saving
+// The first lo messages are the last projection's, whose sums over them are
+// sum.
+func (ps *pass) savings(from, lo int, sum partial) saving {
+	sv := saving{before: sum.stubRed, end: sum.end, requests: sum.requests}
 	first := -1
-	for i := range ps.msgs {
+	for i := lo; i < len(ps.msgs); i++ {
 		if ps.msgs[i].Role == history.Assistant {
 			sv.requests++
 		}
@@ -536,9 +565,14 @@ func (ps *pass) savings(from int) saving {
 // replaceResults stubs every unprotected result before ps.limit whose stub
 // reduces its estimate, and marks the calls of cleared results (new stubs
 // and stubs already in the input) for editCalls.
-func (ps *pass) replaceResults() {
+//
+// The first lo messages are the last projection's, whose sums over them are
+// sum.
+func (ps *pass) replaceResults(lo int, sum partial) {
 	sc, msgs := ps.sc, ps.msgs
-	for i := range msgs {
+	ps.st.ClearedResults += sum.cleared
+	ps.reduction += sum.stubRed
+	for i := lo; i < len(msgs); i++ {
 		m := &msgs[i]
 		if !ps.clearable(i) {
 			continue
@@ -558,8 +592,10 @@ func (ps *pass) replaceResults() {
 			ps.est.SetCached(&c, after)
 			ps.set(i, &c)
 			ps.reduction += n - after
+			sc.stubRed[i] = n - after
 		}
 		ps.st.ClearedResults++
+		sc.clearedAt[i] = 1
 		if o >= 0 {
 			sc.mark[sc.batches[o].first+sc.callOf[i]] = true
 			sc.batches[o].edit = true
@@ -570,11 +606,16 @@ func (ps *pass) replaceResults() {
 // editCalls removes the thought signature of every marked call and, with
 // clearInputs, replaces its arguments and input larger than
 // MaxKeptInputBytes, in a copy of the assistant message and its ToolCalls.
-func (ps *pass) editCalls(clearInputs bool) {
+//
+// The batches of the first lo messages are the last projection's, whose
+// sums over them are sum.
+func (ps *pass) editCalls(clearInputs bool, lo int, sum partial) {
 	sc := ps.sc
+	ps.st.ClearedInputs += sum.inputs
+	ps.reduction += sum.editRed
 	for bi := range sc.batches {
 		bt := &sc.batches[bi]
-		if !bt.edit {
+		if !bt.edit || int(bt.asst) < lo {
 			continue
 		}
 		a := &ps.msgs[bt.asst]
@@ -617,6 +658,7 @@ func (ps *pass) editCalls(clearInputs bool) {
 			}
 			if cleared {
 				ps.st.ClearedInputs++
+				sc.inputsAt[bt.asst]++
 			}
 		}
 		if calls == nil {
@@ -629,6 +671,7 @@ func (ps *pass) editCalls(clearInputs bool) {
 		ps.est.SetCached(&c, sc.toks[bt.asst]+delta)
 		ps.set(int(bt.asst), &c)
 		ps.reduction -= delta
+		sc.editRed[bt.asst] = -delta
 	}
 }
 

@@ -3,6 +3,7 @@ package clearing
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -363,52 +364,87 @@ func TestComposedStubTokens(t *testing.T) {
 	})
 }
 
-// A projection given the previous one as Base holds exactly what it holds
-// without it (fields and estimates), whatever the history and policy; it
-// extends Base's array only when Base is its prefix, and never changes the
-// messages of an earlier result.
-func TestPropertyBaseChangesNothing(t *testing.T) {
+// A projection built on the last one (its output as Base, the memo's record
+// of it) holds exactly what a projection from scratch holds (fields,
+// estimates, stats, horizon), whatever the history, the policy and how they
+// change between requests: the history growing, a message before the end
+// replaced, the policy or budget switched, the horizon reset, the cache
+// cold. It extends Base's array only past Base, so no earlier result ever
+// changes.
+func TestPropertyIncrementalIsFromScratch(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		full := genHistory(t)
 		full, _ = history.Normalize(full)
 		approx.Messages(full)
-		p := genPolicy(t)
-		p.ClearAtLeastTokens = rapid.IntRange(0, 1500).Draw(t, "step")
-		p.CacheAware = rapid.Bool().Draw(t, "cacheAware")
-		b := genBudget(t)
+		policies := []Policy{genPolicy(t), genPolicy(t)}
+		for i := range policies {
+			policies[i].ClearAtLeastTokens = rapid.IntRange(0, 1500).Draw(t, "step")
+			policies[i].CacheAware = rapid.Bool().Draw(t, "cacheAware")
+		}
+		budgets := []Budget{genBudget(t), genBudget(t)}
 		memo := NewMemo()
 		var base []history.Message
-		var baseJSON string
+		var held [][]history.Message
+		var heldJSON []string
 		var hz Horizon
+		msgs := []history.Message{}
 		for n := 0; n <= len(full); n += rapid.IntRange(1, 3).Draw(t, "grow") {
-			msgs := full[:n:n]
-			req := Request{Policy: p, Budget: b, Horizon: hz, Memo: memo, CacheCold: rapid.Bool().Draw(t, "cold")}
+			msgs = append(msgs[:min(len(msgs), n)], full[len(msgs[:min(len(msgs), n)]):n]...)
+			switch rapid.IntRange(0, 9).Draw(t, "change") {
+			case 0: // a message before the end replaced
+				if len(msgs) > 1 {
+					i := rapid.IntRange(0, len(msgs)-2).Draw(t, "at")
+					if msgs[i].Role == history.Tool {
+						c := msgs[i].WithContent(history.Text("changed " + filler(rapid.IntRange(0, 300).Draw(t, "new"))))
+						approx.Message(&c)
+						msgs = append([]history.Message{}, msgs...)
+						msgs[i] = c
+					}
+				}
+			case 1:
+				hz = Horizon{}
+			}
+			req := Request{
+				Policy:    policies[rapid.IntRange(0, 1).Draw(t, "policy")],
+				Budget:    budgets[rapid.IntRange(0, 1).Draw(t, "budget")],
+				Horizon:   hz,
+				CacheCold: rapid.Bool().Draw(t, "cold"),
+			}
 			want := Project(approx, msgs, req)
-			req.Base = base
+			req.Memo, req.Base = memo, base
 			got := Project(approx, msgs, req)
-			if encode(t, got.Messages) != encode(t, want.Messages) || got.Stats != want.Stats || got.Horizon != want.Horizon {
-				t.Fatalf("at %d messages: with a base the projection differs", n)
+			if encode(t, got.Messages) != encode(t, want.Messages) || got.Stats != want.Stats || got.Horizon != want.Horizon || got.Advanced != want.Advanced {
+				t.Fatalf("at %d messages: built on the last projection, the result differs:\n got %+v\nwant %+v", len(msgs), got.Stats, want.Stats)
 			}
 			for i := range got.Messages {
 				g, _ := approx.Cached(&got.Messages[i])
 				w, _ := approx.Cached(&want.Messages[i])
 				if g != w {
-					t.Fatalf("at %d messages: message %d carries estimate %d, want %d", n, i, g, w)
+					t.Fatalf("at %d messages: message %d carries estimate %d, want %d", len(msgs), i, g, w)
 				}
 			}
 			if got.Shared > len(base) || got.Shared > len(got.Messages) {
 				t.Fatalf("shared %d of a base of %d", got.Shared, len(base))
 			}
-			if len(base) > 0 && encode(t, base) != baseJSON {
-				t.Fatalf("at %d messages: the base was changed", n)
+			for i := range held {
+				if encode(t, held[i]) != heldJSON[i] {
+					t.Fatalf("at %d messages: the projection returned %d requests ago changed", len(msgs), len(held)-i)
+				}
 			}
 			hz = got.Horizon
-			// The next base: this result, with spare capacity half the time.
-			base = got.Messages
-			if rapid.Bool().Draw(t, "spare") {
-				base = append(make([]history.Message, 0, len(base)+8), base...)
+			held, heldJSON = append(held, got.Messages), append(heldJSON, encode(t, got.Messages))
+			// The next base: this result (as the session does), or,
+			// sometimes, none or a copy of an earlier one (a later result
+			// may extend an earlier one's array: holding it, the caller
+			// may not pass the earlier one itself).
+			switch rapid.IntRange(0, 5).Draw(t, "base") {
+			case 0:
+				base = nil
+			case 1:
+				base = slices.Clone(held[rapid.IntRange(0, len(held)-1).Draw(t, "earlier")])
+			default:
+				base = got.Messages
 			}
-			baseJSON = encode(t, base)
 		}
 	})
 }

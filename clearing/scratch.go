@@ -18,6 +18,15 @@ type scratch struct {
 	stubs   []stubOf          // per message: its stub, once computed
 	repl    []history.Message // per message: its replacement, where from is fromRepl
 	from    []uint8
+	// normalized says msgs is normalized (structure's positional path).
+	normalized bool
+	// Per message, what this projection did there (for the memo's sums):
+	// the estimate its stub removed, the estimate its calls' edits
+	// removed, whether it is a cleared result, and its calls' inputs
+	// replaced.
+	stubRed, editRed []int
+	clearedAt        []uint8
+	inputsAt         []int32
 }
 
 // stubOf is a result's stub and the estimate of the result with it.
@@ -60,7 +69,8 @@ func (sc *scratch) structure(msgs []history.Message) {
 	}
 	sc.batches = sc.batches[:0]
 	sc.res = sc.res[:0]
-	if history.Normalized(msgs) {
+	sc.normalized = history.Normalized(msgs)
+	if sc.normalized {
 		for i := 0; i < n; i++ {
 			k := len(msgs[i].ToolCalls)
 			if k == 0 || msgs[i].Role != history.Assistant {
@@ -91,6 +101,18 @@ func (sc *scratch) structure(msgs []history.Message) {
 	}
 	sc.mark = grow(sc.mark, len(sc.res))
 	clear(sc.mark)
+}
+
+// perMessage readies the per-message records of a projection of the
+// structured messages whose first lo come from the last one.
+func (sc *scratch) perMessage(lo int) {
+	n := len(sc.owner)
+	sc.stubRed, sc.editRed = grow(sc.stubRed, n), grow(sc.editRed, n)
+	sc.clearedAt, sc.inputsAt = grow(sc.clearedAt, n), grow(sc.inputsAt, n)
+	clear(sc.stubRed[lo:])
+	clear(sc.editRed[lo:])
+	clear(sc.clearedAt[lo:])
+	clear(sc.inputsAt[lo:])
 	sc.stubs = grow(sc.stubs, n)
-	clear(sc.stubs)
+	clear(sc.stubs[lo:])
 }

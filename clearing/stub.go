@@ -249,6 +249,10 @@ type Memo struct {
 	// finds its old results' stubs without hashing. One projection owns it
 	// at a time (taken with Swap); a concurrent one goes without.
 	byIndex atomic.Pointer[[]indexedStub]
+	// frozen is the record of the last projection (frozen.go), owned like
+	// byIndex; frozenTaken says the first one was handed out.
+	frozen      atomic.Pointer[frozen]
+	frozenTaken atomic.Bool
 }
 
 // indexedStub is the stub of the plain result at one index, with the key it

@@ -170,24 +170,21 @@ func (c *cacheState) cold(now time.Time, cc providers.CacheCost) bool {
 	return c.last.IsZero() || cc.TTL <= 0 || now.Sub(c.last) > cc.TTL
 }
 
-// predict returns the reuse of a request of msgs with prefix tokens against
-// the previous request and its answer; msgs is known to share its first
-// shared messages with the previous request.
-func (c *cacheState) predict(est *history.Estimator, msgs []history.Message, shared, prefix int, cold bool, cc providers.CacheCost) ReuseStats {
-	r := ReuseStats{RequestTokens: prefix, CacheCold: cold, ClearedHorizon: c.horizon.Messages,
+// predict returns the reuse of a request of msgs (estimated at tokens, the
+// sum of their estimates) with prefix tokens against the previous request
+// and its answer; msgs is known to share its first shared messages with the
+// previous request. Only the messages after the shared ones are visited.
+func (c *cacheState) predict(est *history.Estimator, msgs []history.Message, tokens, shared, prefix int, cold bool, cc providers.CacheCost) ReuseStats {
+	r := ReuseStats{RequestTokens: prefix + tokens, CacheCold: cold, ClearedHorizon: c.horizon.Messages,
 		Pricing: Pricing{Read: cc.Read, Write: cc.Write, TTLSeconds: int(cc.TTL / time.Second)}}
-	for i := range msgs {
-		r.RequestTokens += est.Message(&msgs[i])
-	}
 	if !cold && c.prev != nil && prefix == c.prevPrefix {
 		n := c.common(msgs, shared)
-		r.ReusedTokens = prefix
-		for i := range n {
-			r.ReusedTokens += est.Message(&msgs[i])
-		}
 		if n == len(c.prev) && c.resp != nil && n < len(msgs) && history.Same(&msgs[n], c.resp) {
-			r.ReusedTokens += est.Message(&msgs[n])
 			n++
+		}
+		r.ReusedTokens = r.RequestTokens
+		for i := n; i < len(msgs); i++ {
+			r.ReusedTokens -= est.Message(&msgs[i])
 		}
 		r.ReusedMessages = n
 	}
@@ -248,7 +245,7 @@ func (e *env) ceiling() int {
 // reuseStats predicts the reuse of projection p on e against the last
 // request sent.
 func (s *Session) reuseStats(e *env, p projection) *ReuseStats {
-	r := s.cache.predict(s.est, p.msgs, p.shared, e.prefix, p.cold, e.cost)
+	r := s.cache.predict(s.est, p.msgs, p.tokens, p.shared, e.prefix, p.cold, e.cost)
 	r.ClearedHorizon, r.HeldTokens = p.horizon.Messages, p.clear.HeldTokens
 	if s.cache.reported != nil {
 		rep := *s.cache.reported

@@ -254,9 +254,8 @@ func (s *Session) applyRequest(d *requestData) {
 // requestRecord is the record of a prepared request whose projection is p
 // under e, made from msgs (the history it projected), with the results it
 // is the first to send cleared. reserved is the request's
-// reservedOutputTokens (nil: the policy's).
-func (s *Session) requestRecord(e *env, p projection, msgs []history.Message, reserved *int) requestData {
-	st := s.stats(e, p)
+// reservedOutputTokens (nil: the policy's), st its stats.
+func (s *Session) requestRecord(e *env, p projection, msgs []history.Message, reserved *int, st Stats) requestData {
 	d := requestData{
 		Turn: len(s.cm.turns) + 1, Tokens: st.ProjectedTokens + st.PrefixTokens, Capacity: st.Capacity,
 		Pressure: st.Pressure, State: st.State, Messages: len(p.msgs), Trimmed: p.trimmed,

@@ -269,7 +269,8 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	s.trim(&proj, e)
 
 	// The request's pressure rides on its messages event when it has one.
-	turn := s.requestRecord(e, proj, pre, reserved)
+	st := s.stats(e, proj)
+	turn := s.requestRecord(e, proj, pre, reserved, st)
 	if len(fresh) > 0 {
 		if err := s.record(evMessages, messagesData{Messages: fresh, Request: &turn}); err != nil {
 			return nil, err
@@ -299,7 +300,10 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	if p.NativeContextEdits && providers.WireOf(e.route.Provider) == providers.WireAnthropic {
 		res.ContextManagement = contextEdits(e)
 	}
-	res.Stats = s.stats(e, proj)
+	// The stats are the request's: only the history's length changed
+	// with the commit.
+	res.Stats = st
+	res.Stats.Messages = len(s.live)
 	res.Base = s.cache.sent(res.Messages, proj.shared, prefix, s.m.now(), *res.Stats.Reuse)
 	s.setSnapshot(res.Stats)
 	s.notifyPressure(res.Stats)
