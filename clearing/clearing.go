@@ -200,6 +200,13 @@ type Request struct {
 	// slice of Base's array longer than Base: its spare capacity is
 	// written. Base never changes what the result holds, only its cost.
 	Base []history.Message
+	// Unchanged is the caller's word that the first Unchanged messages of
+	// msgs are, one for one, those of the last projection made with Memo
+	// (the same values: messages are never changed in place). The memo's
+	// record of that projection then serves for them, so that a request
+	// after an append decides only what follows (frozen.go). 0 promises
+	// nothing; it never changes a result, only its cost.
+	Unchanged int
 }
 
 // Pricing is what a route bills per input token, relative to an uncached
@@ -291,7 +298,7 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	key := frozenKey{policy: p, budget: b, tok: ps.tok}
 	lo, from := 0, partial{}
 	if own {
-		if lo = ps.frozenPrefix(fz, key, hz.Messages); lo > 0 {
+		if lo = ps.frozenPrefix(fz, key, hz.Messages, r.Unchanged); lo > 0 {
 			from = fz.cum[lo]
 		}
 	}

@@ -7,18 +7,17 @@ import (
 // A projection of a history that grew decides again only what can have
 // changed. Before the horizon, past the floor, every clearable result is a
 // stub, so the messages there project the same way on every request until
-// the history changes there: a memo keeps its last projection's input, its
-// output and running sums, and the next projection takes the prefix it
-// shares with that input (up to where the last one had nothing protected and
-// nothing held) from there, looking only at the messages after it. It never
-// changes a result, only its cost: each message of the prefix is checked to
-// be the same, the sums are those the full passes would make, and a
-// projection that cannot use the prefix does the full passes.
+// the history changes there: a memo keeps its last projection's output and
+// running sums, and the next projection takes the prefix the caller says is
+// unchanged (Request.Unchanged, up to where the last one had nothing
+// protected and nothing held) from there, looking only at the messages after
+// it. It never changes a result, only its cost: the sums are those the full
+// passes would make, and a projection that cannot use the prefix does the
+// full passes.
 
 // frozen is a memo's record of its last projection.
 type frozen struct {
 	key  frozenKey
-	in   []history.Message // the last input: the memo's own copy
 	out  []history.Message // the last output
 	upTo int               // every message before it was decided by the rule alone (see frozenPrefix)
 	cum  []partial         // cum[i]: the last projection's sums over messages [0, i)
@@ -65,21 +64,17 @@ func (m *Memo) putFrozen(fz *frozen) {
 }
 
 // frozenPrefix returns how many leading messages of msgs this projection
-// takes from the last one: those it shares with the last input, before the
-// last projection's upTo, before the horizon and before anything this
-// projection protects, ending at a batch boundary; 0 when base is not
-// (a prefix of) the last output, or anything else that decides differs.
-func (ps *pass) frozenPrefix(fz *frozen, key frozenKey, hz int) int {
+// takes from the last one: of the unchanged ones, those before the last
+// projection's upTo, before the horizon and before anything this projection
+// protects, ending at a batch boundary; 0 when base is not (a prefix of) the
+// last output, or anything else that decides differs.
+func (ps *pass) frozenPrefix(fz *frozen, key frozenKey, hz, unchanged int) int {
 	msgs, sc, base := ps.msgs, ps.sc, ps.base
 	if fz == nil || fz.key != key || !sc.normalized || len(base) == 0 || len(fz.out) < len(base) || &base[0] != &fz.out[0] {
 		return 0
 	}
-	lo := min(fz.upTo, hz, len(base), len(fz.in), len(msgs), len(fz.cum)-1, sc.firstProtected(len(msgs)))
-	k := 0
-	for k < lo && sameAs(ps.est, &msgs[k], &fz.in[k]) {
-		k++
-	}
-	return batchStart(msgs, k)
+	lo := min(unchanged, fz.upTo, hz, len(base), len(msgs), len(fz.cum)-1, sc.firstProtected(len(msgs)))
+	return batchStart(msgs, max(lo, 0))
 }
 
 // batchStart moves i back to the start of the batch it is inside of, if
@@ -110,14 +105,10 @@ func (sc *scratch) firstProtected(n int) int {
 }
 
 // record makes fz the record of this projection, whose first lo messages
-// came from the last one: its input, output, sums, and how far the next
+// came from the last one: its output, its sums, and how far the next
 // projection may take from it.
 func (ps *pass) record(fz *frozen, key frozenKey, lo int, out []history.Message) {
 	msgs, sc := ps.msgs, ps.sc
-	// The memo's own copy of the input: the shared prefix stays.
-	k := min(lo, len(fz.in))
-	fz.in = append(fz.in[:k], msgs[k:]...)
-	clear(fz.in[len(msgs):cap(fz.in)]) // pin nothing past it
 	fz.key, fz.out = key, out
 	if cap(fz.cum) < len(msgs)+1 {
 		c := make([]partial, len(msgs)+1, 2*len(msgs)+1)

@@ -388,8 +388,10 @@ func TestPropertyIncrementalIsFromScratch(t *testing.T) {
 		var heldJSON []string
 		var hz Horizon
 		msgs := []history.Message{}
+		last := 0 // messages of the last projection's input
 		for n := 0; n <= len(full); n += rapid.IntRange(1, 3).Draw(t, "grow") {
 			msgs = append(msgs[:min(len(msgs), n)], full[len(msgs[:min(len(msgs), n)]):n]...)
+			unchanged := min(last, len(msgs))
 			switch rapid.IntRange(0, 9).Draw(t, "change") {
 			case 0: // a message before the end replaced
 				if len(msgs) > 1 {
@@ -399,11 +401,13 @@ func TestPropertyIncrementalIsFromScratch(t *testing.T) {
 						approx.Message(&c)
 						msgs = append([]history.Message{}, msgs...)
 						msgs[i] = c
+						unchanged = min(unchanged, i)
 					}
 				}
 			case 1:
 				hz = Horizon{}
 			}
+			last = len(msgs)
 			req := Request{
 				Policy:    policies[rapid.IntRange(0, 1).Draw(t, "policy")],
 				Budget:    budgets[rapid.IntRange(0, 1).Draw(t, "budget")],
@@ -411,7 +415,8 @@ func TestPropertyIncrementalIsFromScratch(t *testing.T) {
 				CacheCold: rapid.Bool().Draw(t, "cold"),
 			}
 			want := Project(approx, msgs, req)
-			req.Memo, req.Base = memo, base
+			// Any count up to the unchanged messages keeps the caller's word.
+			req.Memo, req.Base, req.Unchanged = memo, base, rapid.IntRange(0, unchanged).Draw(t, "unchanged")
 			got := Project(approx, msgs, req)
 			if encode(t, got.Messages) != encode(t, want.Messages) || got.Stats != want.Stats || got.Horizon != want.Horizon || got.Advanced != want.Advanced {
 				t.Fatalf("at %d messages: built on the last projection, the result differs:\n got %+v\nwant %+v", len(msgs), got.Stats, want.Stats)

@@ -46,6 +46,11 @@ type cacheState struct {
 	// prefired is the projection estimate at the last start of pass 1 of
 	// two-pass compaction; 0 when none since the last new history.
 	prefired int
+	// gen counts the histories the live one replaced; projGen and
+	// projLive are gen and the live messages leading the input of the
+	// last projection made with memo (what clearing.Request.Unchanged
+	// vouches for).
+	gen, projGen, projLive int
 }
 
 // prefireDue reports whether pass 1 of two-pass compaction should start

@@ -382,3 +382,44 @@ func TestProjectionsHandedOutStayIntact(t *testing.T) {
 		t.Fatal("the projection built on the previous request differs from a fresh one")
 	}
 }
+
+// Through a compaction and a restore (each a new history), a request built
+// on the previous projections projects what a freshly restarted daemon
+// projects for the same history.
+func TestIncrementalProjectionAcrossNewHistories(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, session.Options{Clock: clk.now}, "")
+	id := e.open(session.OpenParams{Provider: "offline", Model: "m", ContextWindow: 24000})
+	e.setPolicy(id, cachePolicy)
+	ctx := context.Background()
+	fresh := func(when string, got *session.PrepareResult) {
+		t.Helper()
+		e.restart("")
+		if _, err := e.m.OpenSession(ctx, session.OpenParams{SessionID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if again := prepare(t, e, session.PrepareParams{SessionID: id}, nil); jsonOf(t, again.Messages) != jsonOf(t, got.Messages) {
+			t.Fatalf("%s: the running daemon projects other bytes than a restarted one", when)
+		}
+	}
+	all := turns(36, 2400)
+	third := len(all) / 3
+	playTurns(t, e, id, all[:third], clk, time.Second)
+	c, err := e.m.Compact(ctx, session.CompactParams{SessionID: id, Strategy: "local"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ArtifactID == "" {
+		t.Fatalf("nothing compacted: %+v", c)
+	}
+	res := playTurns(t, e, id, all[third:2*third], clk, time.Second)
+	fresh("after a compaction", prepare(t, e, session.PrepareParams{SessionID: id}, nil))
+	if len(res) == 0 {
+		t.Fatal("no requests after the compaction")
+	}
+	if _, err := e.m.Restore(ctx, session.RestoreParams{SessionID: id, ArtifactID: c.ArtifactID}); err != nil {
+		t.Fatal(err)
+	}
+	playTurns(t, e, id, all[2*third:], clk, time.Second)
+	fresh("after a restore", prepare(t, e, session.PrepareParams{SessionID: id}, nil))
+}

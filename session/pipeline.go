@@ -109,9 +109,20 @@ func (s *Session) project(msgs []history.Message, e *env, skipClearing, base boo
 	var p projection
 	p.horizon, p.cold = s.cache.horizon, s.cache.cold(s.m.now(), e.cost)
 	if e.clear.Enabled && !skipClearing {
+		// The live messages leading the input: the history only grows
+		// (until a new one replaces it), so those the last projection also
+		// had are unchanged.
+		live := 0
+		if aliases(msgs, s.live) && aliases(norm, s.live) {
+			live = min(len(s.live), len(msgs))
+		}
 		req := clearing.Request{Policy: e.clear, Budget: e.budget,
 			Horizon: s.cache.horizon, CacheCold: p.cold, Memo: s.cache.memo,
 			Pricing: clearing.Pricing{Read: e.cost.Read, Write: e.cost.Write}}
+		if s.cache.projGen == s.cache.gen {
+			req.Unchanged = min(s.cache.projLive, live)
+		}
+		s.cache.projGen, s.cache.projLive = s.cache.gen, live
 		if base {
 			req.Base = s.cache.prev
 		}

@@ -298,6 +298,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 			s.applyResponse(nil, r.Usage, r.RequestEstimate)
 		}
 		s.live = nil
+		s.cache.gen++ // a new history: no projection of the old one serves
 		s.appendLive(d.Messages...)
 		s.applyBoundary(ev, d.Boundary, d.Artifact)
 		s.cm.applyBoundary(d.Boundary, d.Timeline)
@@ -322,6 +323,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 			}
 		}
 		s.live = nil
+		s.cache.gen++ // a new history: no projection of the old one serves
 		s.appendLive(msgs...)
 		s.applyRestore(ev, d.BackupArtifactID, d.Backup)
 		s.cm.checkpoint(d.Timeline)
