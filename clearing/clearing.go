@@ -30,6 +30,14 @@
 // a request after an append costs one pass over the history and no
 // tokenization; [Memo.Warm] fills it when messages arrive. A memo never
 // changes a result, only its cost.
+//
+// A session's requests grow by appending, and so does the work they need
+// to redo: given the last projection as [Request.Base] and the caller's word
+// for how many leading messages are unchanged ([Request.Unchanged]), the
+// memo's record of the last projection serves for the prefix before the
+// horizon where nothing is protected, only the messages after it are
+// decided, and the result extends Base's array instead of copying the
+// history (frozen.go).
 package clearing
 
 import (
@@ -216,16 +224,22 @@ type Pricing struct {
 }
 
 // pays reports whether removing gain tokens from every later request pays
-// for rewriting tail tokens to the cache once: the session is expected to
-// make about as many more requests as it has made (requests), so the step
-// saves gain × read per request over that many requests, and costs
-// tail × (write − read) now.
+// for rewriting tail tokens to the cache once (tail × (write − read) now,
+// gain × read saved per request after) within a quarter of the requests
+// the session has made so far. How long a session goes on is unknown, and a
+// step that has not paid for itself when the session ends made it dearer
+// than sending everything: asking for a quick payback keeps steps late in a
+// session from losing, while a session with most of its requests ahead
+// still steps.
 func (p Pricing) pays(gain, tail, requests int) bool {
 	if p.Read <= 0 || p.Write <= p.Read {
 		return true
 	}
-	return float64(gain)*p.Read*float64(max(requests/2, 1)) >= float64(max(tail, 0))*(p.Write-p.Read)
+	return float64(gain)*p.Read*float64(max(requests/payback, 1)) >= float64(max(tail, 0))*(p.Write-p.Read)
 }
+
+// payback: a step pays for itself within requests/payback requests.
+const payback = 4
 
 // Result is the output of [Project].
 type Result struct {

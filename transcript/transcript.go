@@ -27,6 +27,14 @@
 //     JSONL, an export/evaluation object holding them, or a persisted
 //     conversation directory (events/event-<index>-<id>.json).
 //
+// SWE-agent and mini-swe-agent talk to their model in plain text: the
+// command is an assistant message's action field or its one bash block,
+// and its output comes back as the next user message. Each such pair is
+// imported as what it is, a tool call ("bash", the command as its input)
+// answered by a tool result, so that clearing and the evidence of checks
+// apply to it; the task, the reminders and every other user message stay
+// user messages.
+//
 // A file that matches a format but whose content the conversion mostly did
 // not carry (while dropping roles, parts or records it does not know) is a
 // [*MisreadError] that says what was dropped, never a silent misread.
