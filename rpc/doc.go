@@ -357,7 +357,11 @@
 // before the session's cleared horizon, which moves forward (clearing
 // everything above the floor at once) when that removes at least
 // toolResultClearing.clearAtLeastTokens tokens and pays for the cache it
-// breaks, when the route's cache has expired (cacheAware: the previous
+// breaks (the tokens it removes, read at the route's cache-read price on
+// each request, repay rewriting the rest of the request at the write price
+// within a quarter of the requests the session has made so far: a step
+// that is not repaid by the time the session ends would make it dearer
+// than sending everything), when the route's cache has expired (cacheAware: the previous
 // request is older than the route's TTL), or when holding back would leave
 // the request at the compaction threshold. Between steps each request
 // starts with the previous request and its answer, byte for byte. The
