@@ -1,0 +1,128 @@
+package main
+
+import (
+	"math"
+
+	"github.com/vtcode/vtcode-ls/clearing"
+	"github.com/vtcode/vtcode-ls/config"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
+)
+
+// bestStepped is the cost ratio (to sending everything) of the best
+// stepped schedule in hindsight: knowing the whole session, it chooses the
+// turns at which everything above §7's floor is cleared (a step, as the
+// default schedule takes), and in between clears nothing new, so that each
+// request starts with the previous one and its answer. A dynamic program
+// over the turn of the last step finds it; no online schedule of steps
+// costs less. Both costs count the messages only (no system prompt), with
+// every request read from the cache up to the first byte that differs from
+// the previous request and its answer.
+func bestStepped(msgs []history.Message, cc providers.CacheCost, window int) float64 {
+	est := history.NewEstimator(history.O200k)
+	seed := clearing.SeedPolicy()
+	hold := seed
+	hold.ClearAtLeastTokens = math.MaxInt // never steps: clears before the horizon only
+	b := clearing.Budget{Capacity: window, ReservedOutput: config.Default().Context.ReservedOutputTokens}
+
+	// The requests as the session sees them: the normalized history before
+	// each answer, then the answer.
+	var reqs [][]history.Message
+	var answers []history.Message
+	var h []history.Message
+	for i := range msgs {
+		if msgs[i].Role != history.Assistant {
+			h = append(h, msgs[i])
+			continue
+		}
+		norm, _ := history.Normalize(h)
+		norm = append([]history.Message(nil), norm...)
+		est.Messages(norm)
+		reqs = append(reqs, norm)
+		a := msgs[i]
+		est.Message(&a)
+		answers = append(answers, a)
+		h = append(h, msgs[i])
+	}
+	if len(msgs) > 0 && msgs[len(msgs)-1].Role != history.Assistant {
+		// The messages after the last answer go out in one more request.
+		norm, _ := history.Normalize(h)
+		norm = append([]history.Message(nil), norm...)
+		est.Messages(norm)
+		reqs = append(reqs, norm)
+	}
+	if len(reqs) == 0 {
+		return math.NaN()
+	}
+	// cost is the cost of request cur after request prev and its answer.
+	cost := func(cur, prev []history.Message, ans *history.Message) float64 {
+		total, reused, n := 0, 0, 0
+		for n < len(cur) && n < len(prev) && history.Same(&cur[n], &prev[n]) {
+			n++
+		}
+		if prev != nil && n == len(prev) && n < len(cur) && history.Same(&cur[n], ans) {
+			n++
+		}
+		for i := range cur {
+			t := est.Message(&cur[i])
+			total += t
+			if i < n {
+				reused += t
+			}
+		}
+		if prev == nil {
+			reused = 0
+		}
+		return cc.Units(total, reused)
+	}
+	project := func(u, horizon int) []history.Message {
+		return clearing.Project(est, reqs[u], clearing.Request{Policy: hold, Budget: b, Horizon: clearing.Horizon{Messages: horizon}}).Messages
+	}
+
+	// States: the horizon of the last step (0 before any), with the least
+	// cost so far and the previous request's projection under it.
+	type state struct {
+		cost float64
+		proj []history.Message
+	}
+	states := map[int]state{}
+	var base float64
+	var prevAll []history.Message
+	for u := range reqs {
+		var ans *history.Message
+		if u > 0 {
+			ans = &answers[u-1]
+		}
+		base += cost(reqs[u], prevAll, ans)
+		prevAll = reqs[u]
+
+		next := map[int]state{}
+		// No step at u: each state goes on under its own horizon.
+		if u == 0 {
+			p := project(0, 0)
+			next[0] = state{cost: cost(p, nil, nil), proj: p}
+		}
+		for hz, s := range states {
+			p := project(u, hz)
+			next[hz] = state{cost: s.cost + cost(p, s.proj, ans), proj: p}
+		}
+		// A step at u: clear everything above the floor, from any state.
+		if u > 0 {
+			stepHz := clearing.Project(est, reqs[u], clearing.Request{Policy: seed, Budget: b}).Horizon.Messages
+			p := project(u, stepHz)
+			best := math.Inf(1)
+			for _, s := range states {
+				best = min(best, s.cost+cost(p, s.proj, ans))
+			}
+			if cur, ok := next[stepHz]; !ok || best < cur.cost {
+				next[stepHz] = state{cost: best, proj: p}
+			}
+		}
+		states = next
+	}
+	best := math.Inf(1)
+	for _, s := range states {
+		best = min(best, s.cost)
+	}
+	return fratio(best, base)
+}
