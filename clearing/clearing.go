@@ -63,7 +63,7 @@ type Policy struct {
 }
 
 // DefaultClearAtLeastTokens is the default step of the cleared horizon.
-const DefaultClearAtLeastTokens = 10000
+const DefaultClearAtLeastTokens = 5000
 
 // DefaultPolicy returns the defaults: those of SPEC §7 (enabled, a
 // 40,000-token trigger, 2 tool uses, 2 recent batches, inputs kept) with the

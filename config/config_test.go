@@ -55,7 +55,7 @@ trigger_tokens = 30000
 keep_tool_uses = 3
 keep_recent_tool_batches = 0
 clear_tool_inputs = true
-clear_at_least_tokens = 5000
+clear_at_least_tokens = 7000
 cache_aware = false
 
 [context]
@@ -114,7 +114,7 @@ keep_artifacts = 7
 // specJSON is the policy part of specTOML in its JSON form (SPEC §10).
 const specJSON = `{
   "autoCompaction": {"enabled": false, "thresholdTokens": 90000, "thresholdRatio": 0.5, "compactOnModelSwitch": false},
-  "toolResultClearing": {"enabled": false, "triggerTokens": 30000, "keepToolUses": 3, "keepRecentToolBatches": 0, "clearToolInputs": true, "clearAtLeastTokens": 5000, "cacheAware": false},
+  "toolResultClearing": {"enabled": false, "triggerTokens": 30000, "keepToolUses": 3, "keepRecentToolBatches": 0, "clearToolInputs": true, "clearAtLeastTokens": 7000, "cacheAware": false},
   "context": {"maxContextTokens": 100000, "reservedOutputTokens": 8192, "trimToPercent": 50, "preserveRecentTurns": 4, "tokenizer": "approx"},
   "routePolicy": {"thresholdRatio": 0.9, "retainRatio": 0.2, "maxOverflowRetries": 2}
 }`

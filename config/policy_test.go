@@ -18,7 +18,7 @@ func TestDefaultPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = `{"autoCompaction":{"enabled":true,"thresholdTokens":0,"thresholdRatio":0.75,"compactOnModelSwitch":true},` +
-		`"toolResultClearing":{"enabled":true,"triggerTokens":40000,"keepToolUses":2,"keepRecentToolBatches":2,"clearToolInputs":false,"clearAtLeastTokens":10000,"cacheAware":true},` +
+		`"toolResultClearing":{"enabled":true,"triggerTokens":40000,"keepToolUses":2,"keepRecentToolBatches":2,"clearToolInputs":false,"clearAtLeastTokens":5000,"cacheAware":true},` +
 		`"context":{"maxContextTokens":0,"reservedOutputTokens":4096,"trimToPercent":60,"preserveRecentTurns":6,"tokenizer":"o200k"},` +
 		`"routePolicy":{"thresholdRatio":1,"retainRatio":0.16,"maxOverflowRetries":1}}`
 	if string(got) != want {

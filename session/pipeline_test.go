@@ -216,7 +216,7 @@ func TestContextEditsLadderWithCompactEdit(t *testing.T) {
 	res := prepare(t, e, session.PrepareParams{SessionID: id, Messages: turns(2, 100), NativeContextEdits: true}, nil)
 	want := `{"edits":[{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":2}},` +
 		`{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":100000},"keep":{"type":"tool_uses","value":3},` +
-		`"clear_at_least":{"type":"input_tokens","value":10000}},` +
+		`"clear_at_least":{"type":"input_tokens","value":5000}},` +
 		`{"type":"compact_20260112","trigger":{"type":"input_tokens","value":146928},"pause_after_compaction":true}]}`
 	if string(res.ContextManagement) != want {
 		t.Errorf("contextManagement =\n%s\nwant\n%s", res.ContextManagement, want)
