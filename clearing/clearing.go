@@ -311,8 +311,9 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	defer r.Memo.putIndex(ps.idx)
 	key := frozenKey{policy: p, budget: b, tok: ps.tok}
 	lo, from := 0, partial{}
+	floor := sc.firstProtected(len(msgs))
 	if own {
-		if lo = ps.frozenPrefix(fz, key, hz.Messages, r.Unchanged); lo > 0 {
+		if lo = ps.frozenPrefix(fz, key, hz.Messages, r.Unchanged, floor); lo > 0 {
 			from = fz.cum[lo]
 		}
 	}
@@ -342,7 +343,7 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	st.ProjectedTokens = total - ps.reduction
 	out, shared := ps.output(lo)
 	if own {
-		ps.record(fz, key, lo, out)
+		ps.record(fz, key, lo, out, floor)
 	}
 	return Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance, Shared: shared}
 }

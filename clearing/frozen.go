@@ -66,14 +66,15 @@ func (m *Memo) putFrozen(fz *frozen) {
 // frozenPrefix returns how many leading messages of msgs this projection
 // takes from the last one: of the unchanged ones, those before the last
 // projection's upTo, before the horizon and before anything this projection
-// protects, ending at a batch boundary; 0 when base is not (a prefix of) the
-// last output, or anything else that decides differs.
-func (ps *pass) frozenPrefix(fz *frozen, key frozenKey, hz, unchanged int) int {
+// protects (floor: its first protected message), ending at a batch
+// boundary; 0 when base is not (a prefix of) the last output, or anything
+// else that decides differs.
+func (ps *pass) frozenPrefix(fz *frozen, key frozenKey, hz, unchanged, floor int) int {
 	msgs, sc, base := ps.msgs, ps.sc, ps.base
 	if fz == nil || fz.key != key || !sc.normalized || len(base) == 0 || len(fz.out) < len(base) || &base[0] != &fz.out[0] {
 		return 0
 	}
-	lo := min(unchanged, fz.upTo, hz, len(base), len(msgs), len(fz.cum)-1, sc.firstProtected(len(msgs)))
+	lo := min(unchanged, fz.upTo, hz, len(base), len(msgs), len(fz.cum)-1, floor)
 	return batchStart(msgs, max(lo, 0))
 }
 
@@ -106,8 +107,8 @@ func (sc *scratch) firstProtected(n int) int {
 
 // record makes fz the record of this projection, whose first lo messages
 // came from the last one: its output, its sums, and how far the next
-// projection may take from it.
-func (ps *pass) record(fz *frozen, key frozenKey, lo int, out []history.Message) {
+// projection may take from it (floor: its first protected message).
+func (ps *pass) record(fz *frozen, key frozenKey, lo int, out []history.Message, floor int) {
 	msgs, sc := ps.msgs, ps.sc
 	fz.key, fz.out = key, out
 	if cap(fz.cum) < len(msgs)+1 {
@@ -135,7 +136,7 @@ func (ps *pass) record(fz *frozen, key frozenKey, lo int, out []history.Message)
 	}
 	// The next projection may take what this one decided by the rule
 	// alone: before its limit and before anything it protects.
-	fz.upTo = batchStart(msgs, min(ps.limit, sc.firstProtected(len(msgs))))
+	fz.upTo = batchStart(msgs, min(ps.limit, floor))
 }
 
 // invalidate makes fz useless to the next projection.

@@ -60,6 +60,17 @@ func playTurns(t *testing.T, e *env, id string, msgs []history.Message, clk *clo
 	return out
 }
 
+// afterRestart restarts the daemon, reopens session id and prepares a
+// request with no new messages.
+func afterRestart(t *testing.T, e *env, id string) *session.PrepareResult {
+	t.Helper()
+	e.restart("")
+	if _, err := e.m.OpenSession(context.Background(), session.OpenParams{SessionID: id}); err != nil {
+		t.Fatal(err)
+	}
+	return prepare(t, e, session.PrepareParams{SessionID: id}, nil)
+}
+
 // leading is the number of leading messages two projections share, byte
 // for byte.
 func leading(t *testing.T, a, b []history.Message) int {
@@ -118,11 +129,7 @@ func TestHorizonHoldsAndSurvivesRestart(t *testing.T) {
 		return prepare(t, e, session.PrepareParams{SessionID: id}, nil)
 	}
 	before := again()
-	e.restart("")
-	if _, err := e.m.OpenSession(context.Background(), session.OpenParams{SessionID: id}); err != nil {
-		t.Fatal(err)
-	}
-	after := again()
+	after := afterRestart(t, e, id)
 	if jsonOf(t, after.Messages) != jsonOf(t, before.Messages) {
 		t.Fatal("a restarted daemon projects other bytes")
 	}
@@ -374,11 +381,7 @@ func TestProjectionsHandedOutStayIntact(t *testing.T) {
 		}
 	}
 	last := prepare(t, e, session.PrepareParams{SessionID: id}, nil)
-	e.restart("")
-	if _, err := e.m.OpenSession(context.Background(), session.OpenParams{SessionID: id}); err != nil {
-		t.Fatal(err)
-	}
-	if fresh := prepare(t, e, session.PrepareParams{SessionID: id}, nil); jsonOf(t, fresh.Messages) != jsonOf(t, last.Messages) {
+	if fresh := afterRestart(t, e, id); jsonOf(t, fresh.Messages) != jsonOf(t, last.Messages) {
 		t.Fatal("the projection built on the previous request differs from a fresh one")
 	}
 }
@@ -394,11 +397,7 @@ func TestIncrementalProjectionAcrossNewHistories(t *testing.T) {
 	ctx := context.Background()
 	fresh := func(when string, got *session.PrepareResult) {
 		t.Helper()
-		e.restart("")
-		if _, err := e.m.OpenSession(ctx, session.OpenParams{SessionID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if again := prepare(t, e, session.PrepareParams{SessionID: id}, nil); jsonOf(t, again.Messages) != jsonOf(t, got.Messages) {
+		if again := afterRestart(t, e, id); jsonOf(t, again.Messages) != jsonOf(t, got.Messages) {
 			t.Fatalf("%s: the running daemon projects other bytes than a restarted one", when)
 		}
 	}

@@ -30,26 +30,25 @@ func bestStepped(msgs []history.Message, cc providers.CacheCost, window int) flo
 	var reqs [][]history.Message
 	var answers []history.Message
 	var h []history.Message
+	request := func() {
+		norm, _ := history.Normalize(h)
+		norm = append([]history.Message(nil), norm...)
+		est.Messages(norm)
+		reqs = append(reqs, norm)
+	}
 	for i := range msgs {
 		if msgs[i].Role != history.Assistant {
 			h = append(h, msgs[i])
 			continue
 		}
-		norm, _ := history.Normalize(h)
-		norm = append([]history.Message(nil), norm...)
-		est.Messages(norm)
-		reqs = append(reqs, norm)
+		request()
 		a := msgs[i]
 		est.Message(&a)
 		answers = append(answers, a)
 		h = append(h, msgs[i])
 	}
 	if len(msgs) > 0 && msgs[len(msgs)-1].Role != history.Assistant {
-		// The messages after the last answer go out in one more request.
-		norm, _ := history.Normalize(h)
-		norm = append([]history.Message(nil), norm...)
-		est.Messages(norm)
-		reqs = append(reqs, norm)
+		request() // the messages after the last answer go out in one more request
 	}
 	if len(reqs) == 0 {
 		return math.NaN()
