@@ -64,7 +64,7 @@ test-fuzz:
 	  | sed -E 's#^\./(.*)/[^/]+_test\.go:[0-9]+:func (Fuzz[A-Za-z0-9_]*)\(.*#\1 \2#' | sort -u \
 	  | while read -r pkg fn; do \
 	      echo "fuzz ./$$pkg $$fn for $(FUZZTIME)"; \
-	      $(GO) test -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) ./$$pkg || exit 1; \
+	      $(GO) test -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=1s ./$$pkg || exit 1; \
 	    done
 
 test-editors: build test-vscode test-neovim test-e2e test-vsix
