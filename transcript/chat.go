@@ -74,6 +74,22 @@ var miniSWEProtocol = &textProtocol{
 	observation: func(text string) bool { return strings.HasPrefix(strings.TrimSpace(text), "<returncode>") },
 }
 
+// submitting returns the protocol of a trajectory whose run ended by
+// submitting: mini-swe-agent records the output of its submit command (the
+// patch, info.submission) as a user message without a return code, which
+// is that command's output too.
+func (p *textProtocol) submitting(submission string) *textProtocol {
+	submission = strings.TrimSpace(submission)
+	if submission == "" {
+		return p
+	}
+	q := *p
+	q.observation = func(text string) bool {
+		return p.observation(text) || strings.TrimSpace(text) == submission
+	}
+	return &q
+}
+
 // sweAgentProtocol: the action is the message's action field, and the user
 // message that follows it is its observation.
 var sweAgentProtocol = &textProtocol{

@@ -267,7 +267,7 @@ func TestSWEAgentToolCallingHistory(t *testing.T) {
 // with a format reminder), and so does a block the session ends on.
 func TestMiniSWEAgentTextActions(t *testing.T) {
 	block := func(cmd string) string { return "```bash\\n" + cmd + "\\n```" }
-	tr := parse(t, `{"info":{"mini_version":"1.15.0"},"trajectory_format":"mini-swe-agent-1","messages":[
+	tr := parse(t, `{"info":{"mini_version":"1.15.0","exit_status":"Submitted","submission":"diff --git a/a.py b/a.py\n+fix\n"},"trajectory_format":"mini-swe-agent-1","messages":[
 	  {"role":"system","content":"s"},{"role":"user","content":"task"},
 	  {"role":"assistant","content":"THOUGHT: look\n`+block("ls -F")+`"},
 	  {"role":"user","content":"<returncode>0</returncode>\n<output>\na.py\n</output>"},
@@ -275,7 +275,10 @@ func TestMiniSWEAgentTextActions(t *testing.T) {
 	  {"role":"user","content":"Please always provide EXACTLY ONE action in triple backticks."},
 	  {"role":"assistant","content":"THOUGHT: test\n`+block("pytest -q")+`"},
 	  {"role":"user","content":"<returncode>1</returncode>\n<output>\n1 failed\n</output>"},
-	  {"role":"assistant","content":"THOUGHT: done\n`+block("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")+`"}]}`)
+	  {"role":"assistant","content":"THOUGHT: diff\n`+block("git diff")+`"},
+	  {"role":"user","content":"diff --git a/a.py b/a.py"},
+	  {"role":"assistant","content":"THOUGHT: done\n`+block("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff --cached")+`"},
+	  {"role":"user","content":"diff --git a/a.py b/a.py\n+fix"}]}`)
 	var got []string
 	for _, m := range tr.Messages {
 		line := string(m.Role)
@@ -288,7 +291,11 @@ func TestMiniSWEAgentTextActions(t *testing.T) {
 		got = append(got, line)
 	}
 	want := []string{"system", "user", "assistant call(bash ls -F)", "tool result(bash): <returncode>0</returncode>\n<output>\na.py\n</output>",
-		"assistant", "user", "assistant call(bash pytest -q)", "tool result(bash): <returncode>1</returncode>\n<output>\n1 failed\n</output>", "assistant"}
+		"assistant", "user", "assistant call(bash pytest -q)", "tool result(bash): <returncode>1</returncode>\n<output>\n1 failed\n</output>",
+		// Output without a return code is the command's only when it is
+		// the submission the run ended with.
+		"assistant", "user",
+		"assistant call(bash echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff --cached)", "tool result(bash): diff --git a/a.py b/a.py\n+fix"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -210,16 +210,21 @@ func TestRealTranscripts(t *testing.T) {
 		},
 		{
 			file: "mini-swe-agent-pytest-7490.traj.json", format: transcript.FormatMiniSWEAgent,
-			messages: 196, calls: 93, results: 93, textActions: true,
+			messages: 196, calls: 94, results: 94, textActions: true,
 			firstUser: "<pr_description>",
 			check: func(t *testing.T, tr *transcript.Transcript, c counts) {
-				// 93 bash blocks answered by their <returncode> output; the
+				// 93 bash blocks answered by their <returncode> output, and
+				// the submit command answered by the patch it printed; the
 				// task and the format reminders stay user messages.
-				if c.roles[history.Assistant] != 97 || c.roles[history.System] != 1 || c.roles[history.User] != 5 || c.roles[history.Tool] != 93 {
-					t.Errorf("roles = %v, want assistant 97, system 1, user 5, tool 93", c.roles)
+				if c.roles[history.Assistant] != 97 || c.roles[history.System] != 1 || c.roles[history.User] != 4 || c.roles[history.Tool] != 94 {
+					t.Errorf("roles = %v, want assistant 97, system 1, user 4, tool 94", c.roles)
 				}
-				if c.toolNames["bash"] != 93 {
-					t.Errorf("tool names = %v, want 93 bash calls", c.toolNames)
+				if c.toolNames["bash"] != 94 {
+					t.Errorf("tool names = %v, want 94 bash calls", c.toolNames)
+				}
+				last := tr.Messages[len(tr.Messages)-1]
+				if last.Role != history.Tool || !strings.HasPrefix(last.Text(), "diff --git a/src/_pytest/skipping.py") {
+					t.Errorf("last message = %s %.40q, want the submitted patch as the submit command's result", last.Role, last.Text())
 				}
 				if !c.anyText("<returncode>0</returncode>") {
 					t.Error("missing observations with return codes")

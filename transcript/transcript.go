@@ -280,7 +280,7 @@ func parseDocument(doc json.RawMessage, name string) (t *Transcript, err error, 
 	switch {
 	case isMiniSWEAgent(obj):
 		msgs, _ := objectArray(obj["messages"])
-		t, err := convertChat(msgs, FormatMiniSWEAgent, miniSWEProtocol)
+		t, err := convertChat(msgs, FormatMiniSWEAgent, miniSWEProtocol.submitting(str(object(obj["info"])["submission"])))
 		return t, wrap(name, err), true
 	case isSWEAgent(obj):
 		t, err := convertSWEAgent(obj)
