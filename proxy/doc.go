@@ -62,6 +62,13 @@
 //   - a request that shares nothing with the conversation but carries its
 //     key (a subagent, a title request) is a thread of its own.
 //
+// All of it survives a restart: how the agent's messages line up with a
+// compacted (or branched) live history is a session event, and a key the
+// process has not seen yet considers its stored main session and branches,
+// so the agent's next request extends the summary and the branch it was
+// in, rather than being taken for a fresh window that would be compacted
+// again.
+//
 // # The agents' own compaction
 //
 // Agents compact too. Their summarization requests are recognized by the

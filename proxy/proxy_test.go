@@ -578,6 +578,28 @@ func TestEditorCompactionMapsTheAgentsHistory(t *testing.T) {
 	}
 }
 
+// restart closes the environment's session manager and starts another on
+// the same workspace and configuration, behind a new proxy the agent talks
+// to from then on: a daemon killed and started again.
+func (e *env) restart(t *testing.T, a *agent) {
+	t.Helper()
+	if err := e.mgr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.notes = &notes{}
+	e.mgr = session.NewManager(session.Options{Notifier: e.notes, NoWatch: true, UserConfig: e.user, Clients: offlineClients})
+	t.Cleanup(func() { e.mgr.Close() })
+	if err := e.mgr.AddWorkspace(e.ws, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{}, 1024)
+	e.srv = proxy.New(proxy.Options{Manager: e.mgr, AfterRequest: func() { done <- struct{}{} }})
+	hs := httptest.NewServer(e.srv)
+	t.Cleanup(hs.Close)
+	e.url, e.done = hs.URL, done
+	a.url, a.done = hs.URL, done
+}
+
 // TestResumeAfterRestart: a daemon that restarts resumes the stored
 // session and maps the agent's next request onto it.
 func TestResumeAfterRestart(t *testing.T) {
@@ -588,25 +610,130 @@ func TestResumeAfterRestart(t *testing.T) {
 	}
 	list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
 	before, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: list[0].SessionID})
-	if err := e.mgr.Close(); err != nil {
-		t.Fatal(err)
-	}
-	mgr := session.NewManager(session.Options{NoWatch: true, UserConfig: e.user, Clients: offlineClients})
-	defer mgr.Close()
-	if err := mgr.AddWorkspace(e.ws, nil); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{}, 16)
-	hs := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr, AfterRequest: func() { done <- struct{}{} }}))
-	defer hs.Close()
-	a.url, a.done = hs.URL, done
+	e.restart(t, a)
 	if _, status := a.step(); status != 200 {
 		t.Fatal(status)
 	}
-	list, _ = mgr.ListSessions(context.Background(), session.ListParams{})
-	after, _ := mgr.History(context.Background(), session.HistoryParams{SessionID: list[0].SessionID})
+	list, _ = e.mgr.ListSessions(context.Background(), session.ListParams{})
+	after, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: list[0].SessionID})
 	if len(list) != 1 || after.Total != before.Total+2 {
 		t.Errorf("after a restart: %d sessions, %d -> %d messages, want 1 session and 2 more messages", len(list), before.Total, after.Total)
+	}
+}
+
+// TestRestartAfterCompactionKeepsTheSummary: after the engine compacted a
+// proxied conversation (automatically on the way out, or from the editor),
+// a restarted daemon maps the agent's whole history onto the summary again:
+// its next request extends the session and goes out as summary + recent
+// messages, instead of being taken for the agent's own new window (a
+// boundary of trigger "agent" and the agent's whole history sent, to be
+// compacted once more).
+func TestRestartAfterCompactionKeepsTheSummary(t *testing.T) {
+	for _, c := range []struct {
+		name, toml string
+		editor     bool
+	}{
+		{"auto", "[agent.harness]\nauto_compaction_threshold_tokens = 40000\n[agent.harness.tool_result_clearing]\nenabled = false\n", false},
+		{"editor", "[agent.harness.tool_result_clearing]\nenabled = false\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t, c.toml, readTurns(12), "")
+			a := newAgent(t, e, "12121212-0000-0000-0000-00000000000"+c.name[:1], "Read the parts.")
+			// Turns until the engine compacted on its own (or 5 for the
+			// editor), each reading a file of about 6k tokens.
+			for i := 0; i < 10 && (i < 5 || !c.editor && len(e.notes.bounds) == 0); i++ {
+				if _, status := a.step(); status != 200 {
+					t.Fatal(status)
+				}
+			}
+			list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
+			if len(list) != 1 {
+				t.Fatalf("sessions %v", list)
+			}
+			id := list[0].SessionID
+			if c.editor {
+				if _, err := e.mgr.Compact(context.Background(), session.CompactParams{SessionID: id, Strategy: "local"}, nil); err != nil {
+					t.Fatal(err)
+				}
+			} else if len(e.notes.bounds) == 0 {
+				t.Fatal("no automatic compaction in 10 turns")
+			}
+			before, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: id})
+			if len(before.Messages) == 0 || !strings.Contains(before.Messages[0].Text(), "Previous conversation summary") {
+				t.Fatalf("the live history does not start with the summary: %+v", before.Messages)
+			}
+
+			e.restart(t, a)
+			if _, status := a.step(); status != 200 {
+				t.Fatal(status)
+			}
+			reqs := e.up.Requests()
+			last := reqs[len(reqs)-1].Body
+			// 600 bytes from the middle of the first file read, which the
+			// summary stands for.
+			quoted, _ := json.Marshal(fileText(1)[2000:2600])
+			first := quoted[1 : len(quoted)-1]
+			if !bytes.Contains(a.sent[len(a.sent)-1], first) || bytes.Contains(last, first) || !bytes.Contains(last, []byte("Previous conversation summary")) {
+				t.Errorf("after the restart the upstream got the first read %v and the summary %v, want only the summary",
+					bytes.Contains(last, first), bytes.Contains(last, []byte("Previous conversation summary")))
+			}
+			for _, r := range e.srv.Stats().Recent {
+				if r.Disposition != "append" {
+					t.Errorf("after the restart the request was taken as %q, want append", r.Disposition)
+				}
+			}
+			for _, b := range e.notes.bounds {
+				t.Errorf("after the restart a compaction boundary (trigger %q) was recorded", b.Trigger)
+			}
+			after, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: id})
+			if after.Total != before.Total+2 {
+				t.Errorf("the turn after the restart took the history from %d to %d messages, want 2 more", before.Total, after.Total)
+			}
+			if list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{}); len(list) != 1 {
+				t.Errorf("sessions %v, want one", list)
+			}
+		})
+	}
+}
+
+// TestRestartInABranch: after a rewind made a branch, a restarted daemon
+// goes on in the branch the agent is in, instead of branching once more
+// from the stored session.
+func TestRestartInABranch(t *testing.T) {
+	e := setup(t, "", readTurns(6), "")
+	a := newAgent(t, e, "13131313-0000-0000-0000-000000000001", "Read.")
+	for i := 0; i < 3; i++ {
+		a.step()
+	}
+	a.msgs = a.msgs[:3]
+	a.msgs[2] = map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Stop, read something else."}}}
+	if _, status := a.step(); status != 200 {
+		t.Fatal(status)
+	}
+	a.step()
+	list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
+	if len(list) != 2 {
+		t.Fatalf("after a rewind: sessions %v, want the stored one and a branch", list)
+	}
+	branch := list[0].SessionID // the one updated last
+	before, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: branch})
+
+	e.restart(t, a)
+	if _, status := a.step(); status != 200 {
+		t.Fatal(status)
+	}
+	list, _ = e.mgr.ListSessions(context.Background(), session.ListParams{})
+	if len(list) != 2 {
+		t.Errorf("after the restart: sessions %v, want the same two", list)
+	}
+	after, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: branch})
+	if after.Total != before.Total+2 {
+		t.Errorf("the branch went from %d to %d messages, want 2 more", before.Total, after.Total)
+	}
+	for _, r := range e.srv.Stats().Recent {
+		if r.Disposition != "append" {
+			t.Errorf("after the restart the request was taken as %q, want append", r.Disposition)
+		}
 	}
 }
 

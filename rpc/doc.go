@@ -609,6 +609,10 @@
 //     fresh window the agent starts next is recorded in the same session as
 //     a vtcode/compactBoundary with trigger, mode and strategy "agent"
 //     (the previous history is kept as its artifact).
+//   - A restart changes none of this: the alignment with a compacted or
+//     branched history is stored with the session, so after a restart the
+//     agent's next request still goes out as summary + recent messages and
+//     extends the branch it was in (no new boundary, no second compaction).
 //   - A request that fails in the engine is forwarded unchanged, with one
 //     window/logMessage of type 2 "vtcode-ls proxy: could not process a …
 //     request (…); forwarded it unchanged".

@@ -33,6 +33,8 @@ const KindStorage = "storage"
 type commitWith struct {
 	route    *route        // the route of a model switch
 	response *responseData // the response carrying a provider compaction block
+	// proxy says the proxy aligns its mirror itself after this commit.
+	proxy bool
 }
 
 // compactJob describes one compaction.
@@ -312,6 +314,9 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 		return err
 	}
 	s.retainArtifacts()
+	if !with.proxy {
+		s.proxyReplaced()
+	}
 	if n := s.m.o.Notifier; n != nil {
 		n.CompactBoundary(BoundaryEvent{SessionID: s.id, Workspace: s.ws.root, Boundary: *b})
 	}

@@ -262,6 +262,7 @@ func (s *Session) restore(ctx context.Context, p RestoreParams) (*RestoreResult,
 		return nil, err
 	}
 	s.retainArtifacts()
+	s.proxyReplaced()
 	s.notifyPressure(s.refreshStats())
 	return &RestoreResult{Messages: len(s.live), BackupArtifactID: d.BackupArtifactID}, nil
 }

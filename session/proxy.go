@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/store"
 )
 
 // This file is the session API of a proxy transport: an agent that keeps
@@ -232,14 +234,22 @@ func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progres
 	// side request).
 	ids := m.px.get(key)
 	if len(ids) == 0 {
-		ids = []string{proxyID(key)}
-		m.px.add(key, ids[0])
+		ids = m.proxyStored(w, key)
+		for _, id := range ids {
+			m.px.add(key, id)
+		}
 	}
 	var chosen *Session
 	best := -1
 	for _, id := range ids {
 		s, err := m.proxySession(ctx, w, id, r)
 		if err != nil {
+			if len(ids) > 1 && id != proxyID(key) {
+				// A stored branch another process holds, or a broken one:
+				// the conversation goes on in the others.
+				m.logger.Warn("session: a stored thread of a proxied conversation did not open", "session", id, "err", err)
+				continue
+			}
 			return nil, err
 		}
 		var c int
@@ -286,6 +296,38 @@ func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progres
 	return plan, err
 }
 
+// proxyStored returns the sessions of an agent key this process has not
+// seen yet: its main session and the branches rewinds made of it
+// (proxyBranch), most recently updated first and at most maxStoredThreads,
+// so that after a restart the agent goes on in the branch it is in instead
+// of branching once more from the main session.
+func (m *Manager) proxyStored(w *workspace, key string) []string {
+	main := proxyID(key)
+	st, err := w.store()
+	if err != nil {
+		return []string{main}
+	}
+	list, err := st.List()
+	if err != nil {
+		m.logger.Warn("session: listing the stored sessions of a proxied conversation", "err", err)
+		return []string{main}
+	}
+	var ids []string
+	for _, info := range list {
+		if (info.ID == main || strings.HasPrefix(info.ID, main+"-b")) && len(ids) < maxStoredThreads {
+			ids = append(ids, info.ID)
+		}
+	}
+	if !slices.Contains(ids, main) {
+		ids = append(ids, main)
+	}
+	return ids
+}
+
+// maxStoredThreads bounds the stored sessions a restarted daemon considers
+// for an agent key.
+const maxStoredThreads = 8
+
 // proxySession returns the open session id of workspace w, opening it
 // (resuming a stored one) with the request's route.
 func (m *Manager) proxySession(ctx context.Context, w *workspace, id string, r ProxyRequest) (*Session, error) {
@@ -304,8 +346,62 @@ func (m *Manager) proxySession(ctx context.Context, w *workspace, id string, r P
 	return m.session(id)
 }
 
+// evProxyMirror records how the live history lines up with the agent's
+// conversation whenever that is not simply one for one (after a compaction,
+// the agent's own new window, a branch of a compacted conversation), so
+// that a restarted daemon goes on mapping the agent's requests onto the
+// summary instead of taking the next one for a new window, which would
+// record a needless boundary and compact the agent's whole history again.
+// A boundary or a restore voids it.
+const evProxyMirror = "proxy_mirror"
+
+// mirrorData is the payload of evProxyMirror: the agent's messages
+// [0, Covered) are live[:Head], whose digests Prefix holds (hex); the
+// agent's messages from Covered on are live[Head:], one for one, but for
+// placeholder results (history.InterruptedResult) the agent never sent.
+type mirrorData struct {
+	Covered int      `json:"covered"`
+	Head    int      `json:"head"`
+	Prefix  []string `json:"prefix,omitempty"`
+	Window  string   `json:"window,omitempty"`
+}
+
+// applyMirror folds a mirror record in; one before the last checkpoint
+// describes a history that no longer exists.
+func (s *Session) applyMirror(ev store.Event, data any, past bool) error {
+	if past {
+		return nil
+	}
+	d, err := payload[mirrorData](ev, data)
+	if err != nil {
+		return err
+	}
+	s.pxSaved = &d
+	return nil
+}
+
+// saveMirror records the mirror's alignment when it is not one for one
+// (see evProxyMirror). The mirror in memory is right either way: a failed
+// record only costs a restarted daemon the alignment, so it is logged.
+func (s *Session) saveMirror() {
+	px := &s.px
+	if px.unmapped || px.covered == 0 && px.head == 0 && s.compactions == 0 {
+		return
+	}
+	d := mirrorData{Covered: px.covered, Head: px.head, Window: px.window, Prefix: make([]string, 0, px.covered)}
+	for _, k := range px.keys[:px.covered] {
+		d.Prefix = append(d.Prefix, hex.EncodeToString([]byte(k)))
+	}
+	if err := s.record(evProxyMirror, d); err != nil {
+		s.m.logger.Warn("session: the proxy's alignment with the agent's conversation was not saved; after a restart the agent's next request starts a new window",
+			"session", s.id, "err", err)
+	}
+}
+
 // proxyInit builds the mirror of a session the proxy has not seen in this
-// process: its live history, when no compaction replaced it.
+// process: the recorded alignment (evProxyMirror), else the live history
+// one for one when no compaction replaced it; a compacted session without a
+// record takes the agent's next request as its new window.
 func (s *Session) proxyInit() {
 	if s.px.init {
 		return
@@ -313,6 +409,22 @@ func (s *Session) proxyInit() {
 	s.px.init = true
 	s.px.pending = map[uint64]*proxyTurn{}
 	s.px.compactions = s.compactions
+	if d := s.pxSaved; d != nil {
+		if prefix, ok := d.prefix(len(s.live)); ok {
+			s.px.keys, s.px.covered, s.px.head, s.px.window = prefix, d.Covered, d.Head, d.Window
+			for i := d.Head; i < len(s.live); i++ {
+				if d.Head > 0 && s.live[i].Role == history.Tool && s.live[i].Text() == history.InterruptedResult {
+					s.px.extra++
+					continue
+				}
+				s.px.keys = append(s.px.keys, providers.MessageKey(&s.live[i]))
+			}
+			return
+		}
+		s.m.logger.Warn("session: the proxy's recorded alignment does not fit the history; the agent's next request starts a new window", "session", s.id)
+		s.px.unmapped = len(s.live) > 0
+		return
+	}
 	if s.compactions > 0 {
 		s.px.unmapped = len(s.live) > 0
 		return
@@ -320,6 +432,24 @@ func (s *Session) proxyInit() {
 	for i := range s.live {
 		s.px.keys = append(s.px.keys, providers.MessageKey(&s.live[i]))
 	}
+}
+
+// prefix decodes the digests of a mirror record for a live history of n
+// messages; ok is false when the record does not fit it (the store is
+// input like any other).
+func (d *mirrorData) prefix(n int) ([]string, bool) {
+	if d.Covered < 0 || d.Head < 0 || d.Head > n || len(d.Prefix) != d.Covered {
+		return nil, false
+	}
+	keys := make([]string, len(d.Prefix))
+	for i, h := range d.Prefix {
+		b, err := hex.DecodeString(h)
+		if err != nil || len(b) == 0 {
+			return nil, false
+		}
+		keys[i] = string(b)
+	}
+	return keys, true
 }
 
 func commonPrefix(a, b []string) int {
@@ -343,6 +473,13 @@ func (s *Session) proxyRealign() {
 	if px.unmapped || len(s.live) == px.head+len(px.keys)-px.covered+px.extra && px.compactions == s.compactions {
 		return
 	}
+	s.align()
+}
+
+// align computes the mirror's alignment with the live history from their
+// ends (see proxyRealign) and records it.
+func (s *Session) align() {
+	px := &s.px
 	px.compactions = s.compactions
 	i, j, extra := len(s.live)-1, len(px.keys)-1, 0
 	for i >= 0 && j >= 0 {
@@ -358,6 +495,16 @@ func (s *Session) proxyRealign() {
 		break
 	}
 	px.covered, px.head, px.extra = j+1, i+1, extra
+	s.saveMirror()
+}
+
+// proxyReplaced aligns the mirror at once after another call replaced the
+// live history (a compaction through vtcode/compact, a restore), so that the
+// alignment is recorded before a restart could lose it.
+func (s *Session) proxyReplaced() {
+	if s.px.init && !s.px.unmapped && len(s.px.keys) > 0 {
+		s.align()
+	}
 }
 
 // proxyLiveIndex returns the index in the live history of the agent's
@@ -455,7 +602,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		// holds pre, the boundary the history that replaces it.
 		res, err := s.compactHistory(ctx, pre, compactJob{
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
-			envelope: envelope, twoPass: s.twoPass,
+			envelope: envelope, twoPass: s.twoPass, with: commitWith{proxy: true},
 		})
 		ok, err := s.settleAuto(ctx, err)
 		if err != nil {
@@ -503,6 +650,7 @@ func (s *Session) proxyCompacted(pre []history.Message, keys []string, covered, 
 	s.px.covered = len(keys) - k
 	s.px.head = len(s.live) - k
 	s.px.compactions, s.px.extra = s.compactions, 0
+	s.saveMirror()
 }
 
 // ProxyRecord records the answer to a prepared request: a turn's new
@@ -568,7 +716,7 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 			OriginalMessageCount: len(s.live), CompactedMessageCount: len(next),
 			OriginalTokens: s.est.Messages(s.live), CompactedTokens: s.est.Messages(next),
 		}
-		if err := s.commit(context.WithoutCancel(ctx), s.live, next, &b, commitWith{}); err != nil {
+		if err := s.commit(context.WithoutCancel(ctx), s.live, next, &b, commitWith{proxy: true}); err != nil {
 			return fmt.Errorf("record the agent's new window: %w", err)
 		}
 		if err := s.recordAnswer(resp); err != nil {
@@ -576,6 +724,7 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 		}
 		s.px = proxyState{init: true, keys: append(slices.Clone(t.keys), respKey), window: t.window, turn: px.turn, pending: px.pending,
 			compactions: s.compactions}
+		s.saveMirror()
 	case ProxyBranch:
 		return s.proxyBranch(ctx, t, resp, respKey)
 	case ProxySide:
@@ -628,6 +777,7 @@ func (s *Session) proxyBranch(ctx context.Context, t *proxyTurn, resp ProxyRespo
 		}
 		b.px.keys = append(slices.Clone(t.keys), respKey)
 		b.px.covered, b.px.head, b.px.window = covered, head, t.window
+		b.saveMirror()
 		b.notifyPressure(b.refreshStats())
 		return nil
 	})

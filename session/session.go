@@ -52,6 +52,7 @@ type Session struct {
 	cm             contextState // context map timeline and compaction preview
 	cache          cacheState   // cleared horizon, clearing memo, reuse prediction (cache.go)
 	px             proxyState   // the proxied agent's conversation (proxy.go)
+	pxSaved        *mirrorData  // the mirror's last record since the last checkpoint (proxy.go)
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats
@@ -245,6 +246,9 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 	if own, err := s.cache.applyEvent(ev, data); own || err != nil {
 		return err
 	}
+	if ev.Type == evBoundary || ev.Type == evRestore {
+		s.pxSaved = nil // a new history: the proxy's mirror of the old one is void
+	}
 	switch ev.Type {
 	case evMessages:
 		if past {
@@ -343,6 +347,8 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 		s.applyRoute(d)
 	case evRequest:
 		return s.applyContextEvent(ev, data)
+	case evProxyMirror:
+		return s.applyMirror(ev, data, past)
 	default:
 		s.m.logger.Warn("session: unknown event type ignored", "session", s.id, "seq", ev.Seq, "type", ev.Type)
 	}
