@@ -17,6 +17,8 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -111,6 +113,21 @@ type Check struct {
 	// Detail is a short line of the output that explains the outcome (a
 	// test summary, the first error), "" when none.
 	Detail string
+	// Polled is the index in Record.Actions of the poll that reported how a
+	// command run in the background ended, -1 when none (see Output).
+	Polled int
+}
+
+// Output returns the output that tells how c ended: that of the poll that
+// reported the end of a command run in the background, else its own.
+func (r *Record) Output(c Check) string {
+	if c.Polled >= 0 && c.Polled < len(r.Actions) {
+		return r.Actions[c.Polled].Output
+	}
+	if c.Action >= 0 && c.Action < len(r.Actions) {
+		return r.Actions[c.Action].Output
+	}
+	return ""
 }
 
 // Op is what happened to a file.
@@ -292,6 +309,10 @@ type extractor struct {
 	// line-range edit commands that name no file).
 	openFile string
 	flagging bool // the harness flags failed results
+	// running maps the id a command running in the background printed
+	// ("running in background with ID: 7d95c5", "session ID 3") to its
+	// check, until a later poll reports how it ended.
+	running map[string]int
 }
 
 func (x *extractor) tick() error {
@@ -515,6 +536,7 @@ func (x *extractor) record(a Action) {
 			}
 		}
 	}
+	x.poll(ap)
 	if ap.Command != "" {
 		x.check(ai, ap)
 	} else if ap.HasResult() && !ap.Flagged {
@@ -525,7 +547,7 @@ func (x *extractor) record(a Action) {
 
 // check records a shell action as a check.
 func (x *extractor) check(ai int, a *Action) {
-	c := Check{Command: a.Command, Normalized: Normalize(a.Command), Dir: WorkDir(a.Command), Index: a.Index, Action: ai, FixedBy: -1, Exit: a.Exit, HasExit: a.HasExit, Flagged: a.Flagged}
+	c := Check{Command: a.Command, Normalized: Normalize(a.Command), Dir: WorkDir(a.Command), Index: a.Index, Action: ai, FixedBy: -1, Polled: -1, Exit: a.Exit, HasExit: a.HasExit, Flagged: a.Flagged}
 	switch {
 	case !a.HasResult() && isSubmit(a):
 		c.Outcome = Submitted
@@ -560,7 +582,92 @@ func (x *extractor) check(ai int, a *Action) {
 		c.Detail = detailOf(a.Output, c.Outcome)
 	}
 	x.r.Checks = append(x.r.Checks, c)
+	if c.Outcome == Running {
+		for _, id := range backgroundIDs(a.Output) {
+			if x.running == nil {
+				x.running = map[string]int{}
+			}
+			x.running[id] = len(x.r.Checks) - 1
+		}
+	}
 }
+
+// backgroundIDRE finds the id a command started in the background is known
+// by: "with ID: 7d95c5", "session ID 3", "pid 4242", "job id=12".
+var backgroundIDRE = regexp.MustCompile(`(?i)\b(?:id|pid|session|job|shell|process)\b\s*(?:id\b)?\s*[:=#]?\s*([A-Za-z0-9][\w.-]{0,39})`)
+
+// backgroundIDs returns the ids a running command's output gives it; an id
+// has a digit, so that words are not taken for one.
+func backgroundIDs(out string) []string {
+	var ids []string
+	for _, m := range backgroundIDRE.FindAllStringSubmatch(HeadBytes(out, 2048), 4) {
+		if id := strings.TrimRight(m[1], ".-"); strings.ContainsAny(id, "0123456789") && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// poll folds in a call that reads on a command running in the background
+// (Claude Code's BashOutput, Codex's write_stdin, a process tool's poll or
+// kill): one whose id-like argument (bash_id, shell_id, session_id, pid, …)
+// names the id the command's output gave it. A poll whose output reports an
+// exit code says how the command ended: its check takes that outcome. A
+// poll that stopped it leaves the check without an exit code; one that
+// reports it still running leaves it running.
+func (x *extractor) poll(a *Action) {
+	if len(x.running) == 0 || !a.HasResult() || len(a.Args) == 0 {
+		return
+	}
+	for k, v := range a.Args {
+		if !strings.HasSuffix(strings.ToLower(k), "id") {
+			continue
+		}
+		var id string
+		switch v := v.(type) {
+		case string:
+			id = v
+		case float64:
+			id = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		ci, ok := x.running[id]
+		if !ok {
+			continue
+		}
+		c := &x.r.Checks[ci]
+		switch {
+		case a.HasExit:
+			c.Exit, c.HasExit = a.Exit, true
+			c.Outcome = Passed
+			if a.Exit != 0 {
+				c.Outcome = Failed
+			}
+			c.Detail = detailOf(a.Output, c.Outcome)
+			c.Polled = len(x.r.Actions) - 1
+		case isRunning(a.Output) || statusRunningRE.MatchString(HeadBytes(a.Output, 2048)):
+			continue
+		case stoppedRE.MatchString(HeadBytes(a.Output, 2048)):
+			c.Outcome, c.Detail, c.Polled = Unknown, "stopped before it finished", len(x.r.Actions)-1
+		default:
+			continue
+		}
+		delete(x.running, id)
+	}
+}
+
+// refusedRE matches the first line of a result that says the user or a
+// permission rule refused the call ("The user doesn't want to proceed with
+// this tool use. The tool use was rejected …", "exec command rejected by
+// user"): the command did not run, whatever the harness reports elsewhere.
+var refusedRE = regexp.MustCompile(`(?i)\b(user|permission|tool (use|call)|command)\b.{0,60}\b(rejected|denied|declined|refused)\b|\b(rejected|denied|declined|refused)\b.{0,30}\bby (the )?user\b|\bdoesn't want to proceed\b`)
+
+var (
+	// statusRunningRE: a poll's report that the process goes on
+	// ("<status>running</status>", "status: running").
+	statusRunningRE = regexp.MustCompile(`(?i)\bstatus\W{0,3}running\b`)
+	// stoppedRE: a poll's report that the process was stopped.
+	stoppedRE = regexp.MustCompile(`(?i)\b(killed|terminated|stopped|aborted)\b`)
+)
 
 // coverWindow bounds how many later checks are compared with a failed one
 // for a broader command that covers it; the same command is found at any
@@ -578,7 +685,7 @@ func (x *extractor) finish() error {
 	for i := range r.Checks {
 		c := &r.Checks[i]
 		a := &r.Actions[c.Action]
-		if c.Outcome == Failed && !c.HasExit && a.Flagged && reports[a.Tool] {
+		if c.Outcome == Failed && !c.HasExit && a.Flagged && (reports[a.Tool] || refusedRE.MatchString(firstLine(stripTags(a.Output)))) {
 			c.Outcome = NotRun
 		}
 	}

@@ -162,6 +162,18 @@ func TestOutcomeWithoutExitCode(t *testing.T) {
 		t.Error("the last call has no result, but Final.Interrupted is false")
 	}
 
+	// A refusal is a command that did not run even where the tool never
+	// reports an exit code; a flagged failure there stays a failure.
+	refusal := call("c1", "Bash", map[string]string{"command": "git commit -m wip"},
+		"The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). The user provided the following reason for the rejection: add the favicon first")
+	refusal[1] = flagged(refusal[1])
+	broken := call("c2", "Bash", map[string]string{"command": "npm test"}, "npm ERR! Missing script: \"test\"")
+	broken[1] = flagged(broken[1])
+	r = extract(t, one(user("Commit.")), refusal, broken)
+	if r.Checks[0].Outcome != NotRun || r.Checks[1].Outcome != Failed {
+		t.Errorf("refused %s, flagged failure %s: want %s and %s", r.Checks[0].Outcome, r.Checks[1].Outcome, NotRun, Failed)
+	}
+
 	// Without a flagging harness, a test summary decides.
 	r = extract(t, one(user("Go.")),
 		call("c1", "shell", map[string]string{"command": "pytest"}, "== 2 failed, 5 passed in 0.3s =="),
@@ -175,6 +187,51 @@ func TestOutcomeWithoutExitCode(t *testing.T) {
 	}
 	if diff := cmp.Diff([]Outcome{Failed, Passed, Unknown, Failed}, got); diff != "" {
 		t.Errorf("outcomes without flags (-want +got):\n%s", diff)
+	}
+}
+
+// TestBackgroundCommandPolled: a command started in the background ends
+// when a later poll of its id (in an id-like argument) reports an exit code
+// or that it was stopped; a poll that reports it still running, a call
+// naming another id, and a number under another argument leave it running.
+func TestBackgroundCommandPolled(t *testing.T) {
+	started := func(id, cmd, out string) []history.Message {
+		return call(id, "Bash", map[string]any{"command": cmd, "run_in_background": true}, out)
+	}
+	r := extract(t, one(user("Build and serve.")),
+		// Claude Code: BashOutput, then the end.
+		started("c1", "make build", "Command running in background with ID: 7d95c5"),
+		call("c2", "BashOutput", map[string]string{"bash_id": "7d95c5"}, "<status>running</status>\n\n<stderr>\ncompiling\n</stderr>"),
+		call("c3", "BashOutput", map[string]string{"bash_id": "7d95c5"}, "<status>completed</status>\n\n<exit_code>0</exit_code>\n\n<stdout>\nbuilt 3 targets\n</stdout>"),
+		// Codex: write_stdin to the session, which exits non-zero.
+		call("c4", "exec_command", map[string]string{"cmd": "pytest -x"}, "Chunk ID: 1\nWall time: 10.0 seconds\nProcess running with session ID 31\nOutput:\ncollecting"),
+		call("c5", "write_stdin", map[string]any{"session_id": 31, "chars": ""}, "Wall time: 2.0 seconds\nProcess exited with code 2\nOutput:\n1 failed"),
+		// Stopped on purpose.
+		started("c6", "npm run dev", "Command running in background with ID: b41f2"),
+		call("c7", "KillShell", map[string]string{"shell_id": "b41f2"}, "Successfully killed shell: b41f2 (npm run dev)"),
+		// Still running: another id polled, a count under another key.
+		started("c8", "go run ./server", "Command running in background with ID: 9a9a1"),
+		call("c9", "BashOutput", map[string]string{"bash_id": "7d95c5"}, "<status>completed</status>\n\n<exit_code>1</exit_code>"),
+		call("c10", "Read", map[string]any{"file_path": "/w/main.go", "limit": 9}, "package main"),
+	)
+	type got struct {
+		Command string
+		Outcome Outcome
+		Exit    int
+	}
+	var gots []got
+	for _, c := range r.Checks {
+		gots = append(gots, got{c.Command, c.Outcome, c.Exit})
+	}
+	want := []got{{"make build", Passed, 0}, {"pytest -x", Failed, 2}, {"npm run dev", Unknown, 0}, {"go run ./server", Running, 0}}
+	if diff := cmp.Diff(want, gots); diff != "" {
+		t.Fatalf("checks (-want +got):\n%s", diff)
+	}
+	// What tells how each ended: the poll's output, else the command's own.
+	for i, in := range []string{"built 3 targets", "1 failed", "killed shell", "ID: 9a9a1"} {
+		if out := r.Output(r.Checks[i]); !strings.Contains(out, in) {
+			t.Errorf("%s: output %q, want the one with %q", r.Checks[i].Command, out, in)
+		}
 	}
 }
 

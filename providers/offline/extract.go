@@ -425,7 +425,7 @@ func shortOut(rec *evidence.Record, c evidence.Check) string {
 		return ""
 	}
 	var lines []string
-	for _, l := range nonEmptyLines(rec.Actions[c.Action].Output) {
+	for _, l := range nonEmptyLines(rec.Output(c)) {
 		if l[0] == '-' || l[0] == '+' || l[0] == '@' {
 			return "" // a diff says what changed, not what was found
 		}
@@ -468,8 +468,8 @@ func outputChange(rec *evidence.Record, first, last evidence.Check) string {
 	if first.Action < 0 || last.Action < 0 || first.Action == last.Action || last.Outcome != evidence.Passed {
 		return ""
 	}
-	a := nonEmptyLines(rec.Actions[first.Action].Output)
-	b := nonEmptyLines(rec.Actions[last.Action].Output)
+	a := nonEmptyLines(rec.Output(first))
+	b := nonEmptyLines(rec.Output(last))
 	if len(a) == 0 || len(b) == 0 || len(a) > changeScanLines || len(b) > changeScanLines {
 		return ""
 	}
@@ -494,9 +494,8 @@ func outputChange(rec *evidence.Record, first, last evidence.Check) string {
 }
 
 func shortOutput(rec *evidence.Record, c evidence.Check) bool {
-	a := rec.Actions[c.Action]
-	n := strings.Count(strings.TrimSpace(a.Output), "\n")
-	return strings.TrimSpace(a.Output) != "" && n < 3
+	out := strings.TrimSpace(rec.Output(c))
+	return out != "" && strings.Count(out, "\n") < 3
 }
 
 func firstFailure(rec *evidence.Record, g *checkGroup) string {
