@@ -659,7 +659,7 @@ func (x *extractor) poll(a *Action) {
 // permission rule refused the call ("The user doesn't want to proceed with
 // this tool use. The tool use was rejected …", "exec command rejected by
 // user"): the command did not run, whatever the harness reports elsewhere.
-var refusedRE = regexp.MustCompile(`(?i)\b(user|permission|tool (use|call)|command)\b.{0,60}\b(rejected|denied|declined|refused)\b|\b(rejected|denied|declined|refused)\b.{0,30}\bby (the )?user\b|\bdoesn't want to proceed\b`)
+var refusedRE = regexp.MustCompile(`(?i)\b(user|permission|tool (use|call)|command)\b.{0,60}\b(rejected|denied|declined|refused)\b|\b(rejected|denied|declined|refused)\b.{0,30}\bby (the )?user\b|\buser (doesn't|does not) want to\b`)
 
 var (
 	// statusRunningRE: a poll's report that the process goes on

@@ -169,9 +169,12 @@ func TestOutcomeWithoutExitCode(t *testing.T) {
 	refusal[1] = flagged(refusal[1])
 	broken := call("c2", "Bash", map[string]string{"command": "npm test"}, "npm ERR! Missing script: \"test\"")
 	broken[1] = flagged(broken[1])
-	r = extract(t, one(user("Commit.")), refusal, broken)
-	if r.Checks[0].Outcome != NotRun || r.Checks[1].Outcome != Failed {
-		t.Errorf("refused %s, flagged failure %s: want %s and %s", r.Checks[0].Outcome, r.Checks[1].Outcome, NotRun, Failed)
+	stop := call("c3", "Bash", map[string]string{"command": "which node"},
+		"The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.")
+	stop[1] = flagged(stop[1])
+	r = extract(t, one(user("Commit.")), refusal, broken, stop)
+	if r.Checks[0].Outcome != NotRun || r.Checks[1].Outcome != Failed || r.Checks[2].Outcome != NotRun {
+		t.Errorf("refused %s, flagged failure %s, stopped %s: want %s, %s, %s", r.Checks[0].Outcome, r.Checks[1].Outcome, r.Checks[2].Outcome, NotRun, Failed, NotRun)
 	}
 
 	// Without a flagging harness, a test summary decides.
