@@ -144,7 +144,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 			}
 			f.requests = append(f.requests, entry{text: clip(text, requestChars), prio: prio, order: i})
 		}
-		for _, s := range sentences(proseOf(text)) { // not the logs and code the user pasted
+		for _, s := range sentences(userProse(text)) { // not the logs, code and data the user pasted
 			// A line ending in a colon introduces a list: its items are the
 			// restrictions, not the introduction.
 			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
@@ -1075,6 +1075,24 @@ func proseOf(text string) string {
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
 }
+
+// userProse returns what the user wrote in their own words: the text
+// without its fenced blocks and without the lines of data pasted bare (a
+// JSON member, a line of an escaped string with its \n and \" still in it),
+// whose "keep-alive" or "cannot" is not a restriction of theirs.
+func userProse(text string) string {
+	var out []string
+	for _, l := range strings.Split(proseOf(text), "\n") {
+		if jsonMemberRE.MatchString(l) || strings.Count(l, `\n`)+strings.Count(l, `\"`) >= 2 {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// jsonMemberRE matches a line that is a member of a JSON object.
+var jsonMemberRE = regexp.MustCompile(`^\s*"[^"\n]{1,80}"\s*:\s*(["{\[\d-]|true|false|null)`)
 
 var sessionRE = regexp.MustCompile(`(?i)\b(session|process|job|pid|shell)[ _-]?(?:id)?\s*[:=#]\s*([A-Za-z0-9_.:-]+)`)
 

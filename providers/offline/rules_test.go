@@ -350,6 +350,19 @@ func TestPastedCodeIsNotARestriction(t *testing.T) {
 	}
 }
 
+// TestPastedDataIsNotARestriction: lines of data pasted bare, outside any
+// fence (a JSON object, an escaped string with its \n still in it), are not
+// the user's restrictions either; the user's own sentence around them is.
+func TestPastedDataIsNotARestriction(t *testing.T) {
+	paste := "The headers were:\n{\n  \"key\": \"Connection\",\n  \"value\": \"keep-alive\"\n}\n" +
+		`"<p>You cannot delete the last model</p>\n<ul>\n<li>Never shared</li>\n</ul>"` +
+		"\nPlease keep the old endpoint working."
+	r := section(whole(t, []history.Message{userMsg(paste)}, 0, ""), secRestrict)
+	if !strings.Contains(r, "Please keep the old endpoint working.") || strings.Contains(r, "keep-alive") || strings.Contains(r, "cannot delete") {
+		t.Errorf("restrictions:\n%s", r)
+	}
+}
+
 // TestAgentsOwnSummaryIsCarried: a continuation summary the agent wrote
 // itself is not the user's request, but what it says of the earlier
 // conversation is carried, from its summary proper.
