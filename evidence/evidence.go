@@ -782,7 +782,7 @@ func pathSuffix(long, short string) bool {
 // shell operators; a flag with a value ("--cov-fail-under=99") is kept.
 func commandWords(cmd string) []string {
 	var out []string
-	for _, w := range strings.Fields(cmd) {
+	for _, w := range strings.Fields(withoutMessages(cmd)) {
 		w = strings.Trim(w, "();")
 		switch {
 		case w == "", w == "&&", w == "||", w == "|", strings.HasPrefix(w, "-") && !strings.Contains(w, "="):
@@ -791,6 +791,85 @@ func commandWords(cmd string) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// commitMessageRE finds the message option of a commit (git commit -m,
+// --message, -am; several may follow one another).
+var commitMessageRE = regexp.MustCompile(`\bgit\s+(?:-C\s+\S+\s+)?commit\b[^&|;\n]*?\s(?:-a?m|--message)(?:=|\s+)`)
+
+// messageHeredocRE matches the start of a message written as "$(cat <<'EOF' … EOF )".
+var messageHeredocRE = regexp.MustCompile(`^"\$\(cat\s+<<-?\s*['"]?(\w+)['"]?\s*\n`)
+
+// withoutMessages returns cmd without the messages of its commits: a commit
+// that failed is made good by a later one that passed, whatever either
+// message says.
+func withoutMessages(cmd string) string {
+	for from := 0; from < len(cmd); {
+		loc := commitMessageRE.FindStringIndex(cmd[from:])
+		if loc == nil {
+			break
+		}
+		start := from + loc[1]
+		for {
+			end := start + messageEnd(cmd[start:])
+			cmd = cmd[:start] + cmd[end:]
+			m := nextMessageRE.FindStringIndex(cmd[start:])
+			if m == nil {
+				break
+			}
+			start += m[1] // another message of the same commit
+		}
+		from = start
+	}
+	return cmd
+}
+
+// nextMessageRE matches a message option right after another.
+var nextMessageRE = regexp.MustCompile(`^\s+(?:-a?m|--message)(?:=|\s+)`)
+
+// messageEnd returns the length of the message s starts with: a heredoc
+// in "$(cat <<'EOF' … EOF )", else one shell word.
+func messageEnd(s string) int {
+	if m := messageHeredocRE.FindStringSubmatch(s); m != nil {
+		if i := strings.Index(s, "\n"+m[1]+"\n"); i >= 0 {
+			end := i + len(m[1]) + 2
+			if j := strings.Index(s[end:], `)"`); j >= 0 && strings.TrimSpace(s[end:end+j]) == "" {
+				end += j + 2
+			}
+			return end
+		}
+	}
+	return shellWordEnd(s)
+}
+
+// shellWordEnd returns the length of the shell word s starts with: a
+// quoted string (with its escapes) or a run of non-space bytes.
+func shellWordEnd(s string) int {
+	i := 0
+	for i < len(s) {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|':
+			return i
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return len(s)
+			}
+			i += j + 2
+		case c == '"':
+			i++
+			for i < len(s) && s[i] != '"' {
+				if s[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return min(i, len(s))
 }
 
 // gitDirRE matches git's -C DIR option.

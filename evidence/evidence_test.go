@@ -132,6 +132,22 @@ func TestFixedBy(t *testing.T) {
 	if got := r.Checks[4].FixedBy; got != 5 {
 		t.Errorf("a run from another folder naming the same file: fixed by %d, want 5", got)
 	}
+
+	// A commit that failed is made good by a later commit that passed,
+	// whatever their messages; not by one that leaves out what it also did.
+	heredoc := "cd /r && git add -A && git commit -m \"$(cat <<'EOF'\nAdd the \"base\" tag (v2)\n\nBody\nEOF\n)\""
+	r = extract(t, one(user("Commit.")),
+		call("c1", "bash", map[string]string{"command": `cd /r && git add -A && git commit -m "Add the base tag"`}, "Exit code 1\npre-commit: trailing whitespace"),
+		call("c2", "bash", map[string]string{"command": `cd /r && git commit -m "Tag" && git push`}, "Exit code 1\nnothing to commit"),
+		call("c3", "bash", map[string]string{"command": "cd /other && git add -A && git commit -m 'Fix'"}, "[main 1a2b3c4] Fix\nExit code: 0"),
+		call("c4", "bash", map[string]string{"command": heredoc}, "[main 5d6e7f8] Add the base tag (v2)\nExit code: 0"),
+	)
+	if got := r.Checks[0].FixedBy; got != 3 {
+		t.Errorf("failed commit fixed by %d, want 3 (the later commit in the same folder, not the one in /other)", got)
+	}
+	if got := r.Checks[1].FixedBy; got != -1 {
+		t.Errorf("failed commit and push fixed by %d, want -1 (no later push)", got)
+	}
 }
 
 // TestOutcomeWithoutExitCode: a harness that flags failed results implies

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/vtcode/vtcode-ls/evidence"
@@ -1031,7 +1032,7 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	}
 	if lastText != "" && lastTextIdx > lastTyped {
 		for _, s := range sentences(lastText) {
-			if nextRE.MatchString(s) && !f.contradicted(s) {
+			if plansNext(s) && !f.contradicted(s) {
 				f.next = append(f.next, entry{text: clip(s, sentenceChars), prio: 50000, order: 1 << 29})
 			}
 		}
@@ -1093,6 +1094,18 @@ func userProse(text string) string {
 
 // jsonMemberRE matches a line that is a member of a JSON object.
 var jsonMemberRE = regexp.MustCompile(`^\s*"[^"\n]{1,80}"\s*:\s*(["{\[\d-]|true|false|null)`)
+
+// plansNext reports whether a sentence of the assistant states what comes
+// next: a word of nextRE that is not part of a name (Next.js, next.config).
+func plansNext(s string) bool {
+	for _, loc := range nextRE.FindAllStringIndex(s, -1) {
+		if rest := s[loc[1]:]; len(rest) >= 2 && rest[0] == '.' && (unicode.IsLetter(rune(rest[1])) || rest[1] == '_') {
+			continue
+		}
+		return true
+	}
+	return false
+}
 
 var sessionRE = regexp.MustCompile(`(?i)\b(session|process|job|pid|shell)[ _-]?(?:id)?\s*[:=#]\s*([A-Za-z0-9_.:-]+)`)
 

@@ -363,6 +363,21 @@ func TestPastedDataIsNotARestriction(t *testing.T) {
 	}
 }
 
+// TestANameIsNotAPlan: the assistant's closing explanation that names
+// Next.js is not a plan of what comes next; a sentence that says what it
+// will do next is.
+func TestANameIsNotAPlan(t *testing.T) {
+	msgs := []history.Message{userMsg("Serve the tokenizer from its own repo."),
+		history.NewText(history.Assistant, "Done. A visit to /tokenizer is rewritten by Next.js to the submodule. The next.config.js rewrites cover the assets.")}
+	if n := section(whole(t, msgs, 0, ""), secNext); strings.Contains(n, "Next.js") || strings.Contains(n, "next.config") {
+		t.Errorf("next steps:\n%s", n)
+	}
+	msgs = append(msgs, userMsg("And the favicon?"), history.NewText(history.Assistant, "Copied it. Next I will move the robots.txt on Next.js as well."))
+	if n := section(whole(t, msgs, 0, ""), secNext); !strings.Contains(n, "Next I will move the robots.txt") {
+		t.Errorf("next steps:\n%s", n)
+	}
+}
+
 // TestAgentsOwnSummaryIsCarried: a continuation summary the agent wrote
 // itself is not the user's request, but what it says of the earlier
 // conversation is carried, from its summary proper.
