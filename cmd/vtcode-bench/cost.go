@@ -43,6 +43,8 @@ type CostRow struct {
 	FloorBound float64 `json:"floorBound"`
 	// BestRatio is the cost ratio of the best schedule of steps in
 	// hindsight (oracle.go): what no online schedule of steps beats.
+	// Neither it nor FloorBound models compaction: both are 0 for a
+	// session whose play compacted.
 	BestRatio float64 `json:"bestRatio"`
 	// OverBudget counts requests over the window minus the reserved output.
 	OverBudget  int `json:"overBudget"`
@@ -157,6 +159,9 @@ func costOf(ctx context.Context, name string, msgs []history.Message, provider, 
 	// Any schedule sends at least the seed's tokens, each at least at the
 	// read price, and writes the new content (what the baseline cannot
 	// reuse) once.
+	if cur.compactions > 0 || seed.compactions > 0 {
+		return row, nil // the bounds know clearing only
+	}
 	row.FloorBound = fratio(float64(seed.sent)*cc.Read+float64(base.sent-base.reused)*(cc.Write-cc.Read), base.cost)
 	row.BestRatio = bestStepped(msgs, cc, costWindow)
 	return row, nil
@@ -179,7 +184,7 @@ func playCost(ctx context.Context, msgs []history.Message, provider, model, poli
 	if err := os.Mkdir(ws, 0o700); err != nil {
 		return out, err
 	}
-	m := session.NewManager(session.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), UserConfig: cfg, NoWatch: true})
+	m := session.NewManager(session.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), UserConfig: cfg, NoWatch: true, Clients: offlineClients})
 	defer m.Close()
 	if err := m.AddWorkspace(ws, nil); err != nil {
 		return out, err
@@ -273,19 +278,28 @@ func writeCostTable(w io.Writer, rows []CostRow) error {
 	fmt.Fprintf(w, "   session with clearing and compaction off; seed = clear_at_least_tokens 0, TTL awareness off; floor = the\n")
 	fmt.Fprintf(w, "   seed's tokens all at the cache-read price plus the new content written once: a lower bound for any\n")
 	fmt.Fprintf(w, "   schedule that keeps the protected floor; best = the best schedule of steps in hindsight (knowing the whole\n")
-	fmt.Fprintf(w, "   session, it picks the turns that clear everything above the floor): what no online schedule of steps beats\n")
+	fmt.Fprintf(w, "   session, it picks the turns that clear everything above the floor): what no online schedule of steps beats;\n")
+	fmt.Fprintf(w, "   neither bound models compaction (n/a where a play compacted); the plays compact with the offline summarizer\n")
 	t := newTable(w)
-	t.row("session", "pricing", "turns", "sent", "reuse (none, seed)", "cost", "seed cost", "best", "floor", "over budget")
+	t.row("session", "pricing", "turns", "sent", "reuse (none, seed)", "cost", "seed cost", "best", "floor", "over budget", "compactions")
 	for _, r := range rows {
 		t.row(r.Session, r.Pricing, fmt.Sprint(r.Turns), fmtRatio(r.SentRatio),
 			fmt.Sprintf("%.3f (%.3f, %.3f)", r.Reuse, r.BaseReuse, r.SeedReuse),
-			fmtRatio(r.CostRatio), fmtRatio(r.SeedCostRatio), fmtRatio(r.BestRatio), fmtRatio(r.FloorBound), fmt.Sprint(r.OverBudget))
+			fmtRatio(r.CostRatio), fmtRatio(r.SeedCostRatio), bound(r, r.BestRatio), bound(r, r.FloorBound), fmt.Sprint(r.OverBudget), fmt.Sprint(r.Compactions))
 	}
 	if err := t.flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// bound formats a bound of row r: n/a where a play compacted.
+func bound(r CostRow, v float64) string {
+	if v == 0 {
+		return "n/a"
+	}
+	return fmtRatio(v)
 }
 
 // fratio is a/b, NaN when b is 0.
