@@ -1079,18 +1079,23 @@ func proseOf(text string) string {
 
 // userProse returns what the user wrote in their own words: the text
 // without its fenced blocks and without the lines of data pasted bare (a
-// JSON member, a line of an escaped string with its \n and \" still in it),
-// whose "keep-alive" or "cannot" is not a restriction of theirs.
+// JSON member, a line of an escaped string with its \n and \" still in it,
+// a line of a terminal's tree or table), whose "keep-alive" or "without" is
+// not a restriction of theirs.
 func userProse(text string) string {
 	var out []string
 	for _, l := range strings.Split(proseOf(text), "\n") {
-		if jsonMemberRE.MatchString(l) || strings.Count(l, `\n`)+strings.Count(l, `\"`) >= 2 {
+		if jsonMemberRE.MatchString(l) || strings.Count(l, `\n`)+strings.Count(l, `\"`) >= 2 || strings.ContainsFunc(l, isBoxDrawing) {
 			continue
 		}
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
 }
+
+// isBoxDrawing reports a box-drawing rune (U+2500–U+257F): a line with one
+// is a terminal's rendering (a tree, a table, a TUI) the user pasted.
+func isBoxDrawing(r rune) bool { return r >= 0x2500 && r <= 0x257F }
 
 // jsonMemberRE matches a line that is a member of a JSON object.
 var jsonMemberRE = regexp.MustCompile(`^\s*"[^"\n]{1,80}"\s*:\s*(["{\[\d-]|true|false|null)`)

@@ -356,9 +356,10 @@ func TestPastedCodeIsNotARestriction(t *testing.T) {
 func TestPastedDataIsNotARestriction(t *testing.T) {
 	paste := "The headers were:\n{\n  \"key\": \"Connection\",\n  \"value\": \"keep-alive\"\n}\n" +
 		`"<p>You cannot delete the last model</p>\n<ul>\n<li>Never shared</li>\n</ul>"` +
+		"\n   > │     - 5952698 fixed a bug that could start a session without a BaseCommit\n" +
 		"\nPlease keep the old endpoint working."
 	r := section(whole(t, []history.Message{userMsg(paste)}, 0, ""), secRestrict)
-	if !strings.Contains(r, "Please keep the old endpoint working.") || strings.Contains(r, "keep-alive") || strings.Contains(r, "cannot delete") {
+	if !strings.Contains(r, "Please keep the old endpoint working.") || strings.Contains(r, "keep-alive") || strings.Contains(r, "cannot delete") || strings.Contains(r, "BaseCommit") {
 		t.Errorf("restrictions:\n%s", r)
 	}
 }
