@@ -132,28 +132,36 @@ func IsSummary(text string) bool {
 // isHarnessBlock reports whether text is made only of harness tag blocks
 // (and whitespace between them).
 func isHarnessBlock(text string) bool {
+	rest, blocks := leadingHarnessBlocks(text)
+	return blocks > 0 && rest == ""
+}
+
+// WithoutHarnessBlocks returns text without the harness tag blocks it starts
+// with (an IDE's <ide_opened_file> note, a <system-reminder>): the words a
+// user typed after the context their harness put before them.
+func WithoutHarnessBlocks(text string) string {
+	rest, _ := leadingHarnessBlocks(text)
+	return rest
+}
+
+// leadingHarnessBlocks skips the harness tag blocks text starts with and
+// returns the trimmed rest and how many it skipped; an unclosed harness tag
+// takes the rest as its content.
+func leadingHarnessBlocks(text string) (rest string, blocks int) {
 	t := strings.TrimSpace(text)
-	if t == "" {
-		return false
-	}
-	blocks := 0
 	for t != "" {
 		m := tagOpenRE.FindStringSubmatch(t)
-		if m == nil {
-			return false
+		if m == nil || !harnessTags[strings.ToLower(m[1])] {
+			return t, blocks
 		}
-		name := m[1]
-		if !harnessTags[strings.ToLower(name)] {
-			return false
-		}
-		end := strings.Index(t, "</"+name+">")
-		if end < 0 {
-			return true // an unclosed harness tag: the rest is its content
-		}
-		t = strings.TrimSpace(t[end+len("</"+name+">"):])
+		end := strings.Index(t, "</"+m[1]+">")
 		blocks++
+		if end < 0 {
+			return "", blocks
+		}
+		t = strings.TrimSpace(t[end+len("</"+m[1]+">"):])
 	}
-	return blocks > 0
+	return t, blocks
 }
 
 // isStatusLine reports whether text is one bracketed status line that a

@@ -134,7 +134,9 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		}
 	}
 	for n, i := range typed {
-		text := strings.TrimSpace(msgs[i].Text())
+		// The words typed, without the context the harness put first (the
+		// file open in the IDE, a reminder).
+		text := evidence.WithoutHarnessBlocks(msgs[i].Text())
 		text = evidence.HeadBytes(text, maxUserScan) // a huge paste: its start says what it is
 		if n == 0 {
 			f.goal = clip(text, goalChars)
@@ -968,7 +970,7 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		}
 	}
 	if lastTyped >= 0 {
-		f.doing = append(f.doing, "Latest user request: "+clip(evidence.HeadBytes(msgs[lastTyped].Text(), maxUserScan), 300))
+		f.doing = append(f.doing, "Latest user request: "+clip(evidence.HeadBytes(evidence.WithoutHarnessBlocks(msgs[lastTyped].Text()), maxUserScan), 300))
 	}
 	switch {
 	case lastAct != nil && lastAct.Index >= lastTextIdx:
@@ -1045,7 +1047,7 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	case lastTextIdx > lastTyped && (lastAct == nil || lastTextIdx > lastAct.Index):
 		f.next = append(f.next, entry{text: "None recorded: the assistant answered the latest request; wait for the user's next one.", prio: 10, order: 1 << 30})
 	default:
-		f.next = append(f.next, entry{text: "Continue with the latest user request: " + clip(msgs[lastTyped].Text(), 200), prio: 10, order: 1 << 30})
+		f.next = append(f.next, entry{text: "Continue with the latest user request: " + clip(evidence.WithoutHarnessBlocks(msgs[lastTyped].Text()), 200), prio: 10, order: 1 << 30})
 	}
 }
 

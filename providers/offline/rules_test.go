@@ -364,6 +364,26 @@ func TestPastedDataIsNotARestriction(t *testing.T) {
 	}
 }
 
+// TestHarnessContextIsNotTheGoal: the note an IDE puts before the user's
+// words (the file open, the lines selected) is not what the user asked; a
+// tag the harness does not own (a task description) is kept.
+func TestHarnessContextIsNotTheGoal(t *testing.T) {
+	open := "<ide_opened_file>The user opened the file /w/index.html in the IDE. This may or may not be related to the current task.</ide_opened_file> "
+	msgs := []history.Message{userMsg(open + "Serve the app on localhost."), history.NewText(history.Assistant, "Which server?"),
+		userMsg("<ide_selection>The user selected the lines 9 to 9 from /w/a.js: x</ide_selection>\nUse vite.")}
+	got := whole(t, msgs, 0, "")
+	if g := section(got, secGoal); !strings.HasPrefix(g, "Serve the app on localhost.") || strings.Contains(g, "ide_opened_file") || strings.Contains(g, "ide_selection") {
+		t.Errorf("goal:\n%s", g)
+	}
+	if d := section(got, secDoing); !strings.Contains(d, "Latest user request: Use vite.") {
+		t.Errorf("what was being done:\n%s", d)
+	}
+	task := []history.Message{userMsg("<pr_description>\nBlueprint names must not be empty.\n</pr_description>")}
+	if g := section(whole(t, task, 0, ""), secGoal); !strings.Contains(g, "Blueprint names must not be empty.") {
+		t.Errorf("goal of a tagged task:\n%s", g)
+	}
+}
+
 // TestANameIsNotAPlan: the assistant's closing explanation that names
 // Next.js is not a plan of what comes next; a sentence that says what it
 // will do next is.
