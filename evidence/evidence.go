@@ -619,6 +619,7 @@ func (x *extractor) poll(a *Action) {
 	if len(x.running) == 0 || !a.HasResult() || len(a.Args) == 0 {
 		return
 	}
+	head := HeadBytes(a.Output, 2048)
 	for k, v := range a.Args {
 		if !strings.HasSuffix(strings.ToLower(k), "id") {
 			continue
@@ -644,9 +645,9 @@ func (x *extractor) poll(a *Action) {
 			}
 			c.Detail = detailOf(a.Output, c.Outcome)
 			c.Polled = len(x.r.Actions) - 1
-		case isRunning(a.Output) || statusRunningRE.MatchString(HeadBytes(a.Output, 2048)):
+		case isRunning(a.Output) || statusRunningRE.MatchString(head):
 			continue
-		case stoppedRE.MatchString(HeadBytes(a.Output, 2048)):
+		case stoppedRE.MatchString(head):
 			c.Outcome, c.Detail, c.Polled = Unknown, "stopped before it finished", len(x.r.Actions)-1
 		default:
 			continue
