@@ -74,6 +74,16 @@ type ModelEntry struct {
 	// relative to an uncached one, and the cache's lifetime. Zero: not set.
 	CacheRead, CacheWrite float64
 	CacheTTLSeconds       int
+	// List prices in US dollars per million tokens (input_price,
+	// cache_read_price, cache_write_price, cache_write_1h_price,
+	// output_price), the long-context tier (price_tier_tokens: above that
+	// many prompt tokens a request is billed at price_tier_input_multiplier
+	// × the input prices and price_tier_output_multiplier × the output
+	// price) and the date the prices were read (prices_as_of). Zero: not set.
+	InputPrice, CacheReadPrice, CacheWritePrice, CacheWrite1hPrice, OutputPrice float64
+	PriceTierTokens                                                             int
+	PriceTierInput, PriceTierOutput                                             float64
+	PricesAsOf                                                                  string
 }
 
 // Storage configures persistence ([storage]).
@@ -341,6 +351,8 @@ var tables = func() map[string]map[string]bool {
 	add("models", "provider", "model", "context_window", "max_output_tokens")
 	add("storage", "dir", "keep_artifacts")
 	add("models", "cache_read_multiplier", "cache_write_multiplier", "cache_ttl_seconds")
+	add("models", "input_price", "cache_read_price", "cache_write_price", "cache_write_1h_price", "output_price",
+		"price_tier_tokens", "price_tier_input_multiplier", "price_tier_output_multiplier", "prices_as_of")
 	add("storage", "dir")
 	for _, f := range policyFields {
 		i := strings.LastIndexByte(f.toml, '.')
@@ -616,6 +628,14 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			cacheRead := d.float(e, key, "cache_read_multiplier", i, ruleMultiplier)
 			cacheWrite := d.float(e, key, "cache_write_multiplier", i, ruleMultiplier)
 			cacheTTL := d.integer(e, key, "cache_ttl_seconds", i, rulePositive)
+			var prices [5]*float64
+			for k, name := range []string{"input_price", "cache_read_price", "cache_write_price", "cache_write_1h_price", "output_price"} {
+				prices[k] = d.float(e, key, name, i, rulePrice)
+			}
+			tierTokens := d.integer(e, key, "price_tier_tokens", i, rulePositive)
+			tierIn := d.float(e, key, "price_tier_input_multiplier", i, ruleMultiplier)
+			tierOut := d.float(e, key, "price_tier_output_multiplier", i, ruleMultiplier)
+			asOf, _ := d.str(e, key, "prices_as_of", i, ruleString)
 			if !okP || *provider == "" {
 				if _, present := e["provider"]; !present || okP {
 					d.fail(sub(key, "provider"), i, "must be set")
@@ -649,6 +669,24 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			}
 			if cacheTTL != nil {
 				models[j].CacheTTLSeconds = *cacheTTL
+			}
+			for k, dst := range []*float64{&models[j].InputPrice, &models[j].CacheReadPrice, &models[j].CacheWritePrice,
+				&models[j].CacheWrite1hPrice, &models[j].OutputPrice} {
+				if prices[k] != nil {
+					*dst = *prices[k]
+				}
+			}
+			if tierTokens != nil {
+				models[j].PriceTierTokens = *tierTokens
+			}
+			if tierIn != nil {
+				models[j].PriceTierInput = *tierIn
+			}
+			if tierOut != nil {
+				models[j].PriceTierOutput = *tierOut
+			}
+			if asOf != nil {
+				models[j].PricesAsOf = *asOf
 			}
 		}
 	}

@@ -151,6 +151,11 @@ var (
 		f := v.(float64)
 		return msgIf(!(f > 0 && f <= 10), "must be > 0 and <= 10")
 	}}
+	// rulePrice is a list price in US dollars per million tokens, in (0, 10000].
+	rulePrice = rule{kind: 'f', check: func(v any) string {
+		f := v.(float64)
+		return msgIf(!(f > 0 && f <= 10000), "must be > 0 and <= 10000 (US dollars per million tokens)")
+	}}
 	ruleTokenizer = rule{kind: 's', enum: []string{"o200k", "approx"}, what: `must be "o200k" or "approx"`}
 	ruleNative    = rule{kind: 's', enum: []string{"auto", "always", "never"}, what: `must be "auto", "always" or "never"`}
 )

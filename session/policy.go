@@ -72,7 +72,10 @@ func catalogEntries(cfg config.Config) []providers.ModelInfo {
 	for _, m := range cfg.Models {
 		out = append(out, providers.ModelInfo{Provider: providers.CanonicalProvider(m.Provider), Model: m.Model,
 			ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
-			Cache: providers.CacheCost{Read: m.CacheRead, Write: m.CacheWrite, TTL: time.Duration(m.CacheTTLSeconds) * time.Second}})
+			Cache: providers.CacheCost{Read: m.CacheRead, Write: m.CacheWrite, TTL: time.Duration(m.CacheTTLSeconds) * time.Second},
+			Price: providers.Price{Input: m.InputPrice, CacheRead: m.CacheReadPrice, CacheWrite5m: m.CacheWritePrice,
+				CacheWrite1h: m.CacheWrite1hPrice, Output: m.OutputPrice, TierTokens: m.PriceTierTokens,
+				TierInput: m.PriceTierInput, TierOutput: m.PriceTierOutput, AsOf: m.PricesAsOf}})
 	}
 	return out
 }

@@ -668,7 +668,14 @@ func (m *Manager) ProxyRecord(ctx context.Context, id string, turn uint64, resp 
 			return fmt.Errorf("proxy record: no pending request %d in session %s", turn, s.id)
 		}
 		delete(s.px.pending, turn)
-		return s.proxyRecord(ctx, t, resp)
+		s.rc.billed = false
+		if err := s.proxyRecord(ctx, t, resp); err != nil {
+			return err
+		}
+		if !s.rc.billed && t.disp != ProxyBranch { // an answer recorded nowhere: its bill alone
+			return s.recordReceipt(s.receiptOf(s.proxyUsage(resp.Usage), agentOf(t.key)))
+		}
+		return nil
 	})
 }
 
@@ -701,7 +708,7 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 			}
 		}
 		px.keys = slices.Clone(t.keys)
-		if err := s.recordAnswer(resp); err != nil {
+		if err := s.recordAnswer(t, resp); err != nil {
 			return err
 		}
 		px.keys = append(px.keys, respKey)
@@ -719,7 +726,7 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 		if err := s.commit(context.WithoutCancel(ctx), s.live, next, &b, commitWith{proxy: true}); err != nil {
 			return fmt.Errorf("record the agent's new window: %w", err)
 		}
-		if err := s.recordAnswer(resp); err != nil {
+		if err := s.recordAnswer(t, resp); err != nil {
 			return err
 		}
 		s.px = proxyState{init: true, keys: append(slices.Clone(t.keys), respKey), window: t.window, turn: px.turn, pending: px.pending,
@@ -734,12 +741,15 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 	return nil
 }
 
-// recordAnswer records the assistant message and usage of an answer.
-func (s *Session) recordAnswer(resp ProxyResponse) error {
+// recordAnswer records the assistant message, usage and bill of an answer.
+func (s *Session) recordAnswer(t *proxyTurn, resp ProxyResponse) error {
 	s.snapMu.Lock()
 	estimate := s.snap.ProjectedTokens + s.snap.PrefixTokens
 	s.snapMu.Unlock()
-	return s.record(evResponse, responseData{Message: resp.Message, Usage: resp.Usage, StopReason: resp.StopReason, RequestEstimate: estimate})
+	usage := s.proxyUsage(resp.Usage)
+	s.rc.billed = true
+	return s.record(evResponse, responseData{Message: resp.Message, Usage: usage, StopReason: resp.StopReason, RequestEstimate: estimate,
+		Receipt: s.receiptOf(usage, agentOf(t.key))})
 }
 
 // proxyBranch records a request that diverged from the conversation as a
@@ -772,7 +782,7 @@ func (s *Session) proxyBranch(ctx context.Context, t *proxyTurn, resp ProxyRespo
 				return err
 			}
 		}
-		if err := b.recordAnswer(resp); err != nil {
+		if err := b.recordAnswer(t, resp); err != nil {
 			return err
 		}
 		b.px.keys = append(slices.Clone(t.keys), respKey)
