@@ -217,7 +217,7 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		ElapsedMs: elapsed.Milliseconds(),
 	}
 	with := j.with
-	with.cost = compactionCost(opts.Route, res.Usage)
+	with.cost = compactionCost(opts.Client, opts.Route, res.Usage)
 	if err := s.commit(ctx, msgs, res.Messages, &b, with); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -129,7 +129,7 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 	}
 
 	pp := &pendingPreview{id: newID(s.m.now()), base: s.live, res: res, summary: summaryIndex(res.Messages), elapsed: elapsed,
-		cost: compactionCost(opts.Route, res.Usage)}
+		cost: compactionCost(opts.Client, opts.Route, res.Usage)}
 	s.cm.preview = pp
 	out := &CompactPreview{
 		PreviewID: pp.id, Summary: res.Summary, Editable: pp.summary >= 0,

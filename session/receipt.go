@@ -316,10 +316,13 @@ func (s *Session) proxyUsage(u *history.Usage) *history.Usage {
 	return &c
 }
 
-// compactionCost is the receipt line of a compaction's provider calls.
-func compactionCost(r providers.Route, u history.Usage) *receiptLine {
-	if r.Provider == "offline" || u.InputTokens == 0 && u.OutputTokens == 0 && u.CacheReadTokens == 0 && u.CacheCreationTokens == 0 {
-		return nil // the offline summarizer runs here: no provider bills it
+// compactionCost is the receipt line of a compaction's provider calls on
+// route r with client c; nil for a local summarizer (the offline one: a
+// [providers.Summarizer]), which no provider bills.
+func compactionCost(c providers.Generator, r providers.Route, u history.Usage) *receiptLine {
+	if _, local := c.(providers.Summarizer); local || r.Provider == "offline" ||
+		u.InputTokens == 0 && u.OutputTokens == 0 && u.CacheReadTokens == 0 && u.CacheCreationTokens == 0 {
+		return nil
 	}
 	// The provider clients report input with the cached part.
 	return &receiptLine{Provider: providers.CanonicalProvider(r.Provider), Model: r.Model, Bill: billOf(u, false)}
