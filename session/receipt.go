@@ -48,6 +48,9 @@ type receiptLine struct {
 // without vtcode-ls, and the compactions with what each cost. Costs are in
 // US dollars; a cost is absent when a model's price is unknown (Unpriced
 // names it): a receipt never shows a made-up price.
+//
+// Tokens and PaidUSD include the calls of the compactions vtcode-ls made;
+// Requests counts the answers.
 type Receipt struct {
 	Requests int            `json:"requests"`
 	Tokens   providers.Bill `json:"tokens"`
@@ -401,7 +404,13 @@ func readReceipt(st *store.Store, id string, cat *providers.Catalog) (StoredRece
 			return nil
 		}
 		var d receiptEvent
-		if err := json.Unmarshal(ev.Data, &d); err != nil {
+		if ev.Type == evReceipt {
+			d.Receipt = new(receiptLine)
+			err := json.Unmarshal(ev.Data, d.Receipt)
+			if err != nil {
+				return fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
+			}
+		} else if err := json.Unmarshal(ev.Data, &d); err != nil {
 			return fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
 		}
 		l := d.Receipt
@@ -440,4 +449,20 @@ func (s *Session) recordReceipt(l *receiptLine) error {
 		return nil
 	}
 	return s.record(evReceipt, *l)
+}
+
+// Receipts returns the receipts of the stored sessions of a workspace
+// (empty: the first one) updated at or after since (zero: all), priced with
+// the workspace's catalog (the built-in list prices and its [[models]]).
+func (m *Manager) Receipts(workspace string, since time.Time) ([]StoredReceipt, error) {
+	w, err := m.workspaceFor(workspace, "workspace")
+	if err != nil {
+		return nil, err
+	}
+	st, err := w.store()
+	if err != nil {
+		return nil, err
+	}
+	_, _, cat, _ := w.snapshot()
+	return ReadReceipts(st, cat, since)
 }
