@@ -94,6 +94,7 @@ prices_as_of = "2026-12-01"
 		t.Fatal(err)
 	}
 	check("live", st.Receipt)
+	check("in the proxy's stats", e.srv.Stats().Receipt)
 	live := *st.Receipt
 
 	// A restarted daemon replays the log: the next answer adds to the

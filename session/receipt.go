@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -465,4 +466,15 @@ func (m *Manager) Receipts(workspace string, since time.Time) ([]StoredReceipt, 
 	}
 	_, _, cat, _ := w.snapshot()
 	return ReadReceipts(st, cat, since)
+}
+
+// Receipt returns the receipt of an open session so far (nil before any
+// billed call).
+func (m *Manager) Receipt(ctx context.Context, id string) (*Receipt, error) {
+	var rc *Receipt
+	err := m.do(ctx, id, func(ctx context.Context, s *Session) error {
+		rc = s.rc.receipt()
+		return nil
+	})
+	return rc, err
 }
