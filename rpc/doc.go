@@ -214,7 +214,7 @@
 //	         capacity, reservedOutput, compactionThreshold, pressure, state,
 //	         lastReportedInputTokens?, lastRequestEstimate?,
 //	         reportedDifference?, strategy, compactions,
-//	         lastCompaction?, cache?, reuse?}
+//	         lastCompaction?, cache?, reuse?, receipt?}
 //
 // state is "ok", "warn", "compacting" or "critical"; pressure is
 // (projectedTokens + prefixTokens) / (capacity − reservedOutput), and a
@@ -326,7 +326,7 @@
 //	                        compactedTokens, artifactId}],
 //	         cleared: [{tool, callId, originalTokens, stubTokens, turn,
 //	                    pending?}],
-//	         artifacts: [as vtcode/listArtifacts]}
+//	         artifacts: [as vtcode/listArtifacts], receipt?}
 //
 // categories are always these nine, in window order: prefix (the last
 // request's system prompt and tool schemas, and system messages of the
@@ -396,6 +396,35 @@
 // cache_creation_input_tokens; OpenAI's input_tokens or prompt_tokens,
 // output_tokens or completion_tokens, input_tokens_details.cached_tokens or
 // prompt_tokens_details.cached_tokens, and cache_write_tokens.
+//
+// Stats and the context map carry the session's receipt once an answer
+// with usage was recorded: what the provider billed, from its own usage of
+// every answer, and an estimate of the same requests without vtcode-ls.
+//
+//	receipt: {requests, tokens, paidUsd?, withoutTokens, withoutUsd?,
+//	          savedUsd?, withoutIsEstimate: true, tierRequests?,
+//	          withoutTierRequests?, compactions?: [{trigger, mode,
+//	          originalTokens, compactedTokens, model?, tokens, usd?}],
+//	          unpriced?, pricesAsOf?}
+//	tokens:  {input, cacheRead, cacheWrite5m, cacheWrite1h, output,
+//	          reasoning?}
+//
+// tokens are disjoint (input is the uncached part) and add the calls of
+// the compactions vtcode-ls made; requests counts the answers. Costs are US
+// dollars under the model's list price (built in, dated pricesAsOf, or
+// [[models]] input_price, cache_read_price, cache_write_price,
+// cache_write_1h_price, output_price); with a model whose price is unknown
+// (named in unpriced) the receipt has tokens and no cost. The estimate
+// without vtcode-ls is the agent's whole request each time (the history
+// before clearing and compaction, at most the window, scaled by the
+// provider's count over the local estimate), with the agent's own cache
+// breakpoints (the previous request read from the cache within the route's
+// TTL). tierRequests counts the requests billed at a long-context tier,
+// withoutTierRequests those that would have been. recordResponse's usage
+// also reads the 1-hour part of the cache writes (cacheCreation1hTokens, or
+// Anthropic's cache_creation.ephemeral_1h_input_tokens) and the reasoning
+// part of the output (reasoningTokens, or OpenAI's
+// output_tokens_details.reasoning_tokens).
 //
 // # Projection deltas
 //
