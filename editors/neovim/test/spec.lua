@@ -547,6 +547,35 @@ test("prepareRequest through client() answers whole projections while deltas cro
   eq(vim.json.encode(p2.messages), vim.json.encode(full.messages), "delta-applied projection == whole projection")
 end)
 
+test(":VtStats and :VtContext show the receipt: the provider's usage under the list price", function()
+  local o = rpc("vtcode/openSession", { provider = "anthropic", model = "claude-sonnet-4-5", contextWindow = 200000 })
+  rpc("vtcode/appendMessages", { sessionId = o.sessionId, messages = agent_session(2, "receipt") })
+  rpc("vtcode/prepareRequest", { sessionId = o.sessionId, systemPrompt = "You are a coding agent." })
+  rpc("vtcode/recordResponse", { sessionId = o.sessionId, message = { role = "assistant", content = "Done." },
+    usage = { input_tokens = 1000, cache_read_input_tokens = 8000, cache_creation_input_tokens = 2000,
+      cache_creation = { ephemeral_1h_input_tokens = 500 }, output_tokens = 300 } })
+  vim.cmd("VtSession " .. o.sessionId)
+  wait(10000, function()
+    return vt.active_session() == o.sessionId
+  end, "the receipt's session")
+  local mark = #notes + 1
+  vim.cmd("VtStats")
+  local n = wait_note("Session " .. vim.pesc(o.sessionId), ":VtStats", mark)
+  -- Claude Sonnet 4.5: 1000 × $3 + 8000 × $0.30 + 1500 × $3.75 + 500 × $6 + 300 × $15 per MTok = $0.0185
+  assert(n.msg:find("tokens billed%s+1,000 in · 8,000 cache read · 2,000 cache write %(500 1h%) · 300 out"), n.msg)
+  assert(n.msg:find("paid %(list prices of %d+%-%d+%-%d+%)%s+%$0%.02"), n.msg)
+  assert(n.msg:find("without vtcode-ls (estimate)", 1, true), n.msg)
+  local r = require("vtcode.receipt")
+  eq(r.summary({ requests = 2, tokens = { input = 5, output = 1 }, unpriced = { "ollama/qwen3" } }),
+    "2 requests · 5 in · 1 out · no list price for ollama/qwen3", "an unpriced receipt shows tokens only")
+  local map = rpc("vtcode/contextMap", { sessionId = o.sessionId })
+  assert(type(map.receipt) == "table", vim.inspect(map))
+  local lines = require("vtcode.context").lines(map, 80)
+  local text = table.concat(lines, "\n")
+  assert(text:find("Receipt: 1 request · paid $0.02", 1, true), text)
+  vim.cmd("VtSession " .. sid)
+end)
+
 test(":checkhealth vtcode passes", function()
   vim.cmd("checkhealth vtcode")
   local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
