@@ -236,14 +236,21 @@
 // is partial:
 //
 //	params: {sessionId?, workspace?, policy: {
-//	  autoCompaction?: {enabled, thresholdTokens, thresholdRatio, compactOnModelSwitch},
+//	  autoCompaction?: {enabled, thresholdTokens, thresholdRatio, compactOnModelSwitch,
+//	                    mode ("auto"|"ask")},
 //	  toolResultClearing?: {enabled, triggerTokens, keepToolUses,
 //	                        keepRecentToolBatches, clearToolInputs,
 //	                        clearAtLeastTokens, cacheAware},
 //	  context?: {maxContextTokens, reservedOutputTokens, trimToPercent,
-//	             preserveRecentTurns, tokenizer},
+//	             preserveRecentTurns, tokenizer, stayBelowPriceTier},
 //	  routePolicy?: {thresholdRatio, retainRatio, maxOverflowRetries}}}
 //	result: the effective policy (every field)
+//
+// context.stayBelowPriceTier (default true) keeps every request under the
+// model's long-context price tier when its window is larger: capacity is
+// then the tier's threshold plus the reserved output, so clearing and
+// compaction keep the prompt under it (the receipt's withoutTierRequests
+// counts the requests that would have paid the tier).
 //
 // A bad value or unknown key fails with -32602 naming the field
 // ("policy.toolResultClearing.keepToolUses: must be >= 0") and nothing of

@@ -29,6 +29,7 @@ type env struct {
 	clear    clearing.Policy
 	budget   clearing.Budget
 	cost     providers.CacheCost // the route's cache pricing (cache.go)
+	tier     int                 // the price tier's threshold capping capacity, 0 if none
 }
 
 // env resolves the environment of route r with the given reserved output
@@ -37,15 +38,19 @@ func (s *Session) env(r route, reserved *int, prefix int) *env {
 	cfg, pol, cat := s.effective()
 	e := &env{cfg: cfg, pol: pol, cat: cat, r: r, route: providerRoute(r, cfg, cat), prefix: prefix}
 	window := r.ContextWindow
-	if window <= 0 {
-		if mi, ok := cat.Lookup(e.route.Provider, r.Model); ok {
-			window = mi.ContextWindow
-		}
+	mi, known := cat.Lookup(e.route.Provider, r.Model)
+	if window <= 0 && known {
+		window = mi.ContextWindow
 	}
 	e.capacity = intersect(window, pol.Context.MaxContextTokens)
 	e.reserved = pol.Context.ReservedOutputTokens
 	if reserved != nil {
 		e.reserved = *reserved
+	}
+	if t := mi.Price.TierTokens; pol.Context.StayBelowPriceTier && t > 0 && e.capacity > t+e.reserved {
+		// Requests stay under the long-context tier: the prompt gets at
+		// most its threshold, the output its reserve.
+		e.capacity, e.tier = t+e.reserved, t
 	}
 	e.rp = compaction.ResolveRoutePolicy(e.route, routeOverrides(cfg), compaction.RoutePolicy{
 		ThresholdRatio:     pol.RoutePolicy.ThresholdRatio,

@@ -264,8 +264,14 @@ func (s *Session) receiptOf(u *history.Usage, agent string) *receiptLine {
 	s.snapMu.Unlock()
 	sent := snap.ProjectedTokens + snap.PrefixTokens
 	whole := snap.OriginalTokens + snap.PrefixTokens + s.rc.removed
-	if snap.Capacity > 0 {
-		whole = min(whole, snap.Capacity)
+	// Without vtcode-ls the request is bounded by the model's window alone
+	// (not by a price tier vtcode-ls keeps requests under).
+	window := s.route.ContextWindow
+	if window <= 0 {
+		window = mi.ContextWindow
+	}
+	if window > 0 {
+		whole = min(whole, window)
 	}
 	prompt := l.Bill.Prompt()
 	if sent <= 0 || whole <= sent || prompt == 0 {
