@@ -45,7 +45,10 @@ type Summarizer struct {
 // provider and model contain Provider and Model (an empty string matches
 // every route). Nil fields keep the base route policy.
 type RouteOverride struct {
-	Provider, Model    string
+	Provider, Model string
+	// Agent limits the entry to the sessions of a proxied agent ("codex",
+	// "claude", "opencode", as the proxy identifies it); "" matches all.
+	Agent              string
 	ThresholdRatio     *float64
 	RetainRatio        *float64
 	MaxOverflowRetries *int
@@ -345,7 +348,7 @@ var tables = func() map[string]map[string]bool {
 	add("agent.harness", "tool_result_clearing")
 	add("compaction", "summarizer", "route_policy", "routes")
 	add("compaction.summarizer", "provider", "model")
-	add("compaction.routes", "provider", "model", "threshold_ratio", "retain_ratio", "max_overflow_retries")
+	add("compaction.routes", "provider", "model", "agent", "threshold_ratio", "retain_ratio", "max_overflow_retries")
 	add("providers", "*")
 	add("providers.*", "base_url", "api_key_env", "native_compaction", "supports_context_edits")
 	add("models", "provider", "model", "context_window", "max_output_tokens")
@@ -580,6 +583,9 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			}
 			if s, ok := d.str(e, key, "model", i, ruleString); ok {
 				r.Model = *s
+			}
+			if s, ok := d.str(e, key, "agent", i, ruleString); ok {
+				r.Agent = *s
 			}
 			r.ThresholdRatio = d.float(e, key, "threshold_ratio", i, ruleRatio)
 			r.RetainRatio = d.float(e, key, "retain_ratio", i, ruleUnit)

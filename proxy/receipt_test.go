@@ -138,3 +138,34 @@ func usd(v *float64) string {
 	}
 	return fmt.Sprintf("$%.4f", *v)
 }
+
+// [[compaction.routes]] rows can name the agent the proxy identifies:
+// "Codex at 50 %, Claude Code at 90 %" is two rows, and a Claude Code
+// session gets the Claude row's threshold, not the Codex one's.
+func TestRoutesPerAgent(t *testing.T) {
+	threshold := func(routes string) int {
+		e := setup(t, "[[models]]\nprovider = \"anthropic\"\nmodel = \"claude-test\"\ncontext_window = 100000\n"+routes, readTurns(2), "")
+		a := newAgent(t, e, "7e7e7e7e-0000-0000-0000-0000000000a9", "Read.")
+		if _, status := a.step(); status != 200 {
+			t.Fatal(status)
+		}
+		list, err := e.mgr.ListSessions(context.Background(), session.ListParams{})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("sessions %v %v", list, err)
+		}
+		st, err := e.mgr.ProjectionStats(context.Background(), list[0].SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.CompactionThreshold
+	}
+	none := threshold("")
+	both := threshold("[[compaction.routes]]\nagent = \"codex\"\nthreshold_ratio = 0.5\n[[compaction.routes]]\nagent = \"claude-code\"\nthreshold_ratio = 0.9\n")
+	codexOnly := threshold("[[compaction.routes]]\nagent = \"codex\"\nthreshold_ratio = 0.5\n")
+	if none == 0 || codexOnly != none {
+		t.Errorf("a Codex row changed the Claude Code session's threshold: %d, without rows %d", codexOnly, none)
+	}
+	if both >= none || both == codexOnly/2 || both < none*8/10 {
+		t.Errorf("with the Claude Code row at 0.9 the threshold is %d (without rows %d): want the 0.9 row's, not the Codex one's", both, none)
+	}
+}

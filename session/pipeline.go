@@ -52,7 +52,7 @@ func (s *Session) env(r route, reserved *int, prefix int) *env {
 		// most its threshold, the output its reserve.
 		e.capacity, e.tier = t+e.reserved, t
 	}
-	e.rp = compaction.ResolveRoutePolicy(e.route, routeOverrides(cfg), compaction.RoutePolicy{
+	e.rp = compaction.ResolveRoutePolicy(e.route, routeOverrides(cfg, s.agent), compaction.RoutePolicy{
 		ThresholdRatio:     pol.RoutePolicy.ThresholdRatio,
 		RetainRatio:        pol.RoutePolicy.RetainRatio,
 		MaxOverflowRetries: pol.RoutePolicy.MaxOverflowRetries,

@@ -80,10 +80,16 @@ func catalogEntries(cfg config.Config) []providers.ModelInfo {
 	return out
 }
 
-// routeOverrides converts the [[compaction.routes]] entries of cfg.
-func routeOverrides(cfg config.Config) []compaction.RouteOverride {
+// routeOverrides converts the [[compaction.routes]] entries of cfg that
+// apply to a session of agent (the proxied agent's family, "" for one an
+// editor drives): an entry naming an agent applies to that agent's
+// sessions only.
+func routeOverrides(cfg config.Config, agent string) []compaction.RouteOverride {
 	out := make([]compaction.RouteOverride, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
+		if r.Agent != "" && !agentIs(r.Agent, agent) {
+			continue
+		}
 		out = append(out, compaction.RouteOverride{Provider: r.Provider, Model: r.Model,
 			ThresholdRatio: r.ThresholdRatio, RetainRatio: r.RetainRatio, MaxOverflowRetries: r.MaxOverflowRetries})
 	}

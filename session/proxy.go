@@ -528,6 +528,7 @@ func (s *Session) proxyLiveIndex(j int, key string) int {
 
 // proxyPrepare is ProxyPrepare on the chosen session.
 func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, keys []string, prog Progress) (*ProxyPlan, error) {
+	s.agent = agentOf(key)
 	s.syncEstimator()
 	s.proxyInit()
 	s.proxyRealign()

@@ -339,12 +339,20 @@ func compactionCost(c providers.Generator, r providers.Route, u history.Usage) *
 }
 
 // agentOf names the agent family of a proxied session's key ("claude",
-// "codex", "opencode"), "" when the key does not say.
+// "codex", "opencode": the proxy's identification of the agent), "" when
+// the key does not say (a fingerprint of the conversation).
 func agentOf(key string) string {
-	if a, _, ok := strings.Cut(key, "\x00"); ok {
+	if a, _, ok := strings.Cut(key, "\x00"); ok && a != "fingerprint" {
 		return a
 	}
 	return ""
+}
+
+// agentIs reports whether a [[compaction.routes]] agent names the agent
+// family a: its own name, or the agent's product name ("claude-code").
+func agentIs(name, a string) bool {
+	name = strings.ToLower(strings.TrimSpace(name))
+	return a != "" && (name == a || strings.TrimSuffix(name, "-code") == a || strings.TrimSuffix(name, "-cli") == a)
 }
 
 // StoredReceipt is the receipt of one stored session, read from its log

@@ -49,6 +49,7 @@ type Session struct {
 	artifacts      artifactSet // artifacts referenced by events
 	usage          usageState
 	rc             receiptState // the bills of the session's calls (receipt.go)
+	agent          string       // the proxied agent's family ("" for an editor's session)
 	pol            polCache
 	cm             contextState // context map timeline and compaction preview
 	cache          cacheState   // cleared horizon, clearing memo, reuse prediction (cache.go)
