@@ -95,7 +95,8 @@
 //
 //	{"capabilities":{"experimental":{"vtcode":{"protocolVersion":1,
 //	  "methods":["vtcode/appendMessages", ...every vtcode/* method...],
-//	  "notifications":["vtcode/compactBoundary","vtcode/tokenPressure"]}}},
+//	  "notifications":["vtcode/compactBoundary","vtcode/compactionProposed",
+//	                   "vtcode/tokenPressure"]}}},
 //	 "serverInfo":{"name":"vtcode-ls","version":"..."}}
 //
 // # Sessions and ordering
@@ -471,6 +472,27 @@
 //	{sessionId, workspace, trigger, mode, strategy, originalMessageCount,
 //	 compactedMessageCount, originalTokens, compactedTokens, artifactId,
 //	 elapsedMs}
+//
+// With autoCompaction.mode "ask" (agent.harness.auto_compaction_mode), a
+// request past the soft threshold (90 % of the compaction threshold) is
+// not compacted: the session prepares the compaction in the background
+// (pass 1) and proposes it once (testdata/compaction_proposed.txtar):
+//
+//	vtcode/compactionProposed: {sessionId, workspace, usedTokens, threshold,
+//	                            limit, message}
+//
+// Until the user answers, requests go on with clearing only, past the
+// threshold. The answers: vtcode/compact (compact now; the pass-1 note
+// makes it one summary call), vtcode/compact with preview then previewId
+// (review and edit first), or
+//
+//	vtcode/declineCompaction  params: {sessionId}  result: stats
+//
+// (not now: the proposal is made again once the request has grown by the
+// gap between the soft threshold and the threshold). A request over limit
+// (capacity − reservedOutput: it would not fit) compacts anyway, followed
+// by a window/showMessage warning that says so; a request is never sent
+// over budget and a proxied agent is never blocked waiting for an answer.
 //
 // window/logMessage and window/showMessage report failures (a compaction
 // that fell back or failed, a configuration file that does not parse, with

@@ -92,6 +92,7 @@ func (s *Session) applyBoundary(ev store.Event, b Boundary, ref *store.ArtifactR
 	}
 	s.artifacts.add(ev, r, b.Trigger, b.Mode)
 	s.usage.compacted()
+	s.ask = askState{} // a compaction answers a proposal (ask.go)
 }
 
 // applyRestore records a restore (the live history is already swapped).

@@ -263,7 +263,12 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	// 4. Readiness.
 	var report *CompactResult
 	auto := e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
+	used := proj.tokens + prefix
 	switch {
+	case auto && e.asks() && !e.overLimit(used): // ask.go
+		if used >= e.th.Soft {
+			s.propose(pre, e, envelope, used)
+		}
 	case auto && (proj.tokens+prefix >= e.th.Threshold || s.compactWhileCold(e, proj)):
 		res, err := s.compactHistory(ctx, pre, compactJob{
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
@@ -276,6 +281,9 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		if ok {
 			fresh = nil // committed with the boundary
 			proj = s.project(s.live, e, skip, true)
+			if e.asks() {
+				s.compactedUnasked(used, e)
+			}
 		}
 		report = res
 	case auto && proj.tokens+prefix >= e.th.Soft && s.cache.prefireDue(proj.tokens, e.th.Threshold):

@@ -597,7 +597,12 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	plan := &ProxyPlan{SessionID: s.id, Disposition: disp}
 	turn := &proxyTurn{key: key, disp: disp, keys: keys, msgs: r.Messages, c: c, window: r.WindowID}
 	auto := disp == ProxyAppend && e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
+	used := proj.tokens + prefix
 	switch {
+	case auto && e.asks() && !e.overLimit(used): // ask.go: the agent is never blocked
+		if used >= e.th.Soft {
+			s.propose(pre, e, envelope, used)
+		}
 	case auto && proj.tokens+prefix >= e.th.Threshold:
 		// The new messages are committed with the boundary: the artifact
 		// holds pre, the boundary the history that replaces it.
@@ -612,6 +617,9 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		if ok {
 			s.proxyCompacted(pre, keys, px.covered, px.head)
 			proj = s.project(s.live, e, false, false)
+			if e.asks() {
+				s.compactedUnasked(used, e)
+			}
 		}
 		plan.Compaction = res
 	case auto && proj.tokens+prefix >= e.th.Soft:

@@ -50,6 +50,7 @@ type Session struct {
 	usage          usageState
 	rc             receiptState // the bills of the session's calls (receipt.go)
 	agent          string       // the proxied agent's family ("" for an editor's session)
+	ask            askState     // the compaction proposal of ask mode (ask.go)
 	pol            polCache
 	cm             contextState // context map timeline and compaction preview
 	cache          cacheState   // cleared horizon, clearing memo, reuse prediction (cache.go)
