@@ -164,6 +164,8 @@ export const Methods = {
   compactPrompt: 'vtcode/compactPrompt',
   tokenPressure: 'vtcode/tokenPressure',
   compactBoundary: 'vtcode/compactBoundary',
+  compactionProposed: 'vtcode/compactionProposed',
+  declineCompaction: 'vtcode/declineCompaction',
 } as const;
 
 /** JSON-RPC error codes of SPEC §1. */
