@@ -576,6 +576,26 @@ test(":VtStats and :VtContext show the receipt: the provider's usage under the l
   vim.cmd("VtSession " .. sid)
 end)
 
+test("ask mode: a proposal is a message naming :VtCompact!; :VtDecline says not now", function()
+  local o = rpc("vtcode/openSession", { contextWindow = 16000 })
+  rpc("vtcode/setPolicy", { sessionId = o.sessionId, policy = { autoCompaction = { mode = "ask" },
+    toolResultClearing = { enabled = false }, context = { tokenizer = "approx" } } })
+  local msgs = {}
+  for i = 1, 11 do
+    table.insert(msgs, { role = "user", content = "Step " .. i .. ": " .. string.rep("The module handles request routing and retries. ", 36) })
+    table.insert(msgs, { role = "assistant", content = "Module " .. i .. ": " .. string.rep("It retries failed calls with backoff. ", 45) })
+  end
+  local mark = #notes + 1
+  local prep = rpc("vtcode/prepareRequest", { sessionId = o.sessionId, messages = msgs })
+  eq(prep.compaction, nil, "no compaction past the threshold in ask mode")
+  local n = wait_note("Compact it%?", "the proposal", mark)
+  assert(n.msg:find(":VtCompact! to review", 1, true) and n.msg:find(o.sessionId, 1, true), n.msg)
+  mark = #notes + 1
+  vim.cmd("VtDecline")
+  n = wait_note("not now", ":VtDecline", mark)
+  assert(n.msg:find(o.sessionId, 1, true), n.msg)
+end)
+
 test(":checkhealth vtcode passes", function()
   vim.cmd("checkhealth vtcode")
   local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
