@@ -61,6 +61,7 @@ type Report struct {
 	Resume     *ResumeResult     `json:"resume"`
 	Ledger     *LedgerResult     `json:"ledger"`
 	Cost       []CostRow         `json:"cost"`  // cost.go
+	Tier       []TierRow         `json:"tier"`  // tier.go
 	Delta      *DeltaResult      `json:"delta"` // delta.go
 	LongTurns  *TurnsResult      `json:"longTurns"`
 	Scaling    []ScalingRow      `json:"scaling"`
@@ -227,6 +228,9 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
 		}
+		if rep.Tier, err = benchTier(ctx, dir, logf); err != nil {
+			return nil, err
+		}
 		if err := measureDelta(ctx, rep, p, logf); err != nil {
 			return nil, err
 		}
@@ -298,6 +302,9 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	if dir := transcriptsDir(); dir != "" && !p.noCost {
 		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
+		}
+		if rep.Tier, err = benchTier(ctx, dir, logf); err != nil {
+			return nil, err
 		}
 	}
 
