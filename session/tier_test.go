@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -61,5 +62,32 @@ func TestStayBelowPriceTier(t *testing.T) {
 	e.setPolicy(id, `{"context":{"stayBelowPriceTier":false}}`)
 	if st := e.stats(id); st.Capacity != 1_000_000 {
 		t.Errorf("capacity %d with stayBelowPriceTier off, want the model's 1,000,000", st.Capacity)
+	}
+}
+
+// A receipt's tokens are the provider's usage in disjoint kinds, whichever
+// way the route counts input: Anthropic's input excludes the cached part,
+// OpenAI's includes it.
+func TestReceiptKindsPerRoute(t *testing.T) {
+	e := newEnv(t, session.Options{}, "")
+	for _, tc := range []struct {
+		provider, model string
+		usage           history.Usage
+	}{
+		{"anthropic", "claude-sonnet-4-5", history.Usage{InputTokens: 1000, CacheReadTokens: 8000, CacheCreationTokens: 2000, CacheCreation1hTokens: 500, OutputTokens: 300, ReasoningTokens: 100}},
+		{"openai", "gpt-5", history.Usage{InputTokens: 11000, CacheReadTokens: 8000, CacheCreationTokens: 2000, CacheCreation1hTokens: 500, OutputTokens: 300, ReasoningTokens: 100}},
+	} {
+		id := e.open(session.OpenParams{Provider: tc.provider, Model: tc.model})
+		e.append(id, history.NewText(history.User, "Fix it."))
+		us := tc.usage
+		rec, err := e.m.RecordResponse(context.Background(), session.RecordParams{SessionID: id, Message: history.NewText(history.Assistant, "Done."), Usage: &us})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := rec.Stats.Receipt
+		want := providers.Bill{Input: 1000, CacheRead: 8000, CacheWrite5m: 1500, CacheWrite1h: 500, Output: 300, Reasoning: 100}
+		if rc == nil || rc.Tokens != want || rc.Requests != 1 || rc.PaidUSD == nil {
+			t.Errorf("%s: receipt %+v, want tokens %+v, priced", tc.provider, rc, want)
+		}
 	}
 }
