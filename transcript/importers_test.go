@@ -419,3 +419,58 @@ func TestCopilotEvents(t *testing.T) {
 	}
 	checkPaired(t, tr.Messages)
 }
+
+// TestClaudeQueuedMessages: a message the user typed while the agent worked
+// lives only in the CLI's queue records. Handed to the model mid-turn
+// ("remove"), it is a user message after the running call's result; handed
+// over as the next prompt ("dequeue") and recorded as a user record, it is
+// not repeated; taken back to the input box ("popAll"), it never reached the
+// model; slash commands, task notifications and background-task
+// bookkeeping are not typed text.
+func TestClaudeQueuedMessages(t *testing.T) {
+	rec := func(typ, uuid, body string) string {
+		return `{"type":"` + typ + `","uuid":"` + uuid + `","sessionId":"s1","cwd":"/w","message":` + body + `}`
+	}
+	queue := func(op, content string) string {
+		s := `{"type":"queue-operation","operation":"` + op + `","timestamp":"t","sessionId":"s1"`
+		if content != "" {
+			b, _ := json.Marshal(content)
+			s += `,"content":` + string(b)
+		}
+		return s + "}"
+	}
+	src := strings.Join([]string{
+		rec("user", "u1", `{"role":"user","content":"Add a unique index on auth_methods."}`),
+		rec("assistant", "a1", `{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":"/w/migrations/1700-Full.ts"}}]}`),
+		queue("enqueue", "I already wiped staging; add a new migration instead of changing the initial one."),
+		queue("enqueue", `{"task_id":"b1","description":"Run tests","task_type":"local_bash"}`),
+		queue("enqueue", "/model"),
+		queue("enqueue", "<task-notification>\n<task-id>b1</task-id>\n</task-notification>"),
+		rec("user", "u2", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"The file has been updated."}]}`),
+		queue("remove", ""),
+		rec("assistant", "a2", `{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"Reverting; writing a separate migration."}]}`),
+		queue("enqueue", "then run the tests"),
+		queue("dequeue", ""),
+		rec("user", "u3", `{"role":"user","content":"then run the tests"}`),
+		queue("enqueue", "never mind"),
+		queue("popAll", "never mind"),
+		rec("assistant", "a3", `{"id":"msg_3","role":"assistant","content":[{"type":"text","text":"Running them."}]}`),
+	}, "\n")
+	tr := parse(t, src)
+	want := []string{
+		"user#u1 Add a unique index on auth_methods.",
+		`assistant#msg_1 call(toolu_1 Edit {"file_path":"/w/migrations/1700-Full.ts"})`,
+		"tool#u2 The file has been updated. result(toolu_1 Edit)",
+		"user I already wiped staging; add a new migration instead of changing the initial one.",
+		"assistant#msg_2 Reverting; writing a separate migration.",
+		"user#u3 then run the tests",
+		"assistant#msg_3 Running them.",
+	}
+	if diff := cmp.Diff(want, summary(tr.Messages)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if tr.SkippedByKind["queue-operation"] != 9 {
+		t.Errorf("queue records skipped = %d, want all 9", tr.SkippedByKind["queue-operation"])
+	}
+	checkPaired(t, tr.Messages)
+}
