@@ -30,12 +30,26 @@ var copilotSpaces = map[string]bool{
 	"permission": true, "abort": true,
 }
 
-// isCopilotEvent reports whether o is a Copilot CLI session event.
+// isCopilotEvent reports whether o is a Copilot CLI session event: {type,
+// data} of a kind the CLI writes, or of its namespaces when the record has
+// the session file's id or timestamp (the JSON output of `copilot -p` has
+// neither).
 func isCopilotEvent(o map[string]json.RawMessage) bool {
 	typ := str(o["type"])
+	if object(o["data"]) == nil {
+		return false
+	}
+	if copilotConversation[typ] || copilotQuiet[typ] {
+		return true
+	}
 	space, _, dotted := strings.Cut(typ, ".")
-	return (dotted || typ == "abort") && copilotSpaces[space] && object(o["data"]) != nil &&
-		(hasKey(o, "id") || hasKey(o, "timestamp"))
+	return dotted && copilotSpaces[space] && (hasKey(o, "id") || hasKey(o, "timestamp"))
+}
+
+// copilotConversation are the event kinds the conversation is made of.
+var copilotConversation = map[string]bool{
+	"user.message": true, "assistant.message": true, "tool.execution_start": true,
+	"tool.execution_complete": true, "session.compaction_complete": true,
 }
 
 // copilotQuiet are the event kinds that carry no conversation.
@@ -52,6 +66,7 @@ var copilotQuiet = map[string]bool{
 	"subagent.completed": true, "subagent.failed": true, "subagent.selected": true, "skill.invoked": true,
 	"system.notification": true, "abort": true, "permission.requested": true, "permission.completed": true,
 	"mcp.tools.list_changed": true, "model.call_start": true, "model.call_end": true,
+	"assistant.message_delta": true, "assistant.reasoning_delta": true, "assistant.tool_call_delta": true,
 }
 
 type copilotConv struct {

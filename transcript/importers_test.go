@@ -474,3 +474,30 @@ func TestClaudeQueuedMessages(t *testing.T) {
 	}
 	checkPaired(t, tr.Messages)
 }
+
+// TestCopilotStreamOutput: the JSON lines `copilot -p … --output-format json`
+// prints have no ids or timestamps; they read the same, deltas skipped.
+func TestCopilotStreamOutput(t *testing.T) {
+	src := `{"type":"session.start","data":{"sessionId":"s1","selectedModel":"gpt-5.4"}}
+{"type":"user.message","data":{"content":"list the files"}}
+{"type":"assistant.message_delta","data":{"messageId":"m1","deltaContent":"Listing"}}
+{"type":"assistant.message","data":{"messageId":"m1","content":"Listing.","toolRequests":[{"toolCallId":"c1","name":"bash","arguments":{"command":"ls"}}]}}
+{"type":"tool.execution_complete","data":{"toolCallId":"c1","success":true,"result":{"content":"a.go\n<exited with exit code 0>"}}}
+{"type":"assistant.message","data":{"messageId":"m2","content":"One file: a.go."}}`
+	tr := parse(t, src)
+	want := []string{
+		"user list the files",
+		`assistant#m1 Listing. call(c1 bash {"command":"ls"})`,
+		"tool a.go\n<exited with exit code 0> result(c1 bash)",
+		"assistant#m2 One file: a.go.",
+	}
+	if tr.Format != transcript.FormatCopilot {
+		t.Fatalf("format = %s", tr.Format)
+	}
+	if diff := cmp.Diff(want, summary(tr.Messages)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if tr.SkippedByKind["assistant.message_delta"] != 1 || tr.SkippedByKind["session.start"] != 1 {
+		t.Errorf("skipped = %v", tr.SkippedByKind)
+	}
+}
