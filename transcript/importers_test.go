@@ -501,3 +501,15 @@ func TestCopilotStreamOutput(t *testing.T) {
 		t.Errorf("skipped = %v", tr.SkippedByKind)
 	}
 }
+
+// TestOpencodeCompactionAgent: a compaction summary written by the
+// compaction agent (without the summary flag) is still the summary.
+func TestOpencodeCompactionAgent(t *testing.T) {
+	src := `{"info":{"id":"ses_1","directory":"/w","title":"t"},"messages":[
+{"info":{"id":"u1","role":"user"},"parts":[{"type":"text","text":"go on"}]},
+{"info":{"id":"a1","role":"assistant","agent":"compaction","mode":"compaction"},"parts":[{"type":"step-start"},{"type":"text","text":"Summary: the tests pass; the README is not updated."},{"type":"step-finish"}]}]}`
+	tr := parse(t, src)
+	if got := summary(tr.Messages); len(got) != 2 || got[1] != "user#a1 Summary: the tests pass; the README is not updated." || string(tr.Messages[1].Extra["isCompactSummary"]) != "true" {
+		t.Errorf("messages = %q, extra %v", got, tr.Messages[1].Extra)
+	}
+}

@@ -20,8 +20,8 @@ import (
 // assistant message with its calls followed by their results; the exit code
 // of a shell call (state.metadata.exit) is appended to its output. An
 // assistant message with info.summary is the summary a compaction wrote: it
-// reaches the model as the history before it, so it is imported as a user
-// message marked isCompactSummary, like Claude Code's. File, agent, subtask,
+// (summary: true, agent "compaction") reaches the model as the history before
+// it, so it is imported as a user message marked isCompactSummary, like Claude Code's. File, agent, subtask,
 // compaction, patch, snapshot and retry parts are bookkeeping the model does
 // not read as such; they are skipped and counted per kind.
 
@@ -61,7 +61,7 @@ func convertOpencode(o map[string]json.RawMessage) (*Transcript, error) {
 		case "user":
 			c.user(info, parts)
 		case "assistant":
-			if isTrue(info["summary"]) {
+			if isTrue(info["summary"]) || str(info["agent"]) == "compaction" || str(info["mode"]) == "compaction" {
 				c.summary(info, parts)
 				continue
 			}
