@@ -68,34 +68,6 @@ const (
 	costSeed     = `{"toolResultClearing":{"clearAtLeastTokens":0,"cacheAware":false}}`
 )
 
-// transcriptsDir finds ../shared/transcripts beside the module root (or
-// $VTCODE_TRANSCRIPTS); "" when there is none.
-func transcriptsDir() string {
-	if d := os.Getenv("VTCODE_TRANSCRIPTS"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			for _, up := range []string{"..", filepath.Join("..", "..")} {
-				d := filepath.Join(dir, up, "shared", "transcripts")
-				if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-					return d
-				}
-			}
-			return ""
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
 // benchCost plays every transcript of dir.
 func benchCost(ctx context.Context, dir string, logf func(string, ...any)) ([]CostRow, error) {
 	entries, err := os.ReadDir(dir)

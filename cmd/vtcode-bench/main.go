@@ -7,8 +7,8 @@
 // per 1M history tokens, how appending and preparing grow with the size of
 // one call (a large text message, many messages of 1,024 unanswered tool
 // calls), resume of a checkpointed log, the fact ledger of issue 10 (facts
-// kept by compaction of the shared sessions), the prompt-cache cost of the
-// shared sessions and projection deltas (issue 12). It checks the
+// kept by compaction of the recorded sessions), the prompt-cache cost of the
+// recorded sessions (package corpus) and projection deltas (issue 12). It checks the
 // performance targets and prints PASS or FAIL beside each.
 //
 // Usage:
@@ -33,6 +33,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/history/historytest"
 )
@@ -152,7 +153,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "reduced run: 10k and 100k histories only")
-	costOnly := fs.Bool("cost", false, "run only the prompt-cache cost section (real sessions of ../shared/transcripts)")
+	costOnly := fs.Bool("cost", false, "run only the prompt-cache cost section (the recorded sessions of package corpus)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: vtcode-bench [--quick] [--cost] [--json] [--cpuprofile file]")
@@ -219,11 +220,10 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	rep := &Report{Machine: describeMachine()}
 	logf("%s", rep.Machine)
 	if p.costOnly {
-		dir := transcriptsDir()
-		if dir == "" {
-			return nil, errors.New("cost: no ../shared/transcripts beside the module (set VTCODE_TRANSCRIPTS)")
+		dir, err := corpus.Dir()
+		if err != nil {
+			return nil, fmt.Errorf("cost: %w", err)
 		}
-		var err error
 		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
 		}
@@ -295,7 +295,11 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		return nil, err
 	}
 
-	if dir := transcriptsDir(); dir != "" && !p.noCost {
+	if !p.noCost {
+		dir, err := corpus.Dir()
+		if err != nil {
+			return nil, fmt.Errorf("cost: %w", err)
+		}
 		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
 		}
