@@ -44,7 +44,7 @@ type Options struct {
 	Instructions string // extra instructions for this compaction
 	Prompt       string // summary prompt; "" means DefaultPrompt
 
-	// Capacity is the resolved window (SPEC §4), 0 when unknown.
+	// Capacity is the resolved window (docs/design.md §4), 0 when unknown.
 	Capacity int
 	// ReservedOutput is the session's output reserve; the rebuilt history is
 	// bounded to leave it free (see WindowBound).
@@ -413,7 +413,7 @@ func (r *run) budgetErr(err error, lead, budget int) error {
 
 // summarize sends lead + a fork of body bounded to the summary budget + the
 // request message, retrying with a halved budget on capacity rejections
-// (SPEC §8.5), and returns the trimmed summary.
+// (docs/design.md §8.5), and returns the trimmed summary.
 func (r *run) summarize(ctx context.Context, lead, body []history.Message, label string, pct int) (string, error) {
 	known := r.opts.Capacity > 0
 	budget := SummaryBudget(r.opts.Capacity, r.prefix, r.opts.SummaryOutputLimit)

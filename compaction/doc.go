@@ -1,5 +1,5 @@
 // Package compaction replaces a session's live history with a shorter one
-// when clearing old tool results is not enough (SPEC §8).
+// when clearing old tool results is not enough (docs/design.md §8).
 //
 // [Compact] is a value transform: it takes the full live history and
 // [Options] describing the route, the window and the provider client, and

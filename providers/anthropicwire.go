@@ -11,7 +11,7 @@ import (
 // ladder a client sends and reads usage iterations, compaction recognizes
 // compaction blocks): one definition here, used by providers/anthropic too.
 
-// The context-management edits of the inline ladder (SPEC §8.4).
+// The context-management edits of the inline ladder (docs/design.md §8.4).
 const (
 	AnthropicEditClearThinking = "clear_thinking_20251015"
 	AnthropicEditClearToolUses = "clear_tool_uses_20250919"

@@ -133,7 +133,7 @@
 // Past a limit the call gets -32602 naming the field
 // ("messages[3].toolCalls: at most 1024 tool calls per message, got 5000")
 // and nothing of it is applied. Every cost of a call is linear in what it
-// carries; the limits bound the constant (session.Limits sets them). Messages have the shape of SPEC §2 (role, content,
+// carries; the limits bound the constant (session.Limits sets them). Messages have the shape of docs/design.md §2 (role, content,
 // toolCalls, toolCallId, toolName, reasoning, reasoningDetails, and any
 // other field, kept verbatim). Unknown fields in params are ignored, so
 // that newer clients work with older servers; unknown fields in a policy are

@@ -12,7 +12,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// Human-readable outcomes (SPEC §8.8, §10).
+// Human-readable outcomes (docs/design.md §8.8, §10).
 const (
 	msgAlreadyCompact = "Conversation is already compact."
 	msgCancelled      = "Compaction cancelled."

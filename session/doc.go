@@ -6,7 +6,7 @@
 // durable history (an append-only event log in the workspace store), its
 // route (provider, model, context window), its policy overrides and its
 // cache/usage statistics. Every method of the Manager mirrors one vtcode/*
-// method of the protocol (SPEC §10); its parameter and result structs carry
+// method of the protocol (docs/design.md §10); its parameter and result structs carry
 // the JSON names of those methods, so the JSON-RPC transport can decode
 // params into them and encode results as they are. The package knows nothing
 // about a transport: no progress tokens (progress is a [Progress] the caller

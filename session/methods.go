@@ -161,7 +161,7 @@ func (m *Manager) History(ctx context.Context, p HistoryParams) (*HistoryResult,
 	})
 }
 
-// PrepareRequest runs the request pipeline of SPEC §5 and returns the
+// PrepareRequest runs the request pipeline of docs/design.md §5 and returns the
 // projection to send. prog receives the progress of an automatic
 // compaction; nil for none. The call is atomic: when ctx is cancelled before
 // it commits, nothing changes, not even the appended messages.

@@ -213,7 +213,7 @@ func playCost(ctx context.Context, msgs []history.Message, provider, model, poli
 	return out, nil
 }
 
-// costTargets are the targets of issue 12 on every session longer than 50
+// costTargets are the prompt-cache cost targets on every session longer than 50
 // turns.
 func costTargets(rows []CostRow) []Target {
 	var ts []Target

@@ -17,7 +17,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers/offline"
 )
 
-// LedgerResult is the fact ledger of issue 10 (see package ledger) and how
+// LedgerResult is the fact ledger (see package ledger) and how
 // promptly a cancelled offline compaction of one 20 MB message returns.
 type LedgerResult struct {
 	Report *ledger.Report `json:"report,omitempty"`

@@ -6,10 +6,11 @@
 // against the raw o200k tokenizer, offline compaction time and size, memory
 // per 1M history tokens, how appending and preparing grow with the size of
 // one call (a large text message, many messages of 1,024 unanswered tool
-// calls), resume of a checkpointed log, the fact ledger of issue 10 (facts
+// calls), resume of a checkpointed log, the fact ledger (facts
 // kept by compaction of the recorded sessions), the prompt-cache cost of the
-// recorded sessions (package corpus) and projection deltas (issue 12). It checks the
-// performance targets and prints PASS or FAIL beside each.
+// recorded sessions (package corpus) and projection deltas. It checks the
+// performance targets (see targets, costTargets and deltaTargets) and
+// prints PASS or FAIL beside each.
 //
 // Usage:
 //
@@ -73,7 +74,7 @@ type Report struct {
 	ElapsedSeconds float64 `json:"elapsedSeconds"`
 }
 
-// Target is one performance target of issue 2 and the measured value.
+// Target is one performance target and the measured value.
 type Target struct {
 	Name     string  `json:"name"`
 	Want     string  `json:"want"`
@@ -317,7 +318,7 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	return rep, nil
 }
 
-// targets checks the performance targets of issue 2 on the big history.
+// targets checks the performance targets of the pipeline on the big history.
 func targets(rep *Report, p plan) []Target {
 	var big *ProjectionRow
 	for i := range rep.Projection {

@@ -1,4 +1,4 @@
-// Package ledger is the fact ledger of compaction (issue 10): it compacts
+// Package ledger is the fact ledger of compaction (docs/design.md §15): it compacts
 // recorded sessions through the real path (transcript import, then
 // compaction.Compact with the offline summarizer at a fixed window) and
 // counts, per session, the facts of a facts.json kept in the summary and in
@@ -29,7 +29,7 @@ import (
 // Window is the context window the ledger compacts at.
 const Window = 32_000
 
-// Targets of issue 10.
+// Targets of the fact ledger: the share of facts a compaction keeps.
 const (
 	TargetHistory = 0.95 // share of facts in the compacted history
 	TargetSummary = 0.85 // share of facts in the summary itself

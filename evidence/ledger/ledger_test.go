@@ -66,7 +66,7 @@ func ledgerTargets(t *testing.T, dir string) {
 	}
 }
 
-// TestLongTurnShape: the scenario is the shape issue 10 item 1 describes.
+// TestLongTurnShape: the scenario is the shape [LongTurn] documents.
 func TestLongTurnShape(t *testing.T) {
 	msgs := LongTurn()
 	users, batches, reads := 0, 0, 0
