@@ -131,17 +131,26 @@ $(QWEN_DIR)/.installed: $(NODE22_DIR)/.installed
 	test -f $(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js
 	touch $@
 
-# The agents run in a network namespace with only loopback (unshare -n, as
-# root, which CI is); the daemon and the test binary are built before, so
-# nothing inside needs the network.
-test-agents: build agents
-	$(GO) test -tags agents -c -o bin/agents.test ./integration/agents
+# The agents run in a network namespace with only loopback (unshare -n as
+# root, which CI is, else unshare -rn where user namespaces are allowed); the
+# daemon and the test binary are built before, so nothing inside needs the
+# network. Without npm, the registry or a namespace it says so in one line
+# and does not run, or fails with CI=true (scripts/suite.sh).
+test-agents: build
+	@. scripts/suite.sh; SUITE=test-agents; \
+	SUITE_HOW="make test-agents as root (or where unshare -rn works) with npm and the npm registry reachable"; \
+	command -v npm >/dev/null || suite_unavailable "npm (Node.js), to install the agent CLIs"; \
+	command -v unshare >/dev/null && command -v ip >/dev/null || suite_unavailable "unshare and ip (util-linux, iproute2), for a loopback-only network"; \
+	if [ "$$(id -u)" = 0 ]; then netns="unshare -n"; elif unshare -rn true 2>/dev/null; then netns="unshare -rn"; \
+	else suite_unavailable "a loopback-only network namespace: root, or unprivileged user namespaces (unshare -rn)"; fi; \
+	$(MAKE) --no-print-directory agents >&2 || suite_unavailable "the agent CLIs from the npm registry, which npm could not install (see above)"; \
+	set -x; $(GO) test -tags agents -c -o bin/agents.test ./integration/agents && \
 	VTCODE_LS_BIN=$(CURDIR)/$(BIN) \
 	VTCODE_CLAUDE=$(CLAUDE_DIR)/node_modules/.bin/claude \
 	VTCODE_CODEX=$(CODEX_DIR)/node_modules/.bin/codex \
 	VTCODE_OPENCODE=$(OPENCODE_DIR)/node_modules/.bin/opencode \
 	VTCODE_QWEN=$(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js VTCODE_NODE22=$(NODE22_BIN)/node \
-	unshare -n bash -c 'ip link set lo up && exec bin/agents.test -test.v -test.count=1 -test.timeout=10m'
+	$$netns bash -c 'ip link set lo up && exec bin/agents.test -test.v -test.count=1 -test.timeout=10m'
 
 bench:
 	$(GO) run ./cmd/vtcode-bench

@@ -13,7 +13,13 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 cd "$HERE"
 targets=("$@")
 ((${#targets[@]})) || targets=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64)
-bash scripts/prepare.sh >/dev/null   # npm ci, bundle, typecheck, the generic .vsix
+SUITE=test-vsix
+SUITE_HOW="install Node.js 20+ with npm, with the npm registry reachable, then make test-vsix"
+rc=0; bash scripts/prepare.sh >/dev/null || rc=$?   # npm ci, bundle, typecheck, the generic .vsix
+if [ "$rc" != 0 ]; then
+  [ "$rc" = "$SUITE_CANNOT_INSTALL" ] && suite_unavailable "node, npm and the extension's npm dependencies (see above)"
+  exit "$rc"
+fi
 version=$(node -p 'require("./package.json").version')
 daemon_version=$(git -C "$REPO_ROOT" describe --tags --always --dirty 2>/dev/null || echo devel)
 GO=${GO:-go}
