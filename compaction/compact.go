@@ -614,7 +614,7 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 		}
 		return nil, reason, nil
 	}
-	if _, content := providers.AnthropicCompactionBlock(block); !content {
+	if providers.CompactionOf(block) != providers.AnthropicCompaction {
 		return nil, "native inline compaction returned a block without content", nil
 	}
 	var fields struct {
@@ -642,13 +642,7 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 // isCompactionItem reports whether a reasoning detail is an opaque
 // compaction item of an earlier native pass.
 func isCompactionItem(d json.RawMessage) bool {
-	if !bytes.Contains(d, []byte(`"compaction`)) {
-		return false
-	}
-	var v struct {
-		Type string `json:"type"`
-	}
-	return json.Unmarshal(d, &v) == nil && (v.Type == "compaction" || v.Type == "compaction_summary")
+	return providers.CompactionOf(d) != providers.NotCompaction
 }
 
 // boundNative bounds the input of a native standalone request to budget

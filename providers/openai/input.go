@@ -214,8 +214,7 @@ func replayable(obj json.RawMessage, typ string) bool {
 		strings.HasSuffix(typ, "_tool_result"), typ == "server_tool_use":
 		return false
 	case typ == "compaction":
-		anthropic, _ := providers.AnthropicCompactionBlock(obj)
-		return !anthropic
+		return !providers.CompactionOf(obj).Anthropic()
 	}
 	return true
 }
