@@ -6,14 +6,26 @@ export VTCODE_CACHE := $(CACHE)
 GO    ?= go
 FUZZTIME ?= 8s
 
-.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim test-agents agents vet staticcheck cross test-windows bench golden clean vsix test-vsix
+.PHONY: build release test-release run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim test-agents agents vet staticcheck cross test-windows bench golden clean vsix test-vsix
 
 # staticcheck, installed on first use under $(CACHE) (2026.2.2 supports go1.26).
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/staticcheck/$(STATICCHECK_VERSION)/staticcheck
 
+# The version and commit `vtcode-ls version` prints (release builds: scripts/release.sh).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/vtcode-ls
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/vtcode-ls
+
+# Release archives for linux and darwin (amd64, arm64) and windows/amd64, with SHA256SUMS, in dist/.
+release:
+	VERSION=$(VERSION) COMMIT=$(COMMIT) GO=$(GO) bash scripts/release.sh
+
+# The release archives and `go install …/cmd/vtcode-ls@latest`, checked offline.
+test-release:
+	GO=$(GO) bash scripts/test-release.sh
 
 # The main job: replay a recorded debugging session through the pipeline and
 # compact it, offline, on the embedded default provider.
@@ -32,7 +44,7 @@ $(STATICCHECK):
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
-test: vet staticcheck cross test-windows test-go test-race test-fuzz test-editors test-agents
+test: vet staticcheck cross test-windows test-go test-race test-fuzz test-release test-editors test-agents
 
 # The daemon builds and vets (tests included) on every platform its users
 # run: macOS and Windows on amd64 and arm64 (linux is vet above). The store's

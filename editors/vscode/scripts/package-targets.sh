@@ -37,7 +37,7 @@ for t in "${targets[@]}"; do
   rm -rf server; mkdir -p server
   log "build the daemon for $goos/$goarch"
   if ! (cd "$REPO_ROOT" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch "$GO" build -trimpath \
-      -ldflags "-s -w -X main.version=$daemon_version" -o "$HERE/server/$exe" ./cmd/vtcode-ls) >"$HERE/dist/go-$t.log" 2>&1; then
+      -ldflags "-s -w -X main.version=$daemon_version -X main.commit=$(git -C "$REPO_ROOT" rev-parse HEAD 2>/dev/null)" -o "$HERE/server/$exe" ./cmd/vtcode-ls) >"$HERE/dist/go-$t.log" 2>&1; then
     echo "not ok - $t: go build for $goos/$goarch failed:"; sed 's/^/    /' "$HERE/dist/go-$t.log" | head -10
     fail=$((fail + 1)); continue
   fi
