@@ -5,9 +5,9 @@
 #     docs/design.md, the Windows binary is a PE executable, the host's binary prints the version
 #     and commit it was built with, and a second run gives the same bytes (reproducible).
 #  2. `go install github.com/vtcode/vtcode-ls/cmd/vtcode-ls@latest` from a copy of the committed
-#     tree served as that module path (git's url.insteadOf, GOPROXY=direct, GOSUMDB=off: no
-#     network, the dependencies come from the module cache): it installs, and the binary says
-#     which commit it is.
+#     tree served as that module path (git's url.insteadOf; GOSUMDB=off and the dependencies
+#     from the module cache as a file proxy: no network): it installs, and the binary says which
+#     commit it is.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -49,7 +49,10 @@ git push -q "$tmp/repo.git" HEAD:refs/heads/main
 git -C "$tmp/repo.git" symbolic-ref HEAD refs/heads/main
 printf '[url "file://%s"]\n\tinsteadOf = https://github.com/vtcode/vtcode-ls\n[protocol "file"]\n\tallow = always\n' \
   "$tmp/repo.git" >"$tmp/gitconfig"
-(cd "$tmp" && GIT_CONFIG_GLOBAL=$tmp/gitconfig GOPROXY=direct GOSUMDB=off GOFLAGS= GOBIN=$tmp/bin \
+# A module cache of its own (the dependencies served from the shared one as a file proxy), so
+# the test version of the module never lands in the user's cache.
+(cd "$tmp" && GIT_CONFIG_GLOBAL=$tmp/gitconfig GOPROXY="file://$("$GO" env GOMODCACHE)/cache/download,direct" \
+  GOMODCACHE=$tmp/mod GOSUMDB=off GOFLAGS=-modcacherw GOBIN=$tmp/bin \
   "$GO" install github.com/vtcode/vtcode-ls/cmd/vtcode-ls@latest) || fail "go install github.com/vtcode/vtcode-ls/cmd/vtcode-ls@latest"
 line=$("$tmp/bin/vtcode-ls" version)
 case $line in
