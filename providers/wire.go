@@ -77,9 +77,6 @@ const (
 	FailedCompaction
 )
 
-// Anthropic reports whether c is an Anthropic compaction block, failed or not.
-func (c Compaction) Anthropic() bool { return c == AnthropicCompaction || c == FailedCompaction }
-
 // CompactionOf says whether a reasoningDetails entry is the opaque result of
 // a native compaction, and which: the same answer for the object and for a
 // JSON string holding it (as [DetailObject] unwraps).

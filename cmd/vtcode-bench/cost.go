@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/session"
@@ -68,8 +69,12 @@ const (
 	costSeed     = `{"toolResultClearing":{"clearAtLeastTokens":0,"cacheAware":false}}`
 )
 
-// benchCost plays every transcript of dir.
-func benchCost(ctx context.Context, dir string, logf func(string, ...any)) ([]CostRow, error) {
+// benchCost plays every transcript of the corpus (see corpus.Dir).
+func benchCost(ctx context.Context, logf func(string, ...any)) ([]CostRow, error) {
+	dir, err := corpus.Dir()
+	if err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("transcripts: %w", err)

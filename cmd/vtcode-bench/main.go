@@ -34,7 +34,6 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/history/historytest"
 )
@@ -221,11 +220,8 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	rep := &Report{Machine: describeMachine()}
 	logf("%s", rep.Machine)
 	if p.costOnly {
-		dir, err := corpus.Dir()
-		if err != nil {
-			return nil, fmt.Errorf("cost: %w", err)
-		}
-		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
+		var err error
+		if rep.Cost, err = benchCost(ctx, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
 		}
 		if err := measureDelta(ctx, rep, p, logf); err != nil {
@@ -297,11 +293,7 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	}
 
 	if !p.noCost {
-		dir, err := corpus.Dir()
-		if err != nil {
-			return nil, fmt.Errorf("cost: %w", err)
-		}
-		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
+		if rep.Cost, err = benchCost(ctx, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
 		}
 	}
