@@ -42,7 +42,7 @@
 // replays the log when a session is resumed, so a resumed session has exactly
 // the live history it had. Events: "messages" (appendMessages and the
 // messages of prepareRequest), "response" (recordResponse, with usage),
-// "compact_boundary" (the §8.8 fields, the new live history, the ref of the
+// "compact_boundary" (the docs/design.md §8.8 fields, the new live history, the ref of the
 // artifact, and the route or response committed with it), "restore" (with
 // the restored history), "policy" (a session override patch) and
 // "model_switch". Boundaries and restores are checkpoints: a resume decodes
