@@ -148,6 +148,7 @@ $(QWEN_DIR)/.installed: $(NODE22_DIR)/.installed
 # daemon and the test binary are built before, so nothing inside needs the
 # network. Without npm, the registry or a namespace it says so in one line
 # and does not run, or fails with CI=true (scripts/suite.sh).
+# (The install runs as $(MAKE_COMMAND), not $(MAKE), so that make -n only prints this recipe.)
 test-agents: build
 	@. scripts/suite.sh; SUITE=test-agents; \
 	SUITE_HOW="make test-agents as root (or where unshare -rn works) with npm and the npm registry reachable"; \
@@ -155,7 +156,7 @@ test-agents: build
 	command -v unshare >/dev/null && command -v ip >/dev/null || suite_unavailable "unshare and ip (util-linux, iproute2), for a loopback-only network"; \
 	if [ "$$(id -u)" = 0 ]; then netns="unshare -n"; elif unshare -rn true 2>/dev/null; then netns="unshare -rn"; \
 	else suite_unavailable "a loopback-only network namespace: root, or unprivileged user namespaces (unshare -rn)"; fi; \
-	$(MAKE) --no-print-directory agents >&2 || suite_unavailable "the agent CLIs from the npm registry, which npm could not install (see above)"; \
+	$(MAKE_COMMAND) --no-print-directory agents >&2 || suite_unavailable "the agent CLIs from the npm registry, which npm could not install (see above)"; \
 	set -x; $(GO) test -tags agents -c -o bin/agents.test ./integration/agents && \
 	VTCODE_LS_BIN=$(CURDIR)/$(BIN) \
 	VTCODE_CLAUDE=$(CLAUDE_DIR)/node_modules/.bin/claude \
