@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/session"
@@ -88,12 +89,16 @@ func playTier(ctx context.Context, msgs []history.Message, policy string, price 
 	return tp, err
 }
 
-// benchTier plays every transcript of dir three ways.
-func benchTier(ctx context.Context, dir string, logf func(string, ...any)) ([]TierRow, error) {
+// benchTier plays every real session of the corpus three ways.
+func benchTier(ctx context.Context, logf func(string, ...any)) ([]TierRow, error) {
 	mi, _ := providers.LookupModel("anthropic", tierModel)
 	price := mi.Price
 	if price.TierTokens == 0 {
 		return nil, fmt.Errorf("tier: the catalog has no long-context tier for %s", tierModel)
+	}
+	dir, err := corpus.Dir()
+	if err != nil {
+		return nil, err
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
