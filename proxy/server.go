@@ -366,6 +366,8 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 			session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
 		if err != nil {
 			s.logger.Warn("proxy: recording the answer failed", "session", plan.SessionID, "err", err)
+		} else if rc, err := s.o.Manager.Receipt(context.WithoutCancel(r.Context()), plan.SessionID); err == nil {
+			s.stats.receipt(plan.SessionID, rc)
 		}
 	}
 	s.forward(w, r, target, bytes.NewReader(out), int64(len(out)), &tee{d: d, done: done}, rec)
