@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/gemini"
 )
@@ -93,4 +96,34 @@ func looksGeminiPath(path string) bool {
 		}
 	}
 	return false
+}
+
+// geminiTreeMarker starts the workspace's directory tree in Gemini CLI's
+// <session_context>: the tree changes as files come and go (the session
+// store among them) and is written anew after the agent's compression, so
+// it is not part of the session's identity.
+const geminiTreeMarker = "\n- **Directory Structure:**"
+
+// geminiKey is the session identity of a Gemini CLI request, which names no
+// session: its first user message (Gemini CLI's <session_context> block:
+// the date, the workspace and the project's temporary directory) up to the
+// directory tree, for the requests that carry the agent's tools and for its
+// compression requests, whose system prompt is not the conversation's.
+// Other requests (routing, next-speaker checks) are threads of their own
+// ("": the fingerprint).
+func geminiKey(ep endpoint, h http.Header, wr *providers.WireRequest) string {
+	if len(wr.Tools) == 0 && !isAgentCompaction(ep, h, wr) {
+		return ""
+	}
+	for i := range wr.Messages {
+		if wr.Messages[i].Role == history.User {
+			text := wr.Messages[i].Text()
+			if j := strings.Index(text, geminiTreeMarker); j >= 0 {
+				text = text[:j]
+			}
+			sum := sha256.Sum256([]byte(text))
+			return "gemini\x00" + hex.EncodeToString(sum[:12])
+		}
+	}
+	return ""
 }

@@ -29,6 +29,8 @@ func sessionKey(ep endpoint, h http.Header, wr *providers.WireRequest) string {
 		return "opencode\x00" + v
 	}
 	switch {
+	case ep.isGemini():
+		return geminiKey(ep, h, wr)
 	case wr.SessionHint == "":
 		return ""
 	case ep == messages || ep == countTokens: // metadata.user_id

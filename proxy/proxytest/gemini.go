@@ -19,9 +19,9 @@ import (
 //
 //   - every model content with function calls is followed by a user content
 //     with as many function responses, of the same names;
-//   - every function call the fake issued comes back with its
-//     thoughtSignature unchanged, and the calls of the current turn (after
-//     the last user text) with their arguments unchanged too.
+//   - every function call the fake issued in the current turn (the
+//     contents after the last user text, which is all the API validates)
+//     comes back with its thoughtSignature and arguments unchanged.
 //
 // Calls carry no id, as the API's don't: the turn is in the signature,
 // "vtcode-fake-signature t<N> i<i> <digest of name and args>" in base64.
@@ -159,13 +159,18 @@ func (u *Upstream) geminiCheck(r *gRequest) (turn int, problem string) {
 				continue
 			}
 			t, _, digest, ok := parseSignature(p.ThoughtSignature)
+			if ok {
+				turn = max(turn, t+1)
+			}
+			if i < cur {
+				continue // the API checks the signatures of the current turn only
+			}
 			if !ok {
 				return 0, fmt.Sprintf("Function call is missing a thought_signature in functionCall parts (contents[%d].parts[%d]): it must be sent back unchanged", i, j)
 			}
-			if i >= cur && digest != argsDigest(fc.Name, fc.Args) {
+			if digest != argsDigest(fc.Name, fc.Args) {
 				return 0, fmt.Sprintf("contents[%d].parts[%d]: the thought_signature does not match the function call", i, j)
 			}
-			turn = max(turn, t+1)
 		}
 		if len(calls) == 0 {
 			continue
