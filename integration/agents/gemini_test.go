@@ -115,7 +115,7 @@ func TestGeminiCLI(t *testing.T) {
 	}
 	checkEngine(t, c, gem, proxyURL, ":streamGenerateContent")
 	for _, r := range gem.Requests() {
-		if r.Header.Get("X-Goog-Api-Key") != "fake-gemini-key" && r.Kind != "other" {
+		if r.Header.Get("X-Goog-Api-Key") != "[redacted]" && r.Kind != "other" {
 			t.Errorf("%s reached the upstream without the agent's key", r.Path)
 			break
 		}

@@ -327,6 +327,9 @@ func (u *Upstream) gemini(w http.ResponseWriter, r *http.Request, method string,
 
 // serveGemini serves a Gemini API request: kept, validated, answered.
 func (u *Upstream) serveGemini(w http.ResponseWriter, r *http.Request, method string, req Request) {
+	if req.Header.Get("X-Goog-Api-Key") != "" {
+		req.Header.Set("X-Goog-Api-Key", "[redacted]")
+	}
 	var g gRequest
 	bad := ""
 	if err := json.Unmarshal(req.Body, &g); err != nil {
