@@ -171,6 +171,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(s.Stats())
 		return
 	}
+	if isUpgrade(r) {
+		s.refuseUpgrade(w, r) // websocket.go
+		return
+	}
 	provider, rest, ep := route(r.URL.Path)
 	if provider == "" {
 		provider = defaultProvider(ep, r)
