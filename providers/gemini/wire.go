@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -318,7 +319,13 @@ func rawFields(raw json.RawMessage) map[string]json.RawMessage {
 // partType names a part that is not plain text by its data member
 // (inlineData, fileData, executableCode, …).
 func partType(raw json.RawMessage) string {
-	for k := range rawFields(raw) {
+	fields := rawFields(raw)
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // one name for a part, whatever the order of its fields
+	for _, k := range keys {
 		switch k {
 		case "thought", "thoughtSignature", "thought_signature", "videoMetadata", "video_metadata", "partMetadata", "mediaResolution":
 			continue

@@ -211,3 +211,24 @@ func TestCountTokensNested(t *testing.T) {
 		t.Errorf("nested encode:\n got %s\nwant %s (%v)", out, want, err)
 	}
 }
+
+// TestMediaPartBesideAResult: Gemini CLI sends an image read by a tool as
+// an inlineData part after the function response, in the same content;
+// clearing the result keeps the image part's bytes and the content whole.
+func TestMediaPartBesideAResult(t *testing.T) {
+	body := `{"contents":[{"role":"user","parts":[{"text":"look"}]},` +
+		`{"role":"model","parts":[{"functionCall":{"name":"read_file","args":{"file_path":"a.png"}},"thoughtSignature":"c2ln"}]},` +
+		`{"role":"user","parts":[{"functionResponse":{"name":"read_file","response":{"output":"Binary content provided (1 item)."}}},{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}}]}]}`
+	wr := decode(t, body)
+	if len(wr.Messages) != 4 || wr.Messages[2].Role != history.Tool || wr.Messages[3].Role != history.User ||
+		!wr.Messages[3].Content.PartList()[0].IsMedia() {
+		t.Fatalf("messages %+v", wr.Messages)
+	}
+	proj := append([]history.Message(nil), wr.Messages...)
+	proj[2] = proj[2].WithContent(history.Text("[cleared]"))
+	out, _, err := wr.Encode(proj)
+	want := strings.Replace(body, "Binary content provided (1 item).", "[cleared]", 1)
+	if err != nil || string(out) != want {
+		t.Errorf("got  %s\nwant %s (%v)", out, want, err)
+	}
+}
