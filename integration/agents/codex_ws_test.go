@@ -73,7 +73,7 @@ func TestCodexWebsocketFallsBackAtOnce(t *testing.T) {
 			}
 		}
 		direct := codexOnce(t, ws, oai.URL+"/v1", topLevel)
-		t.Logf("%s: session start through the proxy %s, direct to the fake %s (÷ %.2f); %d upgrades refused, %d requests over HTTP",
+		t.Logf("%s: session start through the proxy %s, direct to the fake %s (÷ %.2f); %d upgrades refused, %d requests to /v1/responses",
 			name, viaProxy.Round(time.Millisecond), direct.Round(time.Millisecond), viaProxy.Seconds()/direct.Seconds(), refused, posts)
 		if posts == 0 {
 			t.Errorf("%s: Codex sent no request over HTTP through the proxy", name)
