@@ -1,8 +1,9 @@
 // Package proxytest is a scripted fake model provider for testing the
 // proxy and real coding agents through it, offline. One server speaks the
-// three wire formats a proxy forwards, with their real SSE event sequences:
+// four wire formats a proxy forwards, with their real SSE event sequences:
 // Anthropic Messages (POST …/messages, also count_tokens), OpenAI Responses
-// (POST …/responses) and chat completions (POST …/chat/completions).
+// (POST …/responses), chat completions (POST …/chat/completions) and the
+// Gemini API (POST …/models/{model}:generateContent and friends, gemini.go).
 //
 // The script is a list of turns, each a text and tool calls. The turn a
 // request is at is derived from the request alone, as a real API would
@@ -165,6 +166,10 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: h, Body: body, Turn: turnOf(body)}
 	path := strings.TrimSuffix(r.URL.Path, "/")
+	if m := geminiMethod(path); m != "" && r.Method == http.MethodPost {
+		u.serveGemini(w, r, m, req) // the Gemini API: gemini.go
+		return
+	}
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/messages/count_tokens"):
 		req.Kind = "count"
