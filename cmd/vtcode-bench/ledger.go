@@ -44,7 +44,7 @@ func benchLedger(ctx context.Context, quick bool) (*LedgerResult, error) {
 	}
 	if dir, err := ledger.FindDir(wd); err != nil {
 		res.Skipped = err.Error()
-	} else if res.Report, err = ledger.Run(ctx, dir); err != nil {
+	} else if res.Report, err = ledger.Run(ctx, dir, repoFacts(wd)...); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	msgs := hugeMessageHistory()
@@ -72,6 +72,15 @@ func benchLedger(ctx context.Context, quick bool) (*LedgerResult, error) {
 	}
 	res.CancelErr = strings.Join(errs, "; ")
 	return res, nil
+}
+
+// repoFacts returns the repository's facts file for the shared sessions
+// (their work in progress), as a list of at most one.
+func repoFacts(wd string) []string {
+	if p := ledger.RepoFacts(wd); p != "" {
+		return []string{p}
+	}
+	return nil
 }
 
 // hugeMessageHistory is a short session whose one tool result is 20 MB.

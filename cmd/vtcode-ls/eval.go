@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/vtcode/vtcode-ls/evidence/ledger"
 )
@@ -16,6 +17,8 @@ func evalMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the ledger as JSON (summaries included)")
+	var more factsFiles
+	fs.Var(&more, "facts", "a further facts file whose facts are added to DIR's sessions (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: vtcode-ls eval [DIR] [--json]
 
@@ -23,13 +26,17 @@ Runs the fact ledger: compacts each session listed in DIR/facts.json at a
 %d-token window through the real path (transcript import, then offline
 compaction) and the built-in long-turn scenario, and prints, per session and
 in total, the facts kept in the summary and in the whole compacted history,
-and the claims of the summary that the record contradicts. DIR defaults to
-$VTCODE_TRANSCRIPTS, else shared/transcripts beside the module root (or one
-of its parents). Exits 1 when the totals miss the targets (history >= 95 %%,
-summary >= 85 %%, no contradictions).
+the work-in-progress facts kept in the summary, and the claims of the
+summary that the record contradicts. A facts.json entry is a list of facts
+or {"facts": [...], "wip": [...]}, every string as the record holds it.
+DIR defaults to $VTCODE_TRANSCRIPTS, else shared/transcripts beside the
+module root (or one of its parents), and then the repository's own facts
+for those sessions (%s) are added. Exits 1 when the totals miss the targets
+(history >= 95 %%, summary >= 85 %%, no contradictions, work in progress
+>= 85 %%).
 
 Flags:
-`, ledger.Window)
+`, ledger.Window, ledger.RepoFactsPath)
 		fs.PrintDefaults()
 	}
 	if code, done := parseFlags(fs, args, stdout); done {
@@ -49,10 +56,13 @@ Flags:
 			fmt.Fprintf(stderr, "vtcode-ls eval: %v\n", err)
 			return 1
 		}
+		if p := ledger.RepoFacts(wd); p != "" {
+			more = append([]string{p}, more...)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := ledger.Run(ctx, dir)
+	rep, err := ledger.Run(ctx, dir, more...)
 	if err != nil {
 		fmt.Fprintf(stderr, "vtcode-ls eval: %v\n", err)
 		return 1
@@ -73,4 +83,14 @@ Flags:
 		return 1
 	}
 	return 0
+}
+
+// factsFiles is the repeatable --facts flag.
+type factsFiles []string
+
+func (f *factsFiles) String() string { return strings.Join(*f, ",") }
+
+func (f *factsFiles) Set(v string) error {
+	*f = append(*f, v)
+	return nil
 }

@@ -59,6 +59,11 @@ func TestEval(t *testing.T) {
 			`: missed \(`,
 			`missing "a string no session holds" \(not in history\)`,
 		}},
+		{args: []string{"eval", evalDir(t, `{"facts": ["internal/invoice"], "wip": ["a string no session holds"]}`)}, code: 1, stdout: []string{
+			`^debugging\.jsonl +1 +1/1 +1/1 +0 +0/1 `,
+			`work in progress 0\.0 %`,
+			`facts file: "a string no session holds" is not in the record`,
+		}},
 		{args: []string{"eval", "--json", evalDir(t, `["internal/invoice"]`)}, stdout: []string{`"sessions": \[`, `"inSummary": \[\s*true\s*\]`}},
 		{args: []string{"eval", t.TempDir()}, code: 1, stderr: []string{`read facts: .*facts\.json`}},
 		{args: []string{"eval", "a", "b"}, code: 2, stderr: []string{`want at most one DIR`}},
