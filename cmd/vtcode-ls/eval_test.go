@@ -52,7 +52,7 @@ func TestEval(t *testing.T) {
 			`^debugging\.jsonl +2 +2/2 +2/2 +0 `,
 			`^long-turn .* +6 +6/6 +6/6 +0 `,
 			`^total +8 +8/8 +8/8 +0`,
-			`: met \(history 100\.0 %, summary 100\.0 %\)`,
+			`: met \(history 100\.0 %, summary 100\.0 %, work in progress n/a\)`,
 		}, noStderr: true},
 		{args: []string{"eval", evalDir(t, `["internal/invoice", "a string no session holds", "another one"]`)}, code: 1, stdout: []string{
 			`^debugging\.jsonl +3 +1/3 +1/3 `,
