@@ -488,3 +488,36 @@ func clip(s string, n int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// searchTools are the programs whose exit status 1 means "no match".
+var searchTools = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ag": true, "ack": true, "zgrep": true}
+
+// isSearch reports whether the exit status of a command line is a
+// search's: its last simple command is grep, rg, ag or git grep.
+func isSearch(cmd string) bool {
+	seg := segments(cmd)
+	if len(seg) == 0 {
+		return false
+	}
+	w := shellWords(seg[len(seg)-1])
+	if len(w) == 0 {
+		return false
+	}
+	prog := w[0][strings.LastIndex(w[0], "/")+1:]
+	return searchTools[prog] || prog == "git" && len(w) > 1 && w[1] == "grep"
+}
+
+// harnessHeaderRE matches a line a harness puts around a command's output
+// (Codex's "Wall time: 0.1 seconds", "Output:", "Chunk ID: …").
+var harnessHeaderRE = regexp.MustCompile(`(?i)^(wall time:.*|output:|chunk id:.*|original token count:.*|\(no output\)|<[a-z_-]+>|</[a-z_-]+>)$`)
+
+// emptyOutput reports whether a result holds no output besides the lines
+// that report its exit code and the harness's header lines.
+func emptyOutput(out string) bool {
+	for _, l := range nonEmptyLines(HeadBytes(out, 4096)) {
+		if !leadExitRE.MatchString(l) && !tailExitRE.MatchString(l) && !harnessHeaderRE.MatchString(l) && !returnCodeRE.MatchString(l) {
+			return false
+		}
+	}
+	return len(out) <= 4096
+}

@@ -66,6 +66,10 @@ const (
 	// Submitted is a command that hands the work in and ends the record
 	// without a result.
 	Submitted Outcome = "submitted"
+	// NoMatch is a search (grep, rg, ag, git grep, as the last command of
+	// its line) that exited 1 and printed nothing: it found no match, which
+	// is an answer, not a failure to fix.
+	NoMatch Outcome = "no match"
 )
 
 // Action is one tool call, or one command an agent wrote in a fenced block
@@ -219,7 +223,9 @@ type Record struct {
 	// WorkDir is the workspace folder the harness reported (a <cwd> block),
 	// "" when none.
 	WorkDir string
-	Final   Final
+	// Plan is the agent's own plan as it last wrote it, nil when none.
+	Plan  *Plan
+	Final Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -438,6 +444,16 @@ func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
 		}
 	}
 	a.Command = commandOf(&a)
+	if x.r.WorkDir == "" && a.Command != "" {
+		// The folder a shell call runs in (Codex's workdir), the session's
+		// working folder as far as the record shows.
+		for _, k := range []string{"workdir", "cwd", "working_directory", "dir"} {
+			if d, ok := a.Args[k].(string); ok && strings.HasPrefix(d, "/") {
+				x.r.WorkDir = strings.TrimSuffix(d, "/")
+				break
+			}
+		}
+	}
 	if res >= 0 {
 		rm := &x.msgs[res]
 		raw := rm.Text()
@@ -537,6 +553,9 @@ func (x *extractor) record(a Action) {
 		}
 	}
 	x.poll(ap)
+	if p := planOf(ap); p != nil && !ap.Flagged && ap.Command == "" {
+		x.r.Plan = p
+	}
 	if ap.Command != "" {
 		x.check(ai, ap)
 	} else if ap.HasResult() && !ap.Flagged {
@@ -555,6 +574,8 @@ func (x *extractor) check(ai int, a *Action) {
 		c.Outcome = Interrupted
 	case a.HasExit && a.Exit == 0:
 		c.Outcome = Passed
+	case a.HasExit && a.Exit == 1 && isSearch(a.Command) && emptyOutput(a.Output):
+		c.Outcome = NoMatch
 	case a.HasExit:
 		c.Outcome = Failed
 	case a.Flagged:

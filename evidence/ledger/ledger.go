@@ -155,10 +155,10 @@ const (
 
 // Session is the ledger of one session.
 type Session struct {
-	Name            string   `json:"name"`
-	Facts           []string `json:"facts"`
-	InSummary       []bool   `json:"inSummary"`
-	InHistory       []bool   `json:"inHistory"`
+	Name      string   `json:"name"`
+	Facts     []string `json:"facts"`
+	InSummary []bool   `json:"inSummary"`
+	InHistory []bool   `json:"inHistory"`
 	// WIP are the work-in-progress facts, WIPInSummary which of them the
 	// summary keeps.
 	WIP          []string `json:"wip,omitempty"`
@@ -166,7 +166,7 @@ type Session struct {
 	// NotInRecord lists the work-in-progress facts the record does not
 	// hold: a mistake of the facts file (a fact may be a command as the
 	// summary normalizes it, a work-in-progress fact is the record's text).
-	NotInRecord []string `json:"notInRecord,omitempty"`
+	NotInRecord     []string `json:"notInRecord,omitempty"`
 	Contradictions  []string `json:"contradictions"`
 	OriginalTokens  int      `json:"originalTokens"`
 	CompactedTokens int      `json:"compactedTokens"`

@@ -29,7 +29,7 @@ const (
 	secFocus = "Focus requested for this summary"
 )
 
-var sectionOrder = []string{secGoal, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
+var sectionOrder = []string{secWIP, secGoal, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
 
 // Bounds.
 const (
@@ -65,6 +65,8 @@ type facts struct {
 	files        []entry
 	errors       []entry
 	next         []entry
+	wip          []string     // the work in progress, in its own order
+	staleCheck   map[int]bool // checks (indexes in rec.Checks) the next steps re-run as stale
 	rec          *evidence.Record
 	root         string          // the folder paths are shown relative to, "" for none
 	workDir      string          // the workspace folder the harness reported
@@ -94,7 +96,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &facts{prior: map[string][]string{}, rec: rec}
+	f := &facts{prior: map[string][]string{}, rec: rec, staleCheck: map[int]bool{}}
 	f.root = workspaceRoot(rec)
 	f.workDir = rec.WorkDir
 	f.ran, f.answered = map[string]bool{}, map[string]bool{}
@@ -181,6 +183,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	f.noteProgress(rec)
 	f.noteState(msgs, rec, lastTyped)
 	return f, ctx.Err()
 }
@@ -209,14 +212,56 @@ func workspaceRoot(rec *evidence.Record) string {
 			count[d]++
 		}
 	}
-	best := ""
+	// Of the folders that hold the most paths, the deepest: the project's
+	// root, not the folder most of the edits happened to be in.
+	best, most := "", 0
 	for d, n := range count {
-		if 2*n > abs && strings.Count(d, "/") >= 2 && (len(d) > len(best) || len(d) == len(best) && d < best) {
-			best = d
+		if 2*n <= abs || strings.Count(d, "/") < 2 {
+			continue
+		}
+		if n > most || n == most && (len(d) > len(best) || len(d) == len(best) && d < best) {
+			best, most = d, n
 		}
 	}
 	if abs < 2 {
 		return ""
+	}
+	// The folder commands ran in, where the record shows it: a relative
+	// path that names the same file as an absolute one.
+	if cwd := inferredCwd(paths); cwd != "" && 2*count[cwd] > abs {
+		return cwd
+	}
+	return best
+}
+
+// inferredCwd returns the folder that relative paths of the record are
+// relative to, as absolute paths of the same files show it ("x/a.py" and
+// "/repo/x/a.py" give "/repo"); the folder most such pairs give, "" when
+// none does.
+func inferredCwd(paths []string) string {
+	var absPaths []string
+	rels := map[string]bool{}
+	for _, p := range paths {
+		switch {
+		case strings.HasPrefix(p, "/"):
+			absPaths = append(absPaths, p)
+		case strings.Contains(p, "/") && !strings.HasPrefix(p, "."):
+			rels[p] = true
+		}
+	}
+	votes := map[string]int{}
+	for _, a := range absPaths {
+		for r := range rels {
+			if len(a) > len(r)+1 && strings.HasSuffix(a, "/"+r) {
+				votes[a[:len(a)-len(r)-1]]++
+			}
+		}
+	}
+	best, most := "", 0
+	for d, n := range votes {
+		if n > most || n == most && d < best {
+			best, most = d, n
+		}
 	}
 	return best
 }
@@ -527,6 +572,8 @@ func statusWord(o evidence.Outcome) string {
 		return "not run"
 	case evidence.Submitted:
 		return "submitted"
+	case evidence.NoMatch:
+		return "found no match"
 	}
 	return "ran"
 }
@@ -1028,6 +1075,9 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	for i, c := range rec.Checks {
 		if c.Outcome != evidence.Failed || c.FixedBy >= 0 || lastOfShown[f.shown(c.Command)] != i || !isVerification(c.Command) {
 			continue
+		}
+		if f.staleCheck[i] || rec.DeletedAfter(c.Command, c.Index) {
+			continue // a step already re-runs it, or what it checked is gone
 		}
 		// The latest failures first.
 		f.next = append(f.next, entry{text: fmt.Sprintf("Fix the failure of %s (%s) and re-run it.", f.shown(c.Command), exitDetail(c)), prio: 100000 + i, order: c.Index})

@@ -295,6 +295,17 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 		}
 		return t
 	}
+	if wip := append(append([]string(nil), f.wip...), f.priorWIP()...); len(wip) > 0 {
+		lines := make([]string, len(wip))
+		for i, l := range wip {
+			if t := strings.TrimLeft(l, " "); t != l {
+				lines[i] = "  - " + t // a plan item, under its plan
+			} else {
+				lines[i] = "- " + l
+			}
+		}
+		section(secWIP, lines)
+	}
 	var goal []string
 	if f.goal != "" {
 		goal = append(goal, prose(f.goal))
