@@ -373,6 +373,12 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 			if id := sessionID(rec.Actions[last.Action].Output); id != "" {
 				parts = []string{id}
 			}
+		} else if last.Outcome == evidence.Unknown {
+			// Neither an exit code nor a runner's result line: say so, and
+			// quote how it ended, so the reader judges.
+			if l := lastOutputLine(rec, last); l != "" {
+				parts = append(parts, "last line: "+l)
+			}
 		} else if last.Detail != "" {
 			parts = append(parts, clip(last.Detail, detailChars))
 		} else if o := shortOut(rec, last); o != "" {
@@ -541,6 +547,18 @@ func outputChange(rec *evidence.Record, first, last evidence.Check) string {
 	return fmt.Sprintf("first run printed %s; the latest %s", clip(strings.Join(gone, " / "), detailChars), clip(strings.Join(added, " / "), detailChars))
 }
 
+// lastOutputLine returns the last line of a check's output, not a harness
+// line, quoted; "" when it printed nothing.
+func lastOutputLine(rec *evidence.Record, c evidence.Check) string {
+	lines := nonEmptyLines(evidence.TailBytes(rec.Output(c), 4096))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := lines[i]; !exitLineRE.MatchString(l) && !harnessLineRE.MatchString(l) {
+			return "`" + strings.ReplaceAll(clip(l, detailChars), "`", "'") + "`"
+		}
+	}
+	return ""
+}
+
 func shortOutput(rec *evidence.Record, c evidence.Check) bool {
 	out := strings.TrimSpace(rec.Output(c))
 	return out != "" && strings.Count(out, "\n") < 3
@@ -595,7 +613,7 @@ func exitDetail(c evidence.Check) string {
 	case c.Outcome == evidence.Failed:
 		return "no exit code; its output reports a failure"
 	case c.Outcome == evidence.Unknown:
-		return "exit code not reported"
+		return "outcome not reported"
 	}
 	return ""
 }
