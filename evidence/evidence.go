@@ -295,7 +295,7 @@ const maxScan = 256 << 10
 // Extract reads msgs and returns what the record shows. It fails only with
 // ctx's error.
 func Extract(ctx context.Context, msgs []history.Message) (*Record, error) {
-	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}}
+	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}, unseenCommit: -1}
 	if err := x.run(); err != nil {
 		return nil, err
 	}
@@ -315,6 +315,9 @@ type extractor struct {
 	// line-range edit commands that name no file).
 	openFile string
 	flagging bool // the harness flags failed results
+	// unseenCommit is the message index of a git commit whose output showed
+	// no commit line, -1 when none: a later git log shows what it made.
+	unseenCommit int
 	// running maps the id a command running in the background printed
 	// ("running in background with ID: 7d95c5", "session ID 3") to its
 	// check, until a later poll reports how it ended.
@@ -415,6 +418,7 @@ func (x *extractor) run() error {
 				x.record(a)
 			}
 			x.textChanges(i, m.Text())
+			x.notification(i, m.Text())
 			if x.r.WorkDir == "" {
 				x.r.WorkDir = cwdOf(m.Text())
 			}
@@ -674,6 +678,70 @@ func (x *extractor) poll(a *Action) {
 			continue
 		}
 		delete(x.running, id)
+	}
+}
+
+var (
+	// notifIDRE and notifStatusRE read a harness's notification that a
+	// background task ended (Claude Code's <task-notification> with
+	// <task-id> and <status>).
+	notifIDRE     = regexp.MustCompile(`<(?:task|shell|bash|process)[-_]?id>\s*([^<\s]+)\s*</`)
+	notifStatusRE = regexp.MustCompile(`<status>\s*([A-Za-z_ -]+?)\s*</status>`)
+)
+
+// notification ends the background task an injected notification names
+// with the status it reports: completed passes, failed, killed or an exit
+// code other than 0 fails; another status leaves it running.
+func (x *extractor) notification(i int, text string) {
+	if len(x.running) == 0 {
+		return
+	}
+	body, ok := tagBody(text, "task-notification")
+	if !ok {
+		if body, ok = tagBody(text, "task_notification"); !ok {
+			return
+		}
+	}
+	m := notifIDRE.FindStringSubmatch(body)
+	if m == nil {
+		return
+	}
+	ci, ok := x.running[m[1]]
+	if !ok {
+		return
+	}
+	status := ""
+	if s := notifStatusRE.FindStringSubmatch(body); s != nil {
+		status = strings.ToLower(s[1])
+	}
+	c := &x.r.Checks[ci]
+	code, hasCode := 0, false
+	if all := anyExitRE.FindAllStringSubmatch(body, -1); len(all) > 0 {
+		code, hasCode = atoi(all[len(all)-1][1])
+	}
+	switch {
+	case hasCode:
+		c.Exit, c.HasExit = code, true
+		c.Outcome = Passed
+		if code != 0 {
+			c.Outcome = Failed
+		}
+	case status == "completed" || status == "success" || status == "succeeded":
+		c.Outcome = Passed
+	case status == "failed" || status == "error":
+		c.Outcome = Failed
+	case stoppedRE.MatchString(status):
+		c.Outcome = Unknown
+	default:
+		return
+	}
+	if sum, ok := tagBody(body, "summary"); ok && sum != "" {
+		c.Detail = clip(sum, detailChars)
+	}
+	for id, j := range x.running {
+		if j == ci {
+			delete(x.running, id)
+		}
 	}
 }
 

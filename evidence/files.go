@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -43,6 +44,7 @@ func (x *extractor) files(ai int, a *Action) {
 		}
 		changes = append(changes, changes0...)
 	}
+	changes = x.expandGlobs(changes)
 	for _, c := range changes {
 		ch := Change{Path: cleanPath(c.path), Op: c.op, From: cleanPath(c.from), Index: a.Index, Action: ai, Via: a.Tool, Where: c.where}
 		if ch.Path == "" {
@@ -60,6 +62,49 @@ func (x *extractor) files(ai int, a *Action) {
 	for _, p := range reads {
 		x.noteRead(p)
 	}
+}
+
+// expandGlobs replaces a deletion of a glob ("rm -f test_*.py") by the
+// deletions of the files the record knows that it matches (by the same
+// number of trailing path elements); the record cannot name the files of a
+// glob that matches none.
+func (x *extractor) expandGlobs(changes []fileChange) []fileChange {
+	var out []fileChange
+	for _, c := range changes {
+		p := strings.TrimPrefix(strings.Trim(c.path, `"'`), "./")
+		if c.op != Deleted || !strings.ContainsAny(p, "*?[") {
+			out = append(out, c)
+			continue
+		}
+		n := strings.Count(p, "/") + 1
+		known := append(append([]string(nil), x.readOrd...), x.changedOrder()...)
+		seen := map[string]bool{}
+		for _, k := range known {
+			parts := strings.Split(k, "/")
+			if len(parts) < n || seen[k] {
+				continue
+			}
+			tail := strings.Join(parts[len(parts)-n:], "/")
+			if ok, err := path.Match(p, tail); err == nil && ok && (n == len(parts) || !strings.HasPrefix(p, "/")) {
+				seen[k] = true
+				out = append(out, fileChange{path: k, op: Deleted})
+			}
+		}
+	}
+	return out
+}
+
+// changedOrder returns the changed paths in first-change order.
+func (x *extractor) changedOrder() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range x.r.Changes {
+		if !seen[c.Path] {
+			seen[c.Path] = true
+			out = append(out, c.Path)
+		}
+	}
+	return out
 }
 
 func (x *extractor) noteRead(p string) {
@@ -714,11 +759,61 @@ func (x *extractor) finalState(ai int, a *Action) {
 			x.r.Final.Released = true
 		}
 	}
+	reported := false
 	for _, m := range commitLineRE.FindAllStringSubmatch(HeadBytes(a.Output, 8192), -1) {
 		if m[3] != "" {
 			x.addCommit(Commit{Ref: m[3], Message: clip(m[4], detailChars), Index: a.Index})
+			reported = true
 		}
 	}
+	for _, seg := range segments(a.Command) {
+		w := shellWords(seg)
+		if len(w) >= 2 && w[0] == "git" && w[1] == "-C" && len(w) >= 4 {
+			w = append([]string{"git"}, w[3:]...)
+		}
+		switch {
+		case len(w) >= 2 && w[0] == "git" && w[1] == "commit" && !reported:
+			// A commit whose output the command hid (| tail -1): a later
+			// git log shows it.
+			x.unseenCommit = a.Index
+		case len(w) >= 2 && w[0] == "git" && w[1] == "log" && x.unseenCommit >= 0 && a.Index > x.unseenCommit:
+			if c, ok := newestLogged(a.Output); ok {
+				c.Index = x.unseenCommit
+				x.addCommit(c)
+				x.unseenCommit = -1
+			}
+		}
+	}
+}
+
+var (
+	// logOnelineRE matches git log --oneline's first line: "9f8e7d6 (HEAD ->
+	// main) feat: x".
+	logOnelineRE = regexp.MustCompile(`^([0-9a-f]{7,40})\s+(?:\([^)]*\)\s+)?(.+)$`)
+	// logCommitRE matches git log's "commit <sha>" header.
+	logCommitRE = regexp.MustCompile(`^commit ([0-9a-f]{40})\b`)
+)
+
+// newestLogged returns the first (newest) commit a git log output shows.
+func newestLogged(out string) (Commit, bool) {
+	lines := nonEmptyLines(HeadBytes(out, 4096))
+	if len(lines) == 0 {
+		return Commit{}, false
+	}
+	if m := logCommitRE.FindStringSubmatch(lines[0]); m != nil {
+		msg := ""
+		for _, l := range lines[1:] {
+			if !strings.HasPrefix(l, "Author:") && !strings.HasPrefix(l, "Date:") && !strings.HasPrefix(l, "Merge:") {
+				msg = l
+				break
+			}
+		}
+		return Commit{Ref: m[1][:7], Message: clip(msg, detailChars)}, true
+	}
+	if m := logOnelineRE.FindStringSubmatch(lines[0]); m != nil {
+		return Commit{Ref: m[1], Message: clip(m[2], detailChars)}, true
+	}
+	return Commit{}, false
 }
 
 // versionTagRE matches a release tag ("v1.2.3", "1.4.0").

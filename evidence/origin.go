@@ -150,6 +150,16 @@ func WithoutHarnessBlocks(text string) string {
 func leadingHarnessBlocks(text string) (rest string, blocks int) {
 	t := strings.TrimSpace(text)
 	for t != "" {
+		// A heading line that titles the block after it ("# AGENTS.md
+		// instructions for /repo" before Codex's <INSTRUCTIONS>) is part of it.
+		if strings.HasPrefix(t, "#") {
+			if head, after, ok := strings.Cut(t, "\n"); ok && len(head) < 300 {
+				after = strings.TrimSpace(after)
+				if m := tagOpenRE.FindStringSubmatch(after); m != nil && harnessTags[strings.ToLower(m[1])] {
+					t = after
+				}
+			}
+		}
 		m := tagOpenRE.FindStringSubmatch(t)
 		if m == nil || !harnessTags[strings.ToLower(m[1])] {
 			return t, blocks

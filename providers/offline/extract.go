@@ -152,7 +152,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		for _, s := range sentences(userProse(text)) { // not the logs, code and data the user pasted
 			// A line ending in a colon introduces a list: its items are the
 			// restrictions, not the introduction.
-			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
+			if restrictionRE.MatchString(keepGoingRE.ReplaceAllString(s, "")) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
 				prio := 1
 				if prohibitionRE.MatchString(s) {
 					prio = 2 // what the user forbade ranks above what they would like
@@ -1068,6 +1068,12 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		f.pending = append(f.pending, entry{text: fmt.Sprintf("Interrupted call %s: %s (no result)", id, f.describe(a)), prio: 100, order: a.Index})
 		f.next = append(f.next, entry{text: fmt.Sprintf("Re-run or verify the interrupted call %s (%s).", id, a.Tool), prio: 1 << 20, order: a.Index})
 	}
+	keepRunning := false
+	for i, o := range rec.Origins {
+		if o == evidence.OriginTyped && keepRunningRE.MatchString(evidence.HeadBytes(msgs[i].Text(), maxUserScan)) {
+			keepRunning = true
+		}
+	}
 	for _, c := range rec.Checks {
 		if c.Outcome != evidence.Running {
 			continue
@@ -1076,6 +1082,16 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		line := fmt.Sprintf("Running %s (call %s): check its output with %s", f.shown(c.Command), a.CallID, a.Tool)
 		if id := sessionID(a.Output); id != "" {
 			line = fmt.Sprintf("Running %s from %s: poll or stop it with %s", id, f.shown(c.Command), a.Tool)
+		}
+		if serverCmdRE.MatchString(c.Command) || keepRunning {
+			// A server, or what the user asked to keep running: it is not
+			// meant to finish.
+			why := "a server, not meant to finish"
+			if keepRunning {
+				why = "left running as the user asked"
+			}
+			f.pending = append(f.pending, entry{text: line + " (" + why + ")", prio: 100, order: c.Index})
+			continue
 		}
 		f.pending = append(f.pending, entry{text: line, prio: 100, order: c.Index})
 		f.next = append(f.next, entry{text: fmt.Sprintf("Poll %s until it finishes and record its exit code.", f.shown(c.Command)), prio: 1 << 19, order: c.Index})
@@ -1118,6 +1134,17 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		f.next = append(f.next, entry{text: "Continue with the latest user request: " + clip(evidence.WithoutHarnessBlocks(msgs[lastTyped].Text()), 200), prio: 10, order: 1 << 30})
 	}
 }
+
+var (
+	// keepGoingRE matches a request to go on ("keep going", "keep at it",
+	// "keep working"): a request, not a restriction, whatever follows it.
+	keepGoingRE = regexp.MustCompile(`(?i)\bkeep (?:going|at it|working|on going|on)\b`)
+	// keepRunningRE matches a user's request to keep a process running.
+	keepRunningRE = regexp.MustCompile(`(?i)\b(keep|leave)\b[^.?!\n]{0,40}\brunning\b`)
+	// serverCmdRE matches a command that serves until it is stopped: dev
+	// servers, app servers, compose stacks in the foreground.
+	serverCmdRE = regexp.MustCompile(`(?i)\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:dev|start|serve|preview)\b|\b(?:next|vite|nuxt|astro|remix)\s+dev\b|\bhttp\.server\b|\b(?:uvicorn|gunicorn|hypercorn|flask run|rails s(?:erver)?|php -S|hugo server|jekyll serve|live-server|docker[ -]compose up|tail -f)\b|manage\.py runserver|\bgo run\b.*\bserve`)
+)
 
 // summaryLabelRE matches the label line that starts the summary proper in
 // a note that first shows its reasoning ("Analysis: …" then "Summary:").
