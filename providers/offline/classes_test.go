@@ -1,0 +1,62 @@
+package offline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// TestHarnessInstructionsAreNotTheGoal: in a Codex rollout the goal is the
+// user's first request, not the AGENTS.md block before it, whose rules are
+// not the user's restrictions; a restriction stated mid-session is kept,
+// "keep going: check X next" is not one.
+func TestHarnessInstructionsAreNotTheGoal(t *testing.T) {
+	msgs := join(
+		[]history.Message{
+			userMsg("# AGENTS.md instructions for /home/u/app\n\n<INSTRUCTIONS>\n# Repository Guidelines\n- Always use pnpm, never npm.\n</INSTRUCTIONS>"),
+			userMsg("<environment_context>\n  <cwd>/home/u/app</cwd>\n</environment_context>"),
+			userMsg("Remember the last opened tab across reloads."),
+		},
+		shell("c1", "rg -n tab src/", "src/tabs.ts:3: export const tabs = []"),
+		[]history.Message{userMsg("The app must not keep anything in localStorage; session memory only.")},
+		shell("c2", "git checkout -- src/tabs.ts", ""),
+		[]history.Message{userMsg("Keep going: check src/state.ts next.")},
+	)
+	got := whole(t, msgs, 0, "")
+	if g := section(got, "Goal"); !strings.HasPrefix(g, "Remember the last opened tab across reloads.") {
+		t.Errorf("goal is not the first request:\n%s", g)
+	}
+	r := section(got, "Constraints and user restrictions")
+	if !strings.Contains(r, "The app must not keep anything in localStorage; session memory only.") {
+		t.Errorf("the mid-session restriction is lost:\n%s", r)
+	}
+	for _, bad := range []string{"pnpm", "Keep going"} {
+		if strings.Contains(r, bad) {
+			t.Errorf("restrictions hold %q:\n%s", bad, r)
+		}
+	}
+}
+
+// TestServerIsNotPolledToTheEnd: a dev server, or a command the user asked
+// to keep running, is pending but no next step waits for it to finish; a
+// background test run is polled.
+func TestServerIsNotPolledToTheEnd(t *testing.T) {
+	bg := func(id, cmd, bgID string) []history.Message {
+		return tool(id, "Bash", map[string]string{"command": cmd, "run_in_background": "true"}, "Command running in background with ID: "+bgID)
+	}
+	got := whole(t, join([]history.Message{userMsg("Start the dev server and run the e2e suite.")},
+		bg("c1", "pnpm dev", "bash_1"), bg("c2", "pytest tests/e2e", "bash_2")), 0, "")
+	next := section(got, "Next steps")
+	if strings.Contains(next, "Poll `pnpm dev`") || !strings.Contains(next, "Poll `pytest tests/e2e`") {
+		t.Errorf("next steps:\n%s", next)
+	}
+	if !strings.Contains(section(got, "Pending sessions and approvals"), "(a server, not meant to finish)") {
+		t.Errorf("pending:\n%s", section(got, "Pending sessions and approvals"))
+	}
+	got = whole(t, join([]history.Message{userMsg("Run the watcher and keep it running while we work.")},
+		bg("c1", "cargo watch -x check", "bash_1")), 0, "")
+	if strings.Contains(section(got, "Next steps"), "Poll") {
+		t.Errorf("a process the user asked to keep running is polled:\n%s", got)
+	}
+}
