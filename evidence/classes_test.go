@@ -96,3 +96,48 @@ func TestTaskNotificationEndsTheTask(t *testing.T) {
 		t.Errorf("completed task: %s", c.Outcome)
 	}
 }
+
+// TestContradictionsOfEachClass: a summary that guesses an outcome, keeps a
+// fixed failure or a finished process as a next step, calls a changed file
+// only read, names an older commit as the last, or says no checks ran
+// beside a check it names, is caught; the true lines are not.
+func TestContradictionsOfEachClass(t *testing.T) {
+	r := extract(t,
+		[]history.Message{user("Fix the parser.")},
+		call("c1", "Bash", map[string]string{"command": "git commit -m 'wip'"}, "[main 1111111] wip"),
+		call("c2", "Bash", map[string]string{"command": "git commit -m 'fix'"}, "[main 2222222] fix"),
+		call("s1", "Bash", map[string]string{"command": "./scripts/smoke.sh"}, "smoke: 3 error lines in the log\ndone"),
+		call("g1", "Bash", map[string]string{"command": "grep -rn TODO src"}, "Exit code 1"),
+		call("t1", "Bash", map[string]string{"command": "go test ./parser/"}, "Exit code 1\n--- FAIL: TestParse\nFAIL\texample.com/m/parser\t0.01s"),
+		call("e1", "Edit", map[string]string{"file_path": "parser/parse.go", "old_string": "a", "new_string": "b"}, "The file parser/parse.go has been updated."),
+		call("t2", "Bash", map[string]string{"command": "go test -count=1 ./parser/"}, "ok  \texample.com/m/parser\t0.01s"),
+		call("b1", "Bash", map[string]string{"command": "go build ./...", "run_in_background": "true"}, "Command running in background with ID: bash_9"),
+		[]history.Message{user("<task-notification>\n<task-id>bash_9</task-id>\n<status>completed</status>\n<summary>exit code 0</summary>\n</task-notification>")},
+	)
+	bad := []string{
+		"- failed: `./scripts/smoke.sh` (its output reports errors)",
+		"- failed: `grep -rn TODO src` (exit 1)",
+		"1. Fix the failure of `go test ./parser/` (exit 1) and re-run it.",
+		"2. Poll `go build ./...` until it finishes and record its exit code.",
+		"- `parser/parse.go`: read",
+		"- Final state: the last 1111111 \"wip\"",
+	}
+	got := Contradictions(strings.Join(bad, "\n"), r)
+	if len(got) != len(bad) {
+		t.Errorf("found %d contradictions, want %d:\n%s", len(got), len(bad), strings.Join(got, "\n"))
+	}
+	none := "## Checks\nnone\n\n## Last action and result\n- Final state: last check `go test -count=1 ./parser/` passed"
+	if got := Contradictions(none, r); len(got) != 1 || !strings.Contains(got[0], "no checks ran") {
+		t.Errorf("'Checks: none' beside a named check: %q", got)
+	}
+	good := []string{
+		"- ran: `./scripts/smoke.sh` (outcome not reported; last line: `done`)",
+		"- found no match: `grep -rn TODO src` (exit 1)",
+		"- failed: `go test ./parser/` (exit 1); fixed by a later run of `go test -count=1 ./parser/` that passed",
+		"- `parser/parse.go`: read, modified",
+		"- Final state: 2 commits, the last 2222222 \"fix\"",
+	}
+	if got := Contradictions(strings.Join(good, "\n"), r); len(got) != 0 {
+		t.Errorf("true lines reported:\n%s", strings.Join(got, "\n"))
+	}
+}

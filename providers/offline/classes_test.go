@@ -60,3 +60,13 @@ func TestServerIsNotPolledToTheEnd(t *testing.T) {
 		t.Errorf("a process the user asked to keep running is polled:\n%s", got)
 	}
 }
+
+// TestChecksNeverNoneBesideACommand: a session whose only commands write
+// files does not say "Checks: none" while it names them elsewhere.
+func TestChecksNeverNoneBesideACommand(t *testing.T) {
+	got := whole(t, join([]history.Message{userMsg("Write the config.")},
+		shell("c1", "cat > config.toml <<'EOF'\n[server]\nport = 8080\nEOF", "")), 0, "")
+	if strings.TrimSpace(section(got, "Checks")) == "none" {
+		t.Errorf("Checks: none beside a command:\n%s", got)
+	}
+}

@@ -334,6 +334,7 @@ var buildCmdRE = regexp.MustCompile(`(?i)(\btest\b|pytest|\bmake\b|\bbuild\b|\bl
 var stateCmdRE = regexp.MustCompile(`(?i)(\bgit (commit|push|fsck|gc|rebase|merge|read-tree|reset|stash|apply|am|cherry-pick|revert)\b|\bapt(-get)? install\b|\bpip3? install\b|\buv (sync|pip)\b|\bnpm (ci|install)\b|\bbrew install\b)`)
 
 func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
+	fileOnly := 0
 	var groups []*checkGroup
 	var inspections []int // passed read-only commands: one line for all
 	byCmd := map[string]*checkGroup{}
@@ -342,6 +343,7 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 			return ctx.Err()
 		}
 		if isFileOnlyCommand(rec, c) {
+			fileOnly++
 			continue
 		}
 		// A passed inspection whose short output is a finding stays listed.
@@ -423,6 +425,10 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 	}
 	if len(inspections) > 0 {
 		f.checks = append(f.checks, inspectionLine(rec, inspections))
+	}
+	if len(f.checks) == 0 && fileOnly > 0 {
+		// Never "none" beside the commands the summary names elsewhere.
+		f.checks = append(f.checks, entry{text: fmt.Sprintf("only commands that write files ran (%d), listed with the files", fileOnly), prio: 10})
 	}
 	return nil
 }
@@ -759,8 +765,17 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			}
 		}
 	}
+	// A relative path that names a changed file (given absolute) is that file.
+	namesChanged := func(p string) bool {
+		for k := range by {
+			if f.rel(k) == f.rel(p) || strings.HasSuffix(k, "/"+p) || strings.HasSuffix(p, "/"+k) {
+				return true
+			}
+		}
+		return false
+	}
 	for i, p := range rec.Reads {
-		if by[p] != nil || folder[p] {
+		if by[p] != nil || folder[p] || namesChanged(p) {
 			continue
 		}
 		// The first files read set the scene; the latest are where work was.
