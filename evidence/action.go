@@ -348,8 +348,8 @@ var (
 	phpunitRE = regexp.MustCompile(`(?m)^(?:OK \(\d+ tests?, \d+ assertions?\)|Tests: \d+, Assertions: \d+(?:, (Errors|Failures): (\d+))+)`)
 	// node --test and TAP: "# fail 0", "ℹ fail 2"; bun: " 5 pass", " 0 fail";
 	// mocha: "  3 passing (12ms)", "  1 failing".
-	tapFailRE  = regexp.MustCompile(`(?m)^(?:# |ℹ )fail (\d+)\s*$|^\s*(\d+) (?:fail|failing)\s*$`)
-	tapPassRE  = regexp.MustCompile(`(?m)^(?:# |ℹ )pass (\d+)\s*$|^\s*(\d+) (?:pass|passing(?: \(\S+\))?)\s*$`)
+	tapFailRE = regexp.MustCompile(`(?m)^(?:# |ℹ )fail (\d+)\s*$|^\s*(\d+) (?:fail|failing)\s*$`)
+	tapPassRE = regexp.MustCompile(`(?m)^(?:# |ℹ )pass (\d+)\s*$|^\s*(\d+) (?:pass|passing(?: \(\S+\))?)\s*$`)
 	// unittest: "Ran 5 tests in 0.01s" then "OK" or "FAILED (failures=1)".
 	unittestRE = regexp.MustCompile(`(?m)^Ran \d+ tests? in [\d.]+s\s*\n+\s*(OK\b|FAILED \()`)
 	// rspec: "12 examples, 1 failure".
