@@ -83,6 +83,10 @@ type Action struct {
 	Command string
 	Args    map[string]any // decoded JSON arguments, nil when none
 	Input   string         // freeform input (patches)
+	// Dir is the folder the call ran in when its arguments say so (Codex's
+	// exec_command workdir, a cwd argument), "" otherwise: the relative paths
+	// it names are relative to it.
+	Dir    string
 	Output  string         // the result's text (the output of a JSON envelope)
 	Exit    int
 	HasExit bool
@@ -448,15 +452,16 @@ func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
 		}
 	}
 	a.Command = commandOf(&a)
-	if x.r.WorkDir == "" && a.Command != "" {
-		// The folder a shell call runs in (Codex's workdir), the session's
-		// working folder as far as the record shows.
-		for _, k := range []string{"workdir", "cwd", "working_directory", "dir"} {
-			if d, ok := a.Args[k].(string); ok && strings.HasPrefix(d, "/") {
-				x.r.WorkDir = strings.TrimSuffix(d, "/")
-				break
-			}
+	for _, k := range []string{"workdir", "cwd", "working_directory"} {
+		if d, ok := a.Args[k].(string); ok && strings.HasPrefix(d, "/") {
+			a.Dir = strings.TrimSuffix(d, "/")
+			break
 		}
+	}
+	if x.r.WorkDir == "" && a.Dir != "" {
+		// The folder the first call ran in: the session's working folder as
+		// far as the record shows.
+		x.r.WorkDir = a.Dir
 	}
 	if res >= 0 {
 		rm := &x.msgs[res]

@@ -44,6 +44,35 @@ func (x *extractor) files(ai int, a *Action) {
 		}
 		changes = append(changes, changes0...)
 	}
+	// Relative paths are relative to the folder the call ran in, where
+	// the record shows it (a leading "cd DIR &&" inside it).
+	base := a.Dir
+	if wd := WorkDir(a.Command); wd != "" {
+		if strings.HasPrefix(wd, "/") || base == "" {
+			base = wd
+		} else {
+			base = path.Join(base, wd)
+		}
+	}
+	resolve := func(p string) string {
+		if base == "" || !strings.HasPrefix(base, "/") || p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "$") {
+			return p
+		}
+		return path.Join(base, p)
+	}
+	for i := range changes {
+		if p := strings.TrimPrefix(strings.Trim(changes[i].path, `"'`), "./"); changes[i].op == Deleted && strings.ContainsAny(p, "*?[") {
+			changes[i].path = resolve(p) // a glob, expanded below
+			continue
+		}
+		changes[i].path = resolve(cleanPath(changes[i].path))
+		if changes[i].from != "" {
+			changes[i].from = resolve(cleanPath(changes[i].from))
+		}
+	}
+	for i := range reads {
+		reads[i] = resolve(cleanPath(reads[i]))
+	}
 	changes = x.expandGlobs(changes)
 	for _, c := range changes {
 		ch := Change{Path: cleanPath(c.path), Op: c.op, From: cleanPath(c.from), Index: a.Index, Action: ai, Via: a.Tool, Where: c.where}

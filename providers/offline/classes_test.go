@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -70,3 +71,26 @@ func TestChecksNeverNoneBesideACommand(t *testing.T) {
 		t.Errorf("Checks: none beside a command:\n%s", got)
 	}
 }
+
+// TestRelativePathsAreTheSessionCwds: Codex runs each command in its
+// workdir; a file patched by a relative path is that folder's, not the one
+// of the reference files the agent only read.
+func TestRelativePathsAreTheSessionCwds(t *testing.T) {
+	codex := func(id, cmd, out string) []history.Message {
+		return jsonCall(id, "shell", map[string]any{"command": []string{"bash", "-lc", cmd}, "workdir": "/home/u/app"}, `{"output":`+strconvQuote(out)+`,"metadata":{"exit_code":0,"duration_seconds":0.1}}`)
+	}
+	got := whole(t, join([]history.Message{userMsg("Port the retry helper from the reference repo.")},
+		codex("c1", "sed -n 1,40p /opt/ref/lib/retry.ts", "export function retry() {}"),
+		codex("c2", "sed -n 1,40p /opt/ref/lib/backoff.ts", "export function backoff() {}"),
+		codex("c3", "apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: lib/retry.ts\n+export function retry() {}\n*** End Patch\nPATCH", "Success. Updated the following files:\nA lib/retry.ts"),
+	), 0, "")
+	files := section(got, "Files read or changed")
+	if !strings.Contains(files, "`/home/u/app/lib/retry.ts`: created") && !(strings.Contains(files, "relative to `/home/u/app`") && strings.Contains(files, "`lib/retry.ts`: created")) {
+		t.Errorf("the patched file is not the workdir's:\n%s", files)
+	}
+	if !strings.Contains(section(got, "Work in progress"), "/home/u/app/lib/retry.ts") && !strings.Contains(files, "relative to `/home/u/app`") {
+		t.Errorf("uncommitted edit not placed in the workdir:\n%s", got)
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -223,6 +223,10 @@ func workspaceRoot(rec *evidence.Record) string {
 			best, most = d, n
 		}
 	}
+	// The folder the session's commands ran in, where the record shows it.
+	if rec.WorkDir != "" && abs > 0 && 2*count[rec.WorkDir] > abs {
+		return rec.WorkDir
+	}
 	if abs < 2 {
 		return ""
 	}
