@@ -86,8 +86,8 @@ type Action struct {
 	// Dir is the folder the call ran in when its arguments say so (Codex's
 	// exec_command workdir, a cwd argument), "" otherwise: the relative paths
 	// it names are relative to it.
-	Dir    string
-	Output  string         // the result's text (the output of a JSON envelope)
+	Dir     string
+	Output  string // the result's text (the output of a JSON envelope)
 	Exit    int
 	HasExit bool
 	// Flagged is true when the harness marked the result as an error.
