@@ -141,3 +141,28 @@ func TestContradictionsOfEachClass(t *testing.T) {
 		t.Errorf("true lines reported:\n%s", strings.Join(got, "\n"))
 	}
 }
+
+// TestSubAgentWritesAreWrites: a Claude Code Agent (or Task) call whose
+// report says it created and modified files changed them; an Explore
+// sub-agent that only read changes nothing.
+func TestSubAgentWritesAreWrites(t *testing.T) {
+	r := extract(t,
+		call("a1", "Agent", map[string]string{"description": "Add the importer", "prompt": "Add an opencode importer.", "subagent_type": "general-purpose"},
+			"Done. Summary of the work:\n\n**Files created:**\n- `transcript/opencode.go` - the importer\n- `transcript/opencode_test.go`\n\n- Modified `transcript/transcript.go` to register it.\n\nagentId: a1b2c3"),
+		call("a2", "Task", map[string]string{"description": "Explore ZIP processing", "prompt": "Explore how ZIP files are processed.", "subagent_type": "Explore"},
+			"ZIP files are detected in `deep_manifest/deep_manifest.py` (is_zip_archive) and processed recursively."),
+	)
+	got := map[string]Op{}
+	for _, c := range r.Changes {
+		got[c.Path] = c.Op
+	}
+	want := map[string]Op{"transcript/opencode.go": Created, "transcript/opencode_test.go": Created, "transcript/transcript.go": Modified}
+	if len(got) != len(want) {
+		t.Errorf("changes = %v, want %v", got, want)
+	}
+	for p, op := range want {
+		if got[p] != op {
+			t.Errorf("%s: %q, want %q", p, got[p], op)
+		}
+	}
+}

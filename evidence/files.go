@@ -33,6 +33,12 @@ func (x *extractor) files(ai int, a *Action) {
 			reads = shellReads(a.Command)
 		}
 		changes = append(changes, patchChanges(a.Command)...)
+	case isSubAgent(a):
+		// A sub-agent's writes are the session's: its report (the call's
+		// result) is all the record keeps of them.
+		if a.HasResult() {
+			changes = subAgentChanges(a.Output)
+		}
 	default:
 		op, changes0 := toolOp(a)
 		for _, p := range toolPaths(a) {
@@ -866,4 +872,71 @@ func isSubmit(a *Action) bool {
 		return true
 	}
 	return strings.HasPrefix(c, "echo") && submitRE.MatchString(c)
+}
+
+// isSubAgent reports whether a call delegates to a sub-agent (Claude Code's
+// Task and Agent tools, and any tool named for a sub-agent) with a prompt.
+func isSubAgent(a *Action) bool {
+	n := strings.ToLower(a.Tool)
+	if n != "task" && n != "agent" && !strings.Contains(n, "subagent") && !strings.Contains(n, "sub_agent") {
+		return false
+	}
+	p, ok := a.Args["prompt"].(string)
+	return ok && strings.TrimSpace(p) != ""
+}
+
+var (
+	// subWriteRE matches a report line that starts with a write verb and
+	// names a file: "- Created `src/a.ts`", "**Modified:** src/b.go",
+	// "1. Updated the file tests/test_x.py".
+	subWriteRE = regexp.MustCompile("(?im)^\\s*(?:[-*•]|\\d+[.)])?\\s*(?:\\*\\*)?(created|wrote|written|added|modified|updated|edited|changed|deleted|removed)(?:\\*\\*)?:?(?:\\*\\*)?\\s+(?:(?:the |a |new )?files?:?\\s+)?`?([\\w~./-]*[\\w-]\\.[A-Za-z0-9]{1,8})`?")
+	// subListRE matches the heading of a list of changed files ("Files
+	// modified:", "## Files created").
+	subListRE = regexp.MustCompile(`(?i)^\s*(?:#+\s*)?(?:\*\*)?(?:files? (created|modified|changed|edited|written|updated|deleted|removed)|changes made)(?:\*\*)?:?(?:\*\*)?\s*$`)
+	// subItemRE matches an item of such a list: "- `path` …", "* path - …".
+	subItemRE = regexp.MustCompile("^\\s*(?:[-*•]|\\d+[.)])\\s+`?([\\w~./-]*[\\w-]\\.[A-Za-z0-9]{1,8})`?")
+)
+
+// subAgentChanges reads the files a sub-agent's report says it wrote.
+func subAgentChanges(report string) []fileChange {
+	opOf := func(verb string) Op {
+		switch strings.ToLower(verb) {
+		case "created", "wrote", "written", "added":
+			return Created
+		case "deleted", "removed":
+			return Deleted
+		}
+		return Modified
+	}
+	var out []fileChange
+	seen := map[string]bool{}
+	add := func(p string, op Op) {
+		if looksLikeFile(p) && !seen[p] {
+			seen[p] = true
+			out = append(out, fileChange{path: p, op: op})
+		}
+	}
+	t := HeadBytes(report, maxScan)
+	for _, m := range subWriteRE.FindAllStringSubmatch(t, -1) {
+		add(m[2], opOf(m[1]))
+	}
+	list := Op("")
+	for _, l := range strings.Split(t, "\n") {
+		if m := subListRE.FindStringSubmatch(l); m != nil {
+			list = opOf(m[1])
+			if m[1] == "" {
+				list = Modified
+			}
+			continue
+		}
+		if list == "" {
+			continue
+		}
+		if m := subItemRE.FindStringSubmatch(l); m != nil {
+			add(m[1], list)
+		} else if strings.TrimSpace(l) != "" {
+			list = ""
+		}
+	}
+	return out
 }
