@@ -76,7 +76,7 @@ func classify(ctx context.Context, msgs []history.Message) ([]Origin, error) {
 		switch {
 		case hasFlag(m, "isCompactSummary") || IsSummary(text):
 			out[i] = OriginSummary
-		case hasAnyFlag(m) || isHarnessBlock(text) || isStatusLine(text):
+		case hasAnyFlag(m) || isHarnessBlock(text) || isStatusLine(text) || isInstructionFile(text):
 			out[i] = OriginInjected
 		case isDelegated(msgs, i, text):
 			out[i] = OriginDelegated
@@ -172,6 +172,14 @@ func leadingHarnessBlocks(text string) (rest string, blocks int) {
 		t = strings.TrimSpace(t[end+len("</"+m[1]+">"):])
 	}
 	return t, blocks
+}
+
+// isInstructionFile reports whether text is an instruction file a harness
+// put in the user's turn by itself: Gemini CLI's and Qwen Code's "--- Context
+// from: F ---" blocks, opencode's "Instructions from: F".
+func isInstructionFile(text string) bool {
+	t := strings.TrimSpace(HeadBytes(text, 4096))
+	return contextFromRE.MatchString(t) && strings.HasPrefix(t, "--- Context from: ") || strings.HasPrefix(t, "Instructions from: ") && instrFromRE.MatchString(t)
 }
 
 // isStatusLine reports whether text is one bracketed status line that a

@@ -94,3 +94,36 @@ func TestRelativePathsAreTheSessionCwds(t *testing.T) {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestProjectInstructionsSurviveEveryCompaction: what each harness injects
+// from its instruction file is carried verbatim, once, through a first and
+// a second compaction.
+func TestProjectInstructionsSurviveEveryCompaction(t *testing.T) {
+	rules := "# Rules\n\n## Build\n- Run `make check` before committing.\n- Never edit generated files under gen/."
+	for _, tc := range []struct {
+		name, source string
+		first        []history.Message
+	}{
+		{"claude code", "/repo/CLAUDE.md", []history.Message{userMsg("<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\nCodebase and user instructions are shown below.\n\nContents of /repo/CLAUDE.md (project instructions, checked into the codebase):\n\n" + rules + "\n\n      IMPORTANT: this context may or may not be relevant to your tasks.\n</system-reminder>\nFix the flaky parser test.")}},
+		{"codex", "AGENTS.md (/repo)", []history.Message{userMsg("# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\n" + rules + "\n</INSTRUCTIONS>"), userMsg("Fix the flaky parser test.")}},
+		{"gemini cli", "/repo/GEMINI.md", []history.Message{userMsg("--- Context from: /repo/GEMINI.md ---\n" + rules + "\n--- End of Context from: /repo/GEMINI.md ---"), userMsg("Fix the flaky parser test.")}},
+		{"qwen code", "QWEN.md", []history.Message{userMsg("--- Context from: QWEN.md ---\n" + rules + "\n--- End of Context from: QWEN.md ---"), userMsg("Fix the flaky parser test.")}},
+		{"opencode", "/repo/AGENTS.md", []history.Message{userMsg("Instructions from: /repo/AGENTS.md\n" + rules), userMsg("Fix the flaky parser test.")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			block := "<project-instructions source=" + strconvQuote(tc.source) + ">\n" + rules + "\n</project-instructions>"
+			first := whole(t, join(tc.first, shell("c1", "go test ./parser/", "ok  \texample.com/m/parser\t0.01s")), 0, "")
+			if !strings.Contains(first, block) {
+				t.Fatalf("first summary lacks the instructions verbatim:\n%s", first)
+			}
+			second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+first), userMsg("Now run the whole suite.")},
+				shell("c2", "go test ./...", "ok  \texample.com/m/parser\t0.01s")), 0, "")
+			if strings.Count(second, block) != 1 {
+				t.Errorf("second summary holds the instructions %d times, want once verbatim:\n%s", strings.Count(second, block), second)
+			}
+			if strings.Contains(section(second, secRestrict), "make check") {
+				t.Errorf("the carried instructions were read as the user's restrictions:\n%s", second)
+			}
+		})
+	}
+}

@@ -65,8 +65,9 @@ type facts struct {
 	files        []entry
 	errors       []entry
 	next         []entry
-	wip          []string     // the work in progress, in its own order
-	staleCheck   map[int]bool // checks (indexes in rec.Checks) the next steps re-run as stale
+	wip          []string               // the work in progress, in its own order
+	instructions []evidence.Instruction // project instructions, verbatim
+	staleCheck   map[int]bool           // checks (indexes in rec.Checks) the next steps re-run as stale
 	rec          *evidence.Record
 	root         string          // the folder paths are shown relative to, "" for none
 	workDir      string          // the workspace folder the harness reported
@@ -184,6 +185,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		return nil, err
 	}
 	f.noteProgress(rec)
+	f.noteInstructions(msgs, rec)
 	f.noteState(msgs, rec, lastTyped)
 	return f, ctx.Err()
 }

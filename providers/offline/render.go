@@ -27,6 +27,7 @@ func (f *facts) mergePrior(text string) {
 		}
 	}
 	text = strings.TrimPrefix(strings.TrimSpace(text), summaryPrefix)
+	text = f.mergePriorInstructions(text)
 	sec := ""
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
@@ -339,6 +340,10 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 	section(secFiles, fl)
 	section(secErrors, errs.pick())
 	section(secNext, next.pick())
+	if len(f.instructions) > 0 {
+		b.WriteString("\n## " + secInstructions + "\n")
+		b.WriteString(renderInstructions(f.instructions))
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
