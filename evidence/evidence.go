@@ -855,8 +855,9 @@ func coversWords(have, want []string) bool {
 	for _, w := range want {
 		found := false
 		for _, h := range have {
-			// A path given relative to another folder names the same file.
-			if h == w || pathSuffix(h, w) || pathSuffix(w, h) {
+			// A path given relative to another folder names the same file;
+			// a folder (or the whole tree) holds the files under it.
+			if h == w || pathSuffix(h, w) || pathSuffix(w, h) || holdsPath(h, w) {
 				found = true
 				break
 			}
@@ -866,6 +867,25 @@ func coversWords(have, want []string) bool {
 		}
 	}
 	return true
+}
+
+// holdsPath reports whether the target h of a passing run holds the target
+// w of a failed one: a folder and a file or folder under it
+// ("src/" and "src/a.ts", "./..." and "./pkg"), a test file and one of its
+// tests ("t/a.py" and "t/a.py::test_x").
+func holdsPath(h, w string) bool {
+	if !strings.ContainsAny(w, "/.") {
+		return false
+	}
+	hs := strings.TrimPrefix(strings.TrimSuffix(strings.TrimSuffix(h, "..."), "/"), "./")
+	ws := strings.TrimPrefix(w, "./")
+	if base, _, ok := strings.Cut(ws, "::"); ok && (base == hs || pathSuffix(base, hs) || pathSuffix(hs, base)) {
+		return true
+	}
+	if h == "./..." || h == "..." || h == "." {
+		return !strings.HasPrefix(ws, "/") && !strings.HasPrefix(ws, "-")
+	}
+	return hs != "" && strings.Contains(h, "/") && (strings.HasPrefix(ws, hs+"/") || strings.Contains(ws, "/"+hs+"/"))
 }
 
 // pathSuffix reports whether long ends with "/" + short.

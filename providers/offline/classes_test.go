@@ -127,3 +127,35 @@ func TestProjectInstructionsSurviveEveryCompaction(t *testing.T) {
 		})
 	}
 }
+
+// TestLatestRequestIsTheNextStep: the user's last request, which the agent
+// was working on without a reply yet, is a next step; failures of lint and
+// tests that later runs of a broader target fixed are not.
+func TestLatestRequestIsTheNextStep(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Add the settings page.")},
+		// Claude Code flags a failed command's result; what it does not
+		// flag passed.
+		flaggedTool("c1", "Bash", map[string]string{"command": "npx eslint src/settings.tsx"}, "Exit code 1\n/src/settings.tsx\n  3:1  error  'x' is unused  no-unused-vars\n\n✖ 1 problem (1 error, 0 warnings)"),
+		tool("c2", "Bash", map[string]string{"command": "npx eslint src/"}, ""),
+		flaggedTool("c3", "Bash", map[string]string{"command": "pytest tests/test_settings.py::test_save"}, "Exit code 1\n=== 1 failed in 0.10s ==="),
+		tool("c4", "Bash", map[string]string{"command": "pytest tests/"}, "=== 12 passed in 0.50s ==="),
+		[]history.Message{history.NewText(history.Assistant, "The settings page is in.")},
+		[]history.Message{userMsg("There are duplicate-key warnings in the console: deduplicate the entries in src/locales/en.json.")},
+		tool("r1", "Read", map[string]string{"file_path": "src/locales/en.json"}, "{\"save\": \"Save\", \"save\": \"Save\"}"),
+	), 0, "")
+	next := section(got, "Next steps")
+	if !strings.Contains(next, "The user's latest request, not yet answered: There are duplicate-key warnings") {
+		t.Errorf("the latest request is not a next step:\n%s", next)
+	}
+	if strings.Contains(next, "Fix the failure") {
+		t.Errorf("a fixed failure is a next step:\n%s", next)
+	}
+}
+
+// flaggedTool is a tool call whose result the harness flagged as an error.
+func flaggedTool(id, name string, args map[string]string, out string) []history.Message {
+	m := tool(id, name, args, out)
+	m[1].Extra = map[string]json.RawMessage{"isError": json.RawMessage("true")}
+	return m
+}

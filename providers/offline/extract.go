@@ -1144,6 +1144,11 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 			}
 		}
 	}
+	// The user's latest request that no reply of the assistant followed is
+	// what the agent was doing: a step, after its plan's active item.
+	if lastTyped >= 0 && !rec.Final.Submitted && !repliedAfter(msgs, rec, lastTyped) && lastTyped != firstTyped(rec) {
+		f.next = append(f.next, entry{text: "The user's latest request, not yet answered: " + clip(evidence.WithoutHarnessBlocks(msgs[lastTyped].Text()), 300), prio: 1 << 22, order: lastTyped})
+	}
 	if rec.Final.Submitted && len(f.pending) == 0 {
 		f.next = append(f.next, entry{text: "None: the run submitted its work; review the result.", prio: 1 << 21, order: -1})
 	}
@@ -1166,6 +1171,26 @@ var (
 	// servers, app servers, compose stacks in the foreground.
 	serverCmdRE = regexp.MustCompile(`(?i)\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:dev|start|serve|preview)\b|\b(?:next|vite|nuxt|astro|remix)\s+dev\b|\bhttp\.server\b|\b(?:uvicorn|gunicorn|hypercorn|flask run|rails s(?:erver)?|php -S|hugo server|jekyll serve|live-server|docker[ -]compose up|tail -f)\b|manage\.py runserver|\bgo run\b.*\bserve`)
 )
+
+// repliedAfter reports whether an assistant message without tool calls (a
+// reply) follows message i.
+func repliedAfter(msgs []history.Message, rec *evidence.Record, i int) bool {
+	for j := i + 1; j < len(msgs); j++ {
+		if rec.Origins[j] == evidence.OriginAgent && !msgs[j].HasToolCalls() && strings.TrimSpace(msgs[j].Text()) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// firstTyped returns the index of the first message the user typed, -1
+// when none.
+func firstTyped(rec *evidence.Record) int {
+	if r := rec.UserRequests(); len(r) > 0 {
+		return r[0]
+	}
+	return -1
+}
 
 // summaryLabelRE matches the label line that starts the summary proper in
 // a note that first shows its reasoning ("Analysis: …" then "Summary:").
