@@ -563,7 +563,7 @@ func (x *extractor) record(a Action) {
 	}
 	x.poll(ap)
 	if p := planOf(ap); p != nil && !ap.Flagged && ap.Command == "" {
-		x.r.Plan = p
+		x.r.Plan = mergePlan(x.r.Plan, p, ap)
 	}
 	if ap.Command != "" {
 		x.check(ai, ap)

@@ -9,6 +9,7 @@ import (
 type PlanItem struct {
 	Text   string
 	Status string // as written: "completed", "in_progress", "pending", …
+	ID     string // the item's id when the tool gives one, "" otherwise
 }
 
 // Plan is the agent's own plan as it last wrote it: the arguments of its
@@ -87,6 +88,7 @@ func planOf(a *Action) *Plan {
 	if len(a.Args) == 0 {
 		return nil
 	}
+	merging, _ := a.Args["merge"].(bool)
 	keys := make([]string, 0, len(a.Args))
 	for k := range a.Args {
 		keys = append(keys, k)
@@ -110,11 +112,12 @@ func planOf(a *Action) *Plan {
 				break
 			}
 			text, status := firstString(o, planTextKeys), firstString(o, planStatusKeys)
-			if text == "" || status == "" {
+			// An update by id (a merge) may give only the status.
+			if status == "" || text == "" && !(merging && scalar(o["id"]) != "") {
 				items = nil
 				break
 			}
-			items = append(items, PlanItem{Text: text, Status: status})
+			items = append(items, PlanItem{Text: text, Status: status, ID: scalar(o["id"])})
 		}
 		if items != nil {
 			return &Plan{Tool: a.Tool, Index: a.Index, Items: items}
@@ -130,6 +133,32 @@ func firstString(o map[string]any, keys []string) string {
 		}
 	}
 	return ""
+}
+
+// mergePlan folds a plan call into the plan so far: a call whose arguments
+// say merge (Cursor's todo_write {"merge": true}) updates the items it names
+// by id and adds the others; any other call replaces the plan.
+func mergePlan(old, p *Plan, a *Action) *Plan {
+	if m, _ := a.Args["merge"].(bool); !m || old == nil {
+		return p
+	}
+	out := &Plan{Tool: p.Tool, Index: p.Index, Items: append([]PlanItem(nil), old.Items...)}
+	for _, it := range p.Items {
+		found := false
+		for i := range out.Items {
+			if it.ID != "" && out.Items[i].ID == it.ID {
+				if it.Text == "" {
+					it.Text = out.Items[i].Text
+				}
+				out.Items[i], found = it, true
+				break
+			}
+		}
+		if !found && it.Text != "" {
+			out.Items = append(out.Items, it)
+		}
+	}
+	return out
 }
 
 // LastCommit returns the message index of the last commit the record shows,

@@ -145,3 +145,28 @@ func TestSearchWithoutMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanMergedByID: Cursor's todo_write with merge updates the items it
+// names by id (a status alone) and adds new ones.
+func TestPlanMergedByID(t *testing.T) {
+	r := extract(t,
+		call("p1", "todo_write", map[string]any{"merge": false, "todos": []map[string]string{
+			{"id": "1", "content": "Add the parser", "status": "in_progress"},
+			{"id": "2", "content": "Wire the flag", "status": "pending"},
+		}}, "ok"),
+		call("p2", "todo_write", map[string]any{"merge": true, "todos": []map[string]string{
+			{"id": "1", "status": "completed"},
+			{"id": "2", "status": "in_progress"},
+			{"id": "3", "content": "Document the flag", "status": "pending"},
+		}}, "ok"),
+	)
+	if r.Plan == nil || len(r.Plan.Items) != 3 {
+		t.Fatalf("plan = %+v, want 3 items", r.Plan)
+	}
+	want := []PlanItem{{"Add the parser", "completed", "1"}, {"Wire the flag", "in_progress", "2"}, {"Document the flag", "pending", "3"}}
+	for i, it := range r.Plan.Items {
+		if it != want[i] {
+			t.Errorf("item %d = %+v, want %+v", i, it, want[i])
+		}
+	}
+}

@@ -1055,6 +1055,9 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 			}
 		}
 	}
+	if a := rec.Plan.Active(); a >= 0 {
+		f.doing = append(f.doing, fmt.Sprintf("Active item of the agent's plan (%s): %s", rec.Plan.Tool, clip(rec.Plan.Items[a].Text, planItemChars)))
+	}
 	if lastTyped >= 0 {
 		f.doing = append(f.doing, "Latest user request: "+clip(evidence.HeadBytes(evidence.WithoutHarnessBlocks(msgs[lastTyped].Text()), maxUserScan), 300))
 	}

@@ -53,6 +53,9 @@ func TestWorkInProgressFirst(t *testing.T) {
 			t.Errorf("work in progress lacks %q:\n%s", want, wip)
 		}
 	}
+	if d := section(got, "What was just being done"); !strings.HasPrefix(d, "- Active item of the agent's plan (update_plan): Implement the LM Studio request") {
+		t.Errorf("what was being done is not the active item:\n%s", d)
+	}
 	next := section(got, "Next steps")
 	if !strings.HasPrefix(next, "1. Finish the active plan item: Implement the LM Studio request in handleLocalChat.") {
 		t.Errorf("next steps do not start with the active item:\n%s", next)
