@@ -43,6 +43,9 @@ type Options struct {
 	Strategy     string
 	Instructions string // extra instructions for this compaction
 	Prompt       string // summary prompt; "" means DefaultPrompt
+	// Pin is text the user pinned (compaction.pin): every local summary
+	// carries it verbatim, whichever summarizer wrote the summary.
+	Pin []string
 
 	// Capacity is the resolved window (SPEC §4), 0 when unknown.
 	Capacity int
@@ -292,6 +295,7 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 	if err != nil {
 		return nil, err
 	}
+	summary = withPins(summary, r.opts.Pin)
 	res.Summary = summary
 
 	sum := history.NewText(history.System, SummaryPrefix+summary)

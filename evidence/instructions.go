@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -111,4 +112,39 @@ func ProjectInstructions(msgs []history.Message, origins []Origin) []Instruction
 		}
 	}
 	return out
+}
+
+// PinSource is the source of the text a user pinned with compaction.pin.
+const PinSource = "[compaction] pin"
+
+// blockRE matches one carried block (see [FormatInstructions]).
+var blockRE = regexp.MustCompile(`(?s)<project-instructions source=("(?:[^"\\]|\\.)*")>\n(.*?)\n</project-instructions>\n?`)
+
+// FormatInstructions writes each instruction in a delimited block that a
+// later compaction reads back whole ([ParseInstructions]), whatever
+// headings its text holds.
+func FormatInstructions(ins []Instruction) string {
+	var b strings.Builder
+	for _, in := range ins {
+		b.WriteString("<project-instructions source=" + strconv.Quote(in.Source) + ">\n")
+		b.WriteString(strings.ReplaceAll(in.Text, "</project-instructions>", "</project-instructions >"))
+		b.WriteString("\n</project-instructions>\n")
+	}
+	return b.String()
+}
+
+// ParseInstructions returns the blocks [FormatInstructions] wrote in text,
+// and text without them.
+func ParseInstructions(text string) (ins []Instruction, rest string) {
+	if !strings.Contains(text, "<project-instructions ") {
+		return nil, text
+	}
+	for _, m := range blockRE.FindAllStringSubmatch(text, -1) {
+		src, err := strconv.Unquote(m[1])
+		if err != nil {
+			continue
+		}
+		ins = append(ins, Instruction{Source: src, Text: strings.ReplaceAll(m[2], "</project-instructions >", "</project-instructions>")})
+	}
+	return ins, blockRE.ReplaceAllString(text, "")
 }

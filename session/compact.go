@@ -109,6 +109,7 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 		Strategy:       j.strategy,
 		Instructions:   j.instructions,
 		Prompt:         prompt,
+		Pin:            j.e.cfg.Pin,
 		Capacity:       j.e.capacity,
 		ReservedOutput: j.e.reserved,
 		Prefix:         j.e.prefix,

@@ -1,10 +1,6 @@
 package offline
 
 import (
-	"regexp"
-	"strconv"
-	"strings"
-
 	"github.com/vtcode/vtcode-ls/evidence"
 	"github.com/vtcode/vtcode-ls/history"
 )
@@ -30,34 +26,17 @@ func (f *facts) addInstruction(in evidence.Instruction) {
 	f.instructions = append(f.instructions, in)
 }
 
-// instructionsRE matches one carried block of an earlier summary.
-var instructionsRE = regexp.MustCompile(`(?s)<project-instructions source=("(?:[^"\\]|\\.)*")>\n(.*?)\n</project-instructions>\n?`)
-
-// renderInstructions writes each instruction in a block that a later
-// compaction reads back whole, whatever headings its text holds.
-func renderInstructions(ins []evidence.Instruction) string {
-	var b strings.Builder
-	for _, in := range ins {
-		b.WriteString("<project-instructions source=" + strconv.Quote(in.Source) + ">\n")
-		b.WriteString(strings.ReplaceAll(in.Text, "</project-instructions>", "</project-instructions >"))
-		b.WriteString("\n</project-instructions>\n")
-	}
-	return b.String()
-}
-
 // mergePriorInstructions takes the carried blocks out of an earlier
 // summary's text and keeps them, so that their lines are not read as the
 // summary's own.
 func (f *facts) mergePriorInstructions(text string) string {
-	if !strings.Contains(text, "<project-instructions ") {
-		return text
-	}
-	for _, m := range instructionsRE.FindAllStringSubmatch(text, -1) {
-		src, err := strconv.Unquote(m[1])
-		if err != nil {
-			continue
+	ins, rest := evidence.ParseInstructions(text)
+	for _, in := range ins {
+		// Pinned text comes from the configuration each time (compaction
+		// appends what is pinned now), not from the earlier summary.
+		if in.Source != evidence.PinSource {
+			f.addInstruction(in)
 		}
-		f.addInstruction(evidence.Instruction{Source: src, Text: strings.ReplaceAll(m[2], "</project-instructions >", "</project-instructions>")})
 	}
-	return instructionsRE.ReplaceAllString(text, "")
+	return rest
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vtcode/vtcode-ls/evidence"
 )
 
 const summaryPrefix = "Previous conversation summary:"
@@ -342,7 +344,7 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 	section(secNext, next.pick())
 	if len(f.instructions) > 0 {
 		b.WriteString("\n## " + secInstructions + "\n")
-		b.WriteString(renderInstructions(f.instructions))
+		b.WriteString(evidence.FormatInstructions(f.instructions))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
