@@ -814,6 +814,7 @@ func (x *extractor) finish() error {
 		}
 		r.Checks[i].FixedBy = nextPass[i]
 		want := commandWords(r.Checks[i].Command)
+		segs := segments(r.Checks[i].Command)
 		for j := i + 1; j < limit; j++ {
 			if r.Checks[j].Outcome != Passed {
 				continue
@@ -821,7 +822,7 @@ func (x *extractor) finish() error {
 			if words[j] == nil {
 				words[j] = commandWords(r.Checks[j].Command)
 			}
-			if coversWords(words[j], want) {
+			if coversWords(words[j], want) || r.Checks[j].Dir == r.Checks[i].Dir && rechecksAll(r.Checks[j].Command, segs) {
 				r.Checks[i].FixedBy = j
 				break
 			}

@@ -794,7 +794,7 @@ func (x *extractor) finalState(ai int, a *Action) {
 			x.r.Final.Released = true
 		}
 	}
-	reported := false
+	reported, committedHere := false, false
 	for _, m := range commitLineRE.FindAllStringSubmatch(HeadBytes(a.Output, 8192), -1) {
 		if m[3] != "" {
 			x.addCommit(Commit{Ref: m[3], Message: clip(m[4], detailChars), Index: a.Index})
@@ -808,10 +808,10 @@ func (x *extractor) finalState(ai int, a *Action) {
 		}
 		switch {
 		case len(w) >= 2 && w[0] == "git" && w[1] == "commit" && !reported:
-			// A commit whose output the command hid (| tail -1): a later
-			// git log shows it.
-			x.unseenCommit = a.Index
-		case len(w) >= 2 && w[0] == "git" && w[1] == "log" && x.unseenCommit >= 0 && a.Index > x.unseenCommit:
+			// A commit whose output the command hid (-q, | tail -1): a git
+			// log after it shows it.
+			x.unseenCommit, committedHere = a.Index, true
+		case len(w) >= 2 && w[0] == "git" && w[1] == "log" && x.unseenCommit >= 0 && (a.Index > x.unseenCommit || committedHere):
 			if c, ok := newestLogged(a.Output); ok {
 				c.Index = x.unseenCommit
 				x.addCommit(c)
@@ -832,21 +832,25 @@ var (
 // newestLogged returns the first (newest) commit a git log output shows.
 func newestLogged(out string) (Commit, bool) {
 	lines := nonEmptyLines(HeadBytes(out, 4096))
-	if len(lines) == 0 {
-		return Commit{}, false
-	}
-	if m := logCommitRE.FindStringSubmatch(lines[0]); m != nil {
-		msg := ""
-		for _, l := range lines[1:] {
-			if !strings.HasPrefix(l, "Author:") && !strings.HasPrefix(l, "Date:") && !strings.HasPrefix(l, "Merge:") {
-				msg = l
-				break
-			}
+	// The log's first line, after what the line's earlier commands printed
+	// (an echo of the command, git status).
+	for i, l := range lines {
+		if i == 20 {
+			break
 		}
-		return Commit{Ref: m[1][:7], Message: clip(msg, detailChars)}, true
-	}
-	if m := logOnelineRE.FindStringSubmatch(lines[0]); m != nil {
-		return Commit{Ref: m[1], Message: clip(m[2], detailChars)}, true
+		if m := logCommitRE.FindStringSubmatch(l); m != nil {
+			msg := ""
+			for _, l := range lines[i+1:] {
+				if !strings.HasPrefix(l, "Author:") && !strings.HasPrefix(l, "Date:") && !strings.HasPrefix(l, "Merge:") {
+					msg = l
+					break
+				}
+			}
+			return Commit{Ref: m[1][:7], Message: clip(msg, detailChars)}, true
+		}
+		if m := logOnelineRE.FindStringSubmatch(l); m != nil {
+			return Commit{Ref: m[1], Message: clip(m[2], detailChars)}, true
+		}
 	}
 	return Commit{}, false
 }

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -235,14 +236,14 @@ var docExts = map[string]bool{".md": true, ".txt": true, ".rst": true, ".adoc": 
 
 // StaleChecks returns the checks (the commands isCheck accepts, but not
 // inspections nor commands that write files) whose last run came before an
-// edit it covers, the latest run first; none when the run submitted its
-// work. A check is read
+// edit it covers of a path inScope accepts, the latest run first; none when
+// the run submitted its work. A check is read
 // by its simple commands (`ruff check x/ && pytest` is two); one of them is
 // re-run by any later run whose words hold all of its words (flags aside).
 // A command that names files or folders covers edits of those; one that
 // names none covers every edit but of documentation. A command the shell
 // could not run (exit 126 or 127) checked nothing.
-func (r *Record) StaleChecks(isCheck func(cmd string) bool) []Stale {
+func (r *Record) StaleChecks(isCheck func(cmd string) bool, inScope func(path string) bool) []Stale {
 	ran := func(c *Check) bool {
 		return (c.Outcome == Passed || c.Outcome == Failed) && !(c.HasExit && (c.Exit == 126 || c.Exit == 127))
 	}
@@ -260,6 +261,9 @@ func (r *Record) StaleChecks(isCheck func(cmd string) bool) []Stale {
 		if !ran(c) || !isCheck(c.Command) || reported[c.Normalized+"\x00"+c.Dir] {
 			continue
 		}
+		if strings.HasPrefix(c.Dir, "/") && !inScope(path.Join(c.Dir, "_")) {
+			continue // it ran in another folder (a scratch program in /tmp)
+		}
 		latest := ""
 		for _, seg := range segments(c.Command) {
 			if !isCheck(seg) || IsInspection(seg) || len(shellChanges(seg)) > 0 {
@@ -269,7 +273,7 @@ func (r *Record) StaleChecks(isCheck func(cmd string) bool) []Stale {
 			edit, editIdx := "", -1
 			for _, ch := range r.Changes {
 				// A deleted file is not checked again.
-				if ch.Index > c.Index && ch.Op != Deleted && covers(targets, ch.Path) {
+				if ch.Index > c.Index && ch.Op != Deleted && inScope(ch.Path) && covers(targets, ch.Path) {
 					edit, editIdx = ch.Path, ch.Index
 				}
 			}
@@ -278,7 +282,7 @@ func (r *Record) StaleChecks(isCheck func(cmd string) bool) []Stale {
 			}
 			rerun := false
 			for j := i + 1; j < len(r.Checks) && !rerun; j++ {
-				rerun = r.Checks[j].Index > editIdx && ran(&r.Checks[j]) && coversWords(words[j], want)
+				rerun = r.Checks[j].Index > editIdx && ran(&r.Checks[j]) && (coversWords(words[j], want) || rechecks(r.Checks[j].Command, seg))
 			}
 			if !rerun {
 				latest = edit
@@ -289,6 +293,73 @@ func (r *Record) StaleChecks(isCheck func(cmd string) bool) []Stale {
 		if latest != "" {
 			out = append(out, Stale{Check: i, Path: latest})
 		}
+	}
+	return out
+}
+
+// rechecks reports whether a later command runs the same program over
+// targets that hold those of seg (flags and test selectors aside): `go test
+// ./...` re-checks `go test -run TestX ./internal/api`, `pytest tests/`
+// re-checks `pytest tests/test_a.py::test_b`. A seg that names no target is
+// re-checked only by a run that names none either, or the whole tree.
+func rechecks(later, seg string) bool {
+	prog := programWords(seg)
+	if len(prog) == 0 {
+		return false
+	}
+	for _, s := range segments(later) {
+		have := commandWords(s)
+		if !coversWords(have, prog) {
+			continue
+		}
+		targets, haveTargets := checkTargets(seg), checkTargets(s)
+		if len(targets) == 0 {
+			if len(haveTargets) == 0 || slices.ContainsFunc(have, func(w string) bool { return w == "./..." || w == "." }) {
+				return true
+			}
+			continue
+		}
+		if coversWords(have, targets) {
+			return true
+		}
+	}
+	return false
+}
+
+// rechecksAll reports whether a later command re-checks every simple
+// command of segs that runs a program (see rechecks): the same program and
+// subcommand over targets that hold the failed run's, whatever the flags
+// and test selectors.
+func rechecksAll(later string, segs []string) bool {
+	n := 0
+	for _, seg := range segs {
+		if len(programWords(seg)) == 0 {
+			continue
+		}
+		if !rechecks(later, seg) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// shellBuiltins set up the shell for the commands after them.
+var shellBuiltins = map[string]bool{"cd": true, "pushd": true, "popd": true, "export": true, "source": true, ".": true, "set": true, "unset": true, "env": true, "true": true, "echo": true}
+
+// programWords returns the words of a simple command before its first flag
+// or target: the program and its subcommand ("go test", "uv run pytest").
+func programWords(seg string) []string {
+	var out []string
+	w := shellWords(seg)
+	if len(w) > 0 && shellBuiltins[w[0]] {
+		return nil // it sets up the shell, it checks nothing
+	}
+	for _, w := range w {
+		if strings.HasPrefix(w, "-") || strings.ContainsAny(w, "/.=") {
+			break
+		}
+		out = append(out, w)
 	}
 	return out
 }

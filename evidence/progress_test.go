@@ -107,7 +107,7 @@ func TestStaleChecks(t *testing.T) {
 		call("e2", "Edit", map[string]string{"file_path": "README.md", "old_string": "a", "new_string": "b"}, "The file README.md has been updated."),
 	)
 	var got []string
-	for _, s := range r.StaleChecks(isGoTest) {
+	for _, s := range r.StaleChecks(isGoTest, func(string) bool { return true }) {
 		got = append(got, r.Checks[s.Check].Command+" @ "+s.Path)
 	}
 	want := "go vet ./... @ parser/parse.go|go test ./parser/ @ parser/parse.go"
@@ -119,7 +119,7 @@ func TestStaleChecks(t *testing.T) {
 		call("e1", "Edit", map[string]string{"file_path": "parser/parse.go", "old_string": "a", "new_string": "b"}, "The file parser/parse.go has been updated."),
 		call("t2", "Bash", map[string]string{"command": "cd /repo && go test -count=1 -run TestParse ./parser/"}, "ok  \texample.com/m/parser\t0.01s"),
 	)
-	if s := r.StaleChecks(isGoTest); len(s) != 0 {
+	if s := r.StaleChecks(isGoTest, func(string) bool { return true }); len(s) != 0 {
 		t.Errorf("a check re-run with other flags after the edit is stale: %+v", s)
 	}
 }
@@ -167,6 +167,32 @@ func TestPlanMergedByID(t *testing.T) {
 	for i, it := range r.Plan.Items {
 		if it != want[i] {
 			t.Errorf("item %d = %+v, want %+v", i, it, want[i])
+		}
+	}
+}
+
+// TestFixedByABroaderRun: a failure of a narrow run (a test selector, a
+// repeat count, a package) is fixed by a later passing run of the same
+// program over a target that holds it; not by another program, nor by a
+// run of another package.
+func TestFixedByABroaderRun(t *testing.T) {
+	for _, tc := range []struct {
+		failed, later string
+		fixed         bool
+	}{
+		{"go test ./internal/api -run TestCreate -count=300", "go test ./...", true},
+		{"cd /repo && go test ./internal/api -run TestCreate", "cd /repo && go test ./internal/...", true},
+		{"pytest tests/test_a.py::test_b -x", "pytest tests/", true},
+		{"go test ./internal/api -run TestCreate", "go vet ./...", false},
+		{"go test ./internal/api -run TestCreate", "go test ./internal/store/", false},
+		{"pytest tests/test_a.py", "pytest tests/test_b.py", false},
+	} {
+		r := extract(t,
+			call("c1", "Bash", map[string]string{"command": tc.failed}, "Exit code 1\nFAIL"),
+			call("c2", "Bash", map[string]string{"command": tc.later}, "Exit code 0\nok"),
+		)
+		if got := r.Checks[0].FixedBy >= 0; got != tc.fixed {
+			t.Errorf("%q then %q: fixed = %v, want %v", tc.failed, tc.later, got, tc.fixed)
 		}
 	}
 }

@@ -17,7 +17,8 @@ const (
 	maxWIPPaths    = 15
 	maxPlanItems   = 24
 	planItemChars  = 400
-	maxStaleChecks = 5
+	maxStaleFailed = 3
+	maxStalePassed = 2
 )
 
 // Labels of the work-in-progress lines, by which an earlier summary's
@@ -49,11 +50,30 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		}
 		f.wip = append(f.wip, fmt.Sprintf("%s (%s): %s", wipUncommitted, since, f.pathList(un)))
 	}
+	// The failed ones first (a fix not verified yet), then the passed ones;
+	// the rest are counted.
 	var stale []evidence.Stale
 	shownStale := map[string]bool{}
-	for _, s := range rec.StaleChecks(staleCandidate) {
-		if k := f.shown(rec.Checks[s.Check].Command); !shownStale[k] && len(stale) < maxStaleChecks {
+	all := rec.StaleChecks(staleCandidate, f.inWorkspace)
+	more := 0
+	for _, failed := range []bool{true, false} {
+		limit := maxStaleFailed
+		if !failed {
+			limit = maxStalePassed
+		}
+		n := 0
+		for _, s := range all {
+			c := rec.Checks[s.Check]
+			k := f.shown(c.Command)
+			if (c.Outcome == evidence.Failed) != failed || shownStale[k] {
+				continue
+			}
 			shownStale[k] = true
+			if n == limit {
+				more++
+				continue
+			}
+			n++
 			stale = append(stale, s)
 		}
 	}
@@ -64,6 +84,9 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 			line += " (" + d + ")"
 		}
 		f.wip = append(f.wip, line+", not re-run since the edit of `"+f.rel(s.Path)+"`")
+	}
+	if more > 0 {
+		f.wip = append(f.wip, fmt.Sprintf("%s: %d more not re-run since later edits", wipStale, more))
 	}
 	p := rec.Plan
 	active := p.Active()
