@@ -349,8 +349,11 @@ func (x *extractor) run() error {
 	if err != nil {
 		return err
 	}
+	// The harness flags failed commands (Claude Code's is_error) when it
+	// flagged a shell tool's result; a harness that flags only tool errors
+	// says nothing of the commands it did not flag.
 	for i := range x.msgs {
-		if isFlagged(&x.msgs[i]) {
+		if m := &x.msgs[i]; isFlagged(m) && (m.ToolName == "" || isCommandTool(m.ToolName)) {
 			x.flagging = true
 			break
 		}

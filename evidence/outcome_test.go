@@ -51,3 +51,21 @@ func TestOutcomeFromStructure(t *testing.T) {
 		})
 	}
 }
+
+// TestFlaggingIsPerShell: a harness that flagged only an editor tool's
+// error says nothing of a command it did not flag; one that flagged a
+// failed command passes the commands it did not flag.
+func TestFlaggingIsPerShell(t *testing.T) {
+	badEdit := call("e1", "Edit", map[string]string{"file_path": "a.go", "old_string": "x", "new_string": "y"}, "String to replace not found in file.")
+	badEdit[1] = flagged(badEdit[1])
+	r := extract(t, badEdit, call("c1", "Bash", map[string]string{"command": "bd frobnicate"}, "error: unrecognized subcommand 'frobnicate'"))
+	if got := r.Checks[0].Outcome; got != Unknown {
+		t.Errorf("after a flagged edit only: %q, want unknown", got)
+	}
+	badCmd := call("c0", "Bash", map[string]string{"command": "make lint"}, "Exit code 2\nlint failed")
+	badCmd[1] = flagged(badCmd[1])
+	r = extract(t, badCmd, call("c1", "Bash", map[string]string{"command": "bd ready"}, "📋 Ready work (2 issues)"))
+	if got := r.Checks[1].Outcome; got != Passed {
+		t.Errorf("after a flagged command: %q, want passed", got)
+	}
+}
