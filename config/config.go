@@ -21,6 +21,13 @@ type Config struct {
 	Summarizer Summarizer
 	// Routes are the [[compaction.routes]] overrides, first match wins.
 	Routes []RouteOverride
+	// Writer is compaction.writer: "offline" (the offline summarizer always
+	// writes the summary), "model" (the summarizer route's model writes it,
+	// checked by the record; without that model's client the compaction
+	// fails, in proxy mode too) or "auto" (the default, "" too: the model,
+	// checked by the record, except in a proxied session without a key of
+	// the daemon's own, which summarizes offline).
+	Writer string
 	// Pin is the text of compaction.pin: what every summary carries
 	// verbatim, whatever it summarizes (each file's list after the lower
 	// files', each string once).
@@ -338,7 +345,7 @@ var tables = func() map[string]map[string]bool {
 	add("proxy", "listen", "allow_remote", "secret_env")
 	add("agent", "harness")
 	add("agent.harness", "tool_result_clearing")
-	add("compaction", "summarizer", "route_policy", "routes", "pin")
+	add("compaction", "summarizer", "route_policy", "routes", "pin", "writer")
 	add("compaction.summarizer", "provider", "model")
 	add("compaction.routes", "provider", "model", "threshold_ratio", "retain_ratio", "max_overflow_retries")
 	add("providers", "*")
@@ -718,6 +725,17 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	px := c.Proxy
 	d.decodeProxy(raw, &px)
 	pin := d.pin(raw)
+	writer := c.Writer
+	if t := tableAt(raw, "compaction"); t != nil {
+		if w, ok := d.str(t, []string{"compaction"}, "writer", -1, ruleString); ok {
+			switch *w {
+			case "offline", "model", "auto":
+				writer = *w
+			default:
+				d.fail([]string{"compaction", "writer"}, -1, `must be "offline", "model" or "auto"`)
+			}
+		}
+	}
 
 	if len(d.errs) > 0 {
 		sortByLine(d.errs)
@@ -727,6 +745,7 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	c.Warnings = append(c.Warnings, d.warns...)
 	c.Policy = policy
 	c.Summarizer = summarizer
+	c.Writer = writer
 	for _, p := range pin {
 		if !slices.Contains(c.Pin, p) {
 			c.Pin = append(c.Pin, p)

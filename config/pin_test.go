@@ -39,3 +39,25 @@ func TestCompactionPin(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactionWriter: compaction.writer is offline, model or auto; the
+// workspace's value overrides the user's; another value is an error.
+func TestCompactionWriter(t *testing.T) {
+	user := filepath.Join(t.TempDir(), "user.toml")
+	os.WriteFile(user, []byte("[compaction]\nwriter = \"model\"\n"), 0o600)
+	ws := t.TempDir()
+	c, err := Load(user, ws)
+	if err != nil || c.Writer != "model" {
+		t.Fatalf("writer = %q, %v", c.Writer, err)
+	}
+	os.WriteFile(filepath.Join(ws, "vtcode.toml"), []byte("[compaction]\nwriter = \"offline\"\n"), 0o600)
+	if c, err = Load(user, ws); err != nil || c.Writer != "offline" {
+		t.Fatalf("writer = %q, %v", c.Writer, err)
+	}
+	os.WriteFile(filepath.Join(ws, "vtcode.toml"), []byte("[compaction]\nwriter = \"gpt\"\n"), 0o600)
+	_, err = Load("", ws)
+	var fe *FileError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, `compaction.writer: must be "offline", "model" or "auto"`) || fe.Line == 0 {
+		t.Errorf("bad writer: %v", err)
+	}
+}
