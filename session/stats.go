@@ -54,6 +54,7 @@ func (s *Session) stats(e *env, p projection) Stats {
 	}
 	s.usage.stats(&st)
 	st.Reuse = s.reuseStats(e, p)
+	st.Display = newDisplay(used, st.Capacity, st.Pressure)
 	return st
 }
 
@@ -99,6 +100,7 @@ func (s *Session) notifyPressure(st Stats) {
 		SessionID: s.id, Workspace: s.ws.root,
 		ProjectedTokens: st.ProjectedTokens, OriginalTokens: st.OriginalTokens,
 		Capacity: st.Capacity, Pressure: st.Pressure, State: st.State,
+		Display: st.Display,
 	})
 }
 

@@ -1,0 +1,24 @@
+package session
+
+import "testing"
+
+func TestDisplay(t *testing.T) {
+	for _, c := range []struct {
+		used, capacity int
+		pressure       float64
+		want           Display
+	}{
+		{0, 0, 0, Display{Used: "0", Text: "0"}},
+		{950, 0, 0, Display{Used: "950", Text: "950"}},
+		{14_321, 32_000, 0.513, Display{Percent: "51%", Used: "14.3k", Window: "32k", Text: "51% · 14.3k/32k"}},
+		{78_149, 128_000, 0.62, Display{Percent: "62%", Used: "78.1k", Window: "128k", Text: "62% · 78.1k/128k"}},
+		{99_950, 200_000, 0.5, Display{Percent: "50%", Used: "100k", Window: "200k", Text: "50% · 100k/200k"}},
+		{999_499, 1_000_000, 1.006, Display{Percent: "101%", Used: "999k", Window: "1M", Text: "101% · 999k/1M"}},
+		{999_500, 1_048_576, 0.999, Display{Percent: "100%", Used: "1M", Window: "1M", Text: "100% · 1M/1M"}},
+		{1_250_000, 2_000_000, 0.6449, Display{Percent: "64%", Used: "1.3M", Window: "2M", Text: "64% · 1.3M/2M"}},
+	} {
+		if got := newDisplay(c.used, c.capacity, c.pressure); got != c.want {
+			t.Errorf("newDisplay(%d, %d, %v) = %+v, want %+v", c.used, c.capacity, c.pressure, got, c.want)
+		}
+	}
+}
