@@ -5,7 +5,7 @@
 // so it is unit-tested with `node --test`.
 
 import { formatPercent, formatTokens } from './display';
-import type { ArtifactInfo, CompactResult, Message, PressureState } from './protocol';
+import type { ArtifactInfo, CompactResult, Display, Message, PressureState } from './protocol';
 
 /** One category of the window. */
 export interface ContextCategory {
@@ -58,6 +58,7 @@ export interface ContextMap {
   usedTokens: number;
   pressure: number;
   state: PressureState;
+  display: Display;
   messages: number;
   projectedMessages: number;
   categories: ContextCategory[];
@@ -143,8 +144,8 @@ export function categoryRows(map: ContextMap): CategoryRow[] {
 
 /** headline is the one-line summary above the bar. */
 export function headline(map: ContextMap): string {
-  const used = formatTokens(map.usedTokens);
-  const win = map.capacity > 0 ? `${formatPercent(map.pressure)} · ${used} / ${formatTokens(map.capacity)} tokens` : `${used} tokens (capacity unknown)`;
+  // the daemon's gauge, the same text as the status bar's
+  const win = map.capacity > 0 ? `${map.display.text} tokens` : `${map.display.text} tokens (capacity unknown)`;
   return `${win} · ${map.projectedMessages} of ${map.messages} messages sent · ${map.turns.length} request${map.turns.length === 1 ? '' : 's'} · ` +
     `${map.compactions.length} compaction${map.compactions.length === 1 ? '' : 's'} · state ${map.state}`;
 }

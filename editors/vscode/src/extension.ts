@@ -321,22 +321,19 @@ class Extension implements vscode.Disposable {
     try {
       const list = await this.listSessions();
       const id = this.tracker.sessions(list);
-      if (id !== undefined) this.log.info(`most recently updated session: ${id}`);
+      if (id !== undefined) this.log.info(`active session of the listing: ${id}`);
     } catch (err) {
       this.log.warn(errorText('listing sessions', err));
     }
   }
 
+  /**
+   * listSessions lists the sessions of every workspace folder (the daemon's workspaces) in one
+   * call, so that the one it marks active is the one to follow across all of them.
+   */
   private async listSessions(): Promise<SessionInfo[]> {
     const client = await this.ensureStarted();
-    const folders = vscode.workspace.workspaceFolders ?? [];
-    if (folders.length <= 1) return (await client.sendRequest<SessionInfo[] | null>(Methods.listSessions, {})) ?? [];
-    const all: SessionInfo[] = [];
-    for (const f of folders) {
-      const part = await client.sendRequest<SessionInfo[] | null>(Methods.listSessions, { workspace: f.uri.fsPath });
-      all.push(...(part ?? []));
-    }
-    return all;
+    return (await client.sendRequest<SessionInfo[] | null>(Methods.listSessions, {})) ?? [];
   }
 
   private onPressure(p: TokenPressure): void {
@@ -563,7 +560,7 @@ class Extension implements vscode.Disposable {
         return this.tracker.active;
       }
       if (typeof sessionId !== 'string') {
-        const list = (await this.listSessions()).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+        const list = await this.listSessions(); // each workspace's sessions newest first
         const follow = {
           label: '$(sync) Follow the most recently updated session',
           description: this.tracker.pinned ? '' : 'current',
