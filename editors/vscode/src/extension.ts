@@ -31,6 +31,7 @@ import {
 import { ContextPanel } from './contextPanel';
 import { isNoOp } from './contextmap';
 import { PreviewDocuments, PreviewScheme } from './preview';
+import { editPrompt, PromptFileSystem, PromptScheme } from './prompt';
 import { machineSetting, resolveServer } from './server';
 import { ProjectionDeltas, projectionDeltaCapability } from './delta';
 import { NotificationProgress, ProgressCreateFeature } from './progress';
@@ -67,8 +68,6 @@ export interface VtcodeApi {
    */
   prepareRequest(params: { sessionId: string; [key: string]: unknown }): Promise<PrepareResult>;
 }
-
-const PromptScheme = 'vtcode-prompt';
 
 class Extension implements vscode.Disposable {
   private client!: LanguageClient;
@@ -586,30 +585,9 @@ class Extension implements vscode.Disposable {
     }
   }
 
-  async editPrompt(): Promise<void> {
-    try {
-      const prompt = await this.prompt('get');
-      if (!prompt.isDefault) {
-        const pick = await vscode.window.showQuickPick(
-          [
-            { label: '$(edit) Edit the workspace compaction prompt', action: 'edit' },
-            { label: '$(discard) Reset to the default prompt', action: 'reset' },
-          ],
-          { title: 'VT Code: Compaction Prompt (customized for this workspace)' },
-        );
-        if (!pick) return;
-        if (pick.action === 'reset') {
-          await this.prompt('reset');
-          void vscode.window.showInformationMessage('VT Code: the compaction prompt is the default again.');
-          return;
-        }
-      }
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: PromptScheme, path: '/compaction-prompt.md' }));
-      await vscode.window.showTextDocument(doc, { preview: false });
-      void vscode.window.setStatusBarMessage('VT Code: save the file to use this prompt for compactions in this workspace', 8000);
-    } catch (err) {
-      void vscode.window.showErrorMessage(errorText('VT Code: Compaction prompt', err));
-    }
+  /** editPrompt is "VT Code: Edit Compaction Prompt" (prompt.ts). */
+  editPrompt(): Promise<void> {
+    return editPrompt(this);
   }
 
   async prompt(action: 'get' | 'set' | 'reset', prompt?: string): Promise<PromptResult> {
@@ -623,55 +601,6 @@ class Extension implements vscode.Disposable {
 
   push(d: vscode.Disposable): void {
     this.disposables.push(d);
-  }
-}
-
-/** PromptFileSystem backs the `vtcode-prompt:` document: read = get, save = set. */
-class PromptFileSystem implements vscode.FileSystemProvider {
-  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
-  readonly onDidChangeFile = this.emitter.event;
-  private mtime = Date.now();
-  private size = 0;
-
-  constructor(private readonly ext: Extension) {}
-
-  watch(): vscode.Disposable {
-    return new vscode.Disposable(() => undefined);
-  }
-
-  async stat(): Promise<vscode.FileStat> {
-    return { type: vscode.FileType.File, ctime: this.mtime, mtime: this.mtime, size: this.size };
-  }
-
-  async readFile(): Promise<Uint8Array> {
-    const r = await this.ext.prompt('get');
-    const bytes = new TextEncoder().encode(r.prompt);
-    this.size = bytes.length;
-    return bytes;
-  }
-
-  async writeFile(uri: vscode.Uri, content: Uint8Array): Promise<void> {
-    const text = new TextDecoder().decode(content);
-    const r = await this.ext.prompt(text.trim() ? 'set' : 'reset', text.trim() ? text : undefined);
-    this.mtime = Date.now();
-    this.size = content.length;
-    this.emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
-    void vscode.window.showInformationMessage(
-      r.isDefault ? 'VT Code: the compaction prompt is the default again.' : 'VT Code: compaction prompt saved for this workspace.',
-    );
-  }
-
-  readDirectory(): [string, vscode.FileType][] {
-    return [];
-  }
-  createDirectory(): void {
-    throw vscode.FileSystemError.NoPermissions();
-  }
-  delete(): void {
-    throw vscode.FileSystemError.NoPermissions();
-  }
-  rename(): void {
-    throw vscode.FileSystemError.NoPermissions();
   }
 }
 

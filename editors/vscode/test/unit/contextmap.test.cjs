@@ -89,3 +89,11 @@ test('isNoOp and the preview text', () => {
   assert.equal(c.previewSummaryText({ originalMessageCount: 64, compactedMessageCount: 29, originalTokens: 5952, compactedTokens: 3110, editable: true }),
     'VT Code: compaction preview · 64 → 29 messages, 6k → 3.1k tokens. Edit the summary, then Apply.');
 });
+
+test('fromPage: the page\'s messages, checked; anything else is refused', () => {
+  for (const type of ['ready', 'refresh', 'preview']) assert.deepEqual(c.fromPage({ type, extra: 1 }), { type });
+  assert.deepEqual(c.fromPage({ type: 'restore', artifactId: 'a1' }), { type: 'restore', artifactId: 'a1' });
+  for (const bad of [undefined, null, 'ready', 42, {}, { type: 'restore' }, { type: 'restore', artifactId: 7 }, { type: 'restore', artifactId: '' }, { type: 'eval', code: 'x' }]) {
+    assert.equal(c.fromPage(bad), undefined, `refuses ${JSON.stringify(bad)}`);
+  }
+});
