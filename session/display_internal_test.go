@@ -1,6 +1,12 @@
 package session
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestDisplay(t *testing.T) {
 	for _, c := range []struct {
@@ -20,5 +26,49 @@ func TestDisplay(t *testing.T) {
 		if got := newDisplay(c.used, c.capacity, c.pressure); got != c.want {
 			t.Errorf("newDisplay(%d, %d, %v) = %+v, want %+v", c.used, c.capacity, c.pressure, got, c.want)
 		}
+	}
+}
+
+// TestFiguresTable checks the formatters against the table both editors'
+// formatters are tested with (editors/testdata/figures.txt), so that a
+// figure reads the same wherever it is printed.
+func TestFiguresTable(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "editors", "testdata", "figures.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) != 3 {
+			t.Fatalf("figures.txt:%d: %q: want KIND VALUE TEXT", i+1, line)
+		}
+		var got string
+		switch f[0] {
+		case "tokens":
+			n, err := strconv.Atoi(f[1])
+			if err != nil {
+				t.Fatalf("figures.txt:%d: %v", i+1, err)
+			}
+			got = formatTokens(n)
+		case "percent":
+			p, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				t.Fatalf("figures.txt:%d: %v", i+1, err)
+			}
+			got = formatPercent(p)
+		default:
+			t.Fatalf("figures.txt:%d: unknown kind %q", i+1, f[0])
+		}
+		if got != f[2] {
+			t.Errorf("figures.txt:%d: %s(%s) = %q, want %q", i+1, f[0], f[1], got, f[2])
+		}
+		cases++
+	}
+	if cases < 20 {
+		t.Errorf("only %d cases read from figures.txt", cases)
 	}
 }

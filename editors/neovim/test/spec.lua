@@ -129,12 +129,19 @@ end
 -- ---- pure helpers --------------------------------------------------------------------------
 
 test("format.tokens / percent / statusline", function()
-  local cases = { { 0, "0" }, { 950, "950" }, { 1000, "1k" }, { 1050, "1.1k" }, { 9500, "9.5k" }, { 78100, "78.1k" },
-    { 99950, "100k" }, { 128000, "128k" }, { 131072, "131k" }, { 999500, "1M" }, { 1200000, "1.2M" }, { -1, "0" } }
-  for _, c in ipairs(cases) do
-    eq(fmt.tokens(c[1]), c[2], "tokens(" .. c[1] .. ")")
+  -- the table the daemon's formatters (session/display.go) and the VS Code extension's are tested with
+  local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+  local cases = 0
+  for line in io.lines(here .. "/../../testdata/figures.txt") do
+    local kind, value, want = line:match("^(%a+)%s+(%S+)%s+(%S+)%s*$")
+    if kind then
+      local got = kind == "tokens" and fmt.tokens(tonumber(value)) or fmt.percent(tonumber(value))
+      eq(got, want, "figures.txt: " .. kind .. "(" .. value .. ")")
+      cases = cases + 1
+    end
   end
-  eq(fmt.percent(0.62), "62%", "percent")
+  assert(cases >= 20, cases .. " cases")
+  eq(fmt.tokens(-1), "0", "tokens(-1)")
   -- the statusline shows the daemon's display (rpc/doc.go), not figures of its own
   local gauge = { percent = "62%", used = "80.1k", window = "128k", text = "62% · 80.1k/128k" }
   eq(fmt.statusline({ pressure = 0.62, capacity = 128000, projectedTokens = 78100, display = gauge }), "ctx 62%", "statusline")

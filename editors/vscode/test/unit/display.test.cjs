@@ -3,21 +3,22 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const d = require('../../out/display.js');
 
-test('formatTokens: compact token counts', () => {
-  const cases = [
-    [0, '0'], [7, '7'], [950, '950'], [999, '999'], [1000, '1k'], [1049, '1k'], [1050, '1.1k'],
-    [9500, '9.5k'], [78_100, '78.1k'], [78_149, '78.1k'], [99_949, '99.9k'], [99_950, '100k'],
-    [128_000, '128k'], [131_072, '131k'], [999_499, '999k'], [999_500, '1M'], [1_000_000, '1M'],
-    [1_200_000, '1.2M'], [1_048_576, '1M'], [2_000_000, '2M'], [-5, '0'], [NaN, '0'],
-  ];
-  for (const [n, want] of cases) assert.equal(d.formatTokens(n), want, `formatTokens(${n})`);
-});
-
-test('formatPercent rounds', () => {
-  assert.equal(d.formatPercent(0.62), '62%');
-  assert.equal(d.formatPercent(0.6249), '62%');
-  assert.equal(d.formatPercent(1.314), '131%');
-  assert.equal(d.formatPercent(0), '0%');
+// The table the daemon's formatters (session/display.go) and the Neovim plugin's are tested with.
+test('formatTokens and formatPercent print the figures of editors/testdata/figures.txt', () => {
+  const table = require('node:fs').readFileSync(require('node:path').join(__dirname, '../../../testdata/figures.txt'), 'utf8');
+  let cases = 0;
+  for (const line of table.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (!f[0] || f[0].startsWith('#')) continue;
+    const [kind, value, want] = f;
+    const got = kind === 'tokens' ? d.formatTokens(Number(value)) : kind === 'percent' ? d.formatPercent(Number(value)) : assert.fail(`kind ${kind}`);
+    assert.equal(got, want, `${kind}(${value})`);
+    cases++;
+  }
+  assert.ok(cases >= 20, `${cases} cases`);
+  // what only a JavaScript caller can pass
+  assert.equal(d.formatTokens(-5), '0');
+  assert.equal(d.formatTokens(NaN), '0');
   assert.equal(d.formatPercent(NaN), '0%');
 });
 
