@@ -51,6 +51,12 @@ export interface PressureView {
   originalTokens?: number;
 }
 
+/**
+ * NoFigures stands in for the display of a daemon that sends none (older than the display field):
+ * the client shows a dash rather than figures of its own.
+ */
+export const NoFigures: Display = { percent: '', used: '', window: '', text: '—' };
+
 /** pressureView takes the display fields out of a notification or a stats object. */
 export function pressureView(p: TokenPressure | Stats): PressureView {
   return {
@@ -59,7 +65,7 @@ export function pressureView(p: TokenPressure | Stats): PressureView {
     capacity: p.capacity,
     pressure: p.pressure,
     state: p.state,
-    display: p.display,
+    display: p.display ?? NoFigures,
     originalTokens: p.originalTokens,
   };
 }

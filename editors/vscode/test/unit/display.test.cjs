@@ -36,6 +36,12 @@ test('statusText: the daemon\'s gauge, with the icon of the state', () => {
   assert.equal(d.statusText(undefined), '$(pulse) VT Code');
 });
 
+test('pressureView: a daemon without display figures shows a dash, not figures of the client', () => {
+  const { display, ...old } = view();
+  assert.equal(d.statusText(d.pressureView(old)), '$(pulse) —');
+  assert.equal(d.statusText(d.pressureView(view())), '$(pulse) 62% · 78.1k/128k');
+});
+
 test('statusBackground: colour by state', () => {
   assert.equal(d.statusBackground('ok'), undefined);
   assert.equal(d.statusBackground(undefined), undefined);
