@@ -4,7 +4,7 @@
 // (strict CSP: one nonce'd script and style, no remote or local resources). No `vscode` here,
 // so it is unit-tested with `node --test`.
 
-import { formatPercent, formatTokens } from './display';
+import { formatPercent, formatTokens, NoFigures } from './display';
 import type { ArtifactInfo, CompactResult, Display, Message, PressureState } from './protocol';
 
 /** One category of the window. */
@@ -145,7 +145,8 @@ export function categoryRows(map: ContextMap): CategoryRow[] {
 /** headline is the one-line summary above the bar. */
 export function headline(map: ContextMap): string {
   // the daemon's gauge, the same text as the status bar's
-  const win = map.capacity > 0 ? `${map.display.text} tokens` : `${map.display.text} tokens (capacity unknown)`;
+  const text = (map.display ?? NoFigures).text;
+  const win = map.capacity > 0 ? `${text} tokens` : `${text} tokens (capacity unknown)`;
   return `${win} · ${map.projectedMessages} of ${map.messages} messages sent · ${map.turns.length} request${map.turns.length === 1 ? '' : 's'} · ` +
     `${map.compactions.length} compaction${map.compactions.length === 1 ? '' : 's'} · state ${map.state}`;
 }

@@ -175,7 +175,7 @@ export function cacheReuseText(r: ReuseStats): string {
 export function statsSummary(s: Stats): string {
   const parts = [
     `Session ${s.sessionId}`,
-    `${s.display.text} tokens`,
+    `${(s.display ?? NoFigures).text} tokens`,
     `${s.projectedMessages} of ${s.messages} messages sent`,
     `${s.clearedResults} tool results cleared`,
     `${s.compactions} compaction${s.compactions === 1 ? '' : 's'}`,
