@@ -286,4 +286,28 @@ func TestListSessionsMarksActive(t *testing.T) {
 	if got := active(); !slices.Equal(got, []string{"c"}) {
 		t.Errorf("active after appending to c again: %v, want [c]", got)
 	}
+
+	// Across workspaces one session is marked: the newest of all; a
+	// workspace's own listing marks its newest.
+	other := t.TempDir()
+	if _, err := e.m.OpenSession(context.Background(), session.OpenParams{Workspace: other, SessionID: "z"}); err != nil {
+		t.Fatal(err)
+	}
+	e.append("z", history.NewText(history.User, "elsewhere"))
+	if got := active(); !slices.Equal(got, []string{"z"}) {
+		t.Errorf("active over every workspace after appending to z: %v, want [z]", got)
+	}
+	own, err := e.m.ListSessions(context.Background(), session.ListParams{Workspace: e.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marked []string
+	for _, s := range own {
+		if s.Active {
+			marked = append(marked, s.SessionID)
+		}
+	}
+	if !slices.Equal(marked, []string{"c"}) {
+		t.Errorf("active in the first workspace's listing: %v, want [c]", marked)
+	}
 }
