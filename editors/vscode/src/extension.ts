@@ -21,7 +21,6 @@ import {
   compactResultText,
   errorText,
   isCancelled,
-  sessionPickItem,
   statsDetail,
   statsSummary,
   statusBackground,
@@ -45,10 +44,10 @@ import {
   type PrepareResult,
   type PrepareWireResult,
   type PromptResult,
-  type SessionInfo,
   type Stats,
   type TokenPressure,
 } from './protocol';
+import { SessionPicker } from './sessions';
 import { SessionTracker } from './tracker';
 
 /** The API returned by `activate`, for agent extensions that send their turns to vtcode-ls. */
@@ -84,12 +83,19 @@ class Extension implements vscode.Disposable {
   private readonly contextPanel: ContextPanel;
   private readonly previews: PreviewDocuments;
   private readonly deltas = new ProjectionDeltas();
+  private readonly sessions: SessionPicker;
 
   constructor(private readonly extensionPath: string) {
     this.log = vscode.window.createOutputChannel('VT Code', { log: true });
     this.status = vscode.window.createStatusBarItem('vtcode.pressure', vscode.StatusBarAlignment.Right, 100);
     this.status.name = 'VT Code Context';
     this.progress = new NotificationProgress(() => this.client, this.log);
+    this.sessions = new SessionPicker({
+      client: () => this.ensureStarted(),
+      tracker: this.tracker,
+      refreshStats: () => this.refreshStats(),
+      log: this.log,
+    });
     this.contextPanel = new ContextPanel({
       request: (method, params) => this.sessionRequest(method, params as { sessionId: string }),
       activeSession: () => this.tracker.active,
@@ -315,24 +321,9 @@ class Extension implements vscode.Disposable {
 
   // ---- active session and status bar --------------------------------------------------------
 
-  private async pickInitialSession(): Promise<void> {
-    if (this.tracker.active !== undefined) return;
-    try {
-      const list = await this.listSessions();
-      const id = this.tracker.sessions(list);
-      if (id !== undefined) this.log.info(`active session of the listing: ${id}`);
-    } catch (err) {
-      this.log.warn(errorText('listing sessions', err));
-    }
-  }
-
-  /**
-   * listSessions lists the sessions of every workspace folder (the daemon's workspaces) in one
-   * call, so that the one it marks active is the one to follow across all of them.
-   */
-  private async listSessions(): Promise<SessionInfo[]> {
-    const client = await this.ensureStarted();
-    return (await client.sendRequest<SessionInfo[] | null>(Methods.listSessions, {})) ?? [];
+  /** pickInitialSession follows the session the daemon marks active, when nothing is followed yet (sessions.ts). */
+  private pickInitialSession(): Promise<void> {
+    return this.sessions.followListed();
   }
 
   private onPressure(p: TokenPressure): void {
@@ -546,43 +537,9 @@ class Extension implements vscode.Disposable {
     }
   }
 
-  /**
-   * selectSession picks the active session. With an argument (for scripts and tests): a session id
-   * pins it, null returns to following the most recently updated session.
-   */
-  async selectSession(sessionId?: string | null): Promise<string | undefined> {
-    try {
-      const client = await this.ensureStarted();
-      if (sessionId === null) {
-        this.tracker.pin(undefined);
-        await this.pickInitialSession();
-        return this.tracker.active;
-      }
-      if (typeof sessionId !== 'string') {
-        const list = await this.listSessions(); // each workspace's sessions newest first
-        const follow = {
-          label: '$(sync) Follow the most recently updated session',
-          description: this.tracker.pinned ? '' : 'current',
-          id: null as string | null,
-        };
-        const items = [follow, ...list.map((s) => ({ ...sessionPickItem(s, s.sessionId === this.tracker.active), id: s.sessionId as string | null }))];
-        const pick = await vscode.window.showQuickPick(items, {
-          title: 'VT Code: Select Session',
-          placeHolder: list.length ? 'The session whose context the status bar follows' : 'No stored sessions in this workspace',
-          matchOnDetail: true,
-        });
-        if (!pick) return this.tracker.active;
-        if (pick.id === null) return this.selectSession(null);
-        sessionId = pick.id;
-      }
-      const opened = await client.sendRequest<OpenSessionResult>(Methods.openSession, { sessionId });
-      this.tracker.pin(opened.sessionId);
-      await this.refreshStats();
-      return opened.sessionId;
-    } catch (err) {
-      void vscode.window.showErrorMessage(errorText('VT Code: Select session failed', err));
-      return undefined;
-    }
+  /** selectSession is "VT Code: Select Session…" (sessions.ts). */
+  selectSession(sessionId?: string | null): Promise<string | undefined> {
+    return this.sessions.select(sessionId);
   }
 
   /** editPrompt is "VT Code: Edit Compaction Prompt" (prompt.ts). */
