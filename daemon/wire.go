@@ -1,0 +1,155 @@
+package daemon
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// request is the first line a client sends.
+type request struct {
+	Op string `json:"op"` // attach, status or stop
+	// MaxMessageBytes is the client's frame limit (attach; 0: the default).
+	MaxMessageBytes int64 `json:"maxMessageBytes,omitempty"`
+}
+
+// answer is the daemon's line in reply.
+type answer struct {
+	OK      bool    `json:"ok,omitempty"`
+	Error   string  `json:"error,omitempty"`
+	PID     int     `json:"pid,omitempty"`
+	Version string  `json:"version,omitempty"`
+	Status  *Status `json:"status,omitempty"`
+}
+
+// maxLine bounds a request or answer line.
+const maxLine = 1 << 20
+
+// readLine reads one JSON line into v.
+func readLine(br *bufio.Reader, v any) error {
+	var line []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			return err
+		}
+		line = append(line, chunk...)
+		if len(line) > maxLine {
+			return errors.New("control line too long")
+		}
+		if !isPrefix {
+			break
+		}
+	}
+	if err := json.Unmarshal(line, v); err != nil {
+		return fmt.Errorf("control line: %w", err)
+	}
+	return nil
+}
+
+func writeLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Chunk kinds of the daemon's side of an attached connection.
+const (
+	kindData = 'd'
+	kindExit = 'x'
+)
+
+// maxChunk bounds one chunk; larger writes are split.
+const maxChunk = 1 << 20
+
+// chunkWriter writes protocol bytes as data chunks. It is safe for
+// concurrent use; each Write is one or more whole chunks.
+type chunkWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for len(p) > 0 {
+		part := p[:min(len(p), maxChunk)]
+		if err := c.chunk(kindData, part); err != nil {
+			return n, err
+		}
+		n += len(part)
+		p = p[len(part):]
+	}
+	return n, nil
+}
+
+// exit writes the exit chunk.
+func (c *chunkWriter) exit(code int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.chunk(kindExit, []byte{byte(code)})
+}
+
+func (c *chunkWriter) chunk(kind byte, p []byte) error {
+	var h [5]byte
+	h[0] = kind
+	binary.BigEndian.PutUint32(h[1:], uint32(len(p)))
+	if len(p) <= 64<<10 { // one write: header and bytes together
+		buf := make([]byte, 0, len(h)+len(p))
+		_, err := c.w.Write(append(append(buf, h[:]...), p...))
+		return err
+	}
+	if _, err := c.w.Write(h[:]); err != nil {
+		return err
+	}
+	_, err := c.w.Write(p)
+	return err
+}
+
+// errDropped is the end of a connection without an exit chunk: the daemon
+// went away.
+var errDropped = errors.New("the shared daemon closed the connection")
+
+// copyChunks copies the data chunks of r to w until the exit chunk, and
+// returns its code; a connection that ends before returns errDropped.
+func copyChunks(w io.Writer, r io.Reader) (int, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var h [5]byte
+	for {
+		if _, err := io.ReadFull(br, h[:]); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return 1, errDropped
+			}
+			return 1, fmt.Errorf("%w: %w", errDropped, err)
+		}
+		n := binary.BigEndian.Uint32(h[1:])
+		if n > maxChunk {
+			return 1, fmt.Errorf("daemon sent a chunk of %d bytes", n)
+		}
+		switch h[0] {
+		case kindData:
+			if _, err := io.CopyN(w, br, int64(n)); err != nil {
+				if errors.Is(err, io.EOF) {
+					return 1, errDropped
+				}
+				return 1, fmt.Errorf("forwarding: %w", err)
+			}
+		case kindExit:
+			b := make([]byte, n)
+			if _, err := io.ReadFull(br, b); err != nil || n != 1 {
+				return 1, errDropped
+			}
+			return int(b[0]), nil
+		default:
+			return 1, fmt.Errorf("daemon sent a chunk of unknown kind %q", h[0])
+		}
+	}
+}
