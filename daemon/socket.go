@@ -73,3 +73,16 @@ func privateDir(dir string) error {
 }
 
 var errNotOwner = errors.New("owned by another user")
+
+// LogPath is the log file of a started daemon: daemon.log in
+// $VTCODE_DAEMON_DIR when set, else in the user cache folder's vtcode.
+func LogPath(getenv func(string) string) (string, error) {
+	if d := getenv(DirEnv); d != "" {
+		return filepath.Abs(filepath.Join(d, "daemon.log"))
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("log folder: %w", err)
+	}
+	return filepath.Join(cache, "vtcode", "daemon.log"), nil
+}
