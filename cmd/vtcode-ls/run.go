@@ -9,8 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/daemon"
