@@ -179,6 +179,7 @@ func StartProcess(exe string, args []string, logFile string) Starter {
 		}
 		defer null.Close()
 		cmd := exec.Command(exe, args...)
+		cmd.Dir = filepath.VolumeName(exe) + string(filepath.Separator) // pins no folder of the client
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, lf
 		cmd.SysProcAttr = detach()
 		if err := cmd.Start(); err != nil {
