@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 )
 
@@ -102,15 +103,13 @@ func (c *chunkWriter) chunk(kind byte, p []byte) error {
 	var h [5]byte
 	h[0] = kind
 	binary.BigEndian.PutUint32(h[1:], uint32(len(p)))
-	if len(p) <= 64<<10 { // one write: header and bytes together
+	if len(p) <= 16<<10 { // one write: header and bytes together
 		buf := make([]byte, 0, len(h)+len(p))
 		_, err := c.w.Write(append(append(buf, h[:]...), p...))
 		return err
 	}
-	if _, err := c.w.Write(h[:]); err != nil {
-		return err
-	}
-	_, err := c.w.Write(p)
+	bufs := net.Buffers{h[:], p} // one writev on a socket
+	_, err := bufs.WriteTo(c.w)
 	return err
 }
 
@@ -121,8 +120,9 @@ var errDropped = errors.New("the shared daemon closed the connection")
 // copyChunks copies the data chunks of r to w until the exit chunk, and
 // returns its code; a connection that ends before returns errDropped.
 func copyChunks(w io.Writer, r io.Reader) (int, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, 256<<10)
 	var h [5]byte
+	var buf, out []byte
 	for {
 		if _, err := io.ReadFull(br, h[:]); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -134,17 +134,36 @@ func copyChunks(w io.Writer, r io.Reader) (int, error) {
 		if n > maxChunk {
 			return 1, fmt.Errorf("daemon sent a chunk of %d bytes", n)
 		}
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		b := buf[:n]
+		if _, err := io.ReadFull(br, b); err != nil {
+			return 1, errDropped
+		}
 		switch h[0] {
 		case kindData:
-			if _, err := io.CopyN(w, br, int64(n)); err != nil {
-				if errors.Is(err, io.EOF) {
-					return 1, errDropped
-				}
+			// What has arrived goes out in one write: a frame's header and
+			// body reach the editor together.
+			more := nextBuffered(br)
+			if len(out) > 0 || more {
+				out = append(out, b...)
+			} else if _, err := w.Write(b); err != nil {
 				return 1, fmt.Errorf("forwarding: %w", err)
 			}
+			if len(out) > 0 && (!more || len(out) >= maxChunk) {
+				if _, err := w.Write(out); err != nil {
+					return 1, fmt.Errorf("forwarding: %w", err)
+				}
+				out = out[:0]
+			}
 		case kindExit:
-			b := make([]byte, n)
-			if _, err := io.ReadFull(br, b); err != nil || n != 1 {
+			if len(out) > 0 {
+				if _, err := w.Write(out); err != nil {
+					return 1, fmt.Errorf("forwarding: %w", err)
+				}
+			}
+			if n != 1 {
 				return 1, errDropped
 			}
 			return int(b[0]), nil
@@ -152,4 +171,17 @@ func copyChunks(w io.Writer, r io.Reader) (int, error) {
 			return 1, fmt.Errorf("daemon sent a chunk of unknown kind %q", h[0])
 		}
 	}
+}
+
+// nextBuffered reports whether a whole chunk is buffered in br, so that
+// reading it does not wait.
+func nextBuffered(br *bufio.Reader) bool {
+	if br.Buffered() < 5 {
+		return false
+	}
+	h, err := br.Peek(5)
+	if err != nil {
+		return false
+	}
+	return br.Buffered() >= 5+int(binary.BigEndian.Uint32(h[1:]))
 }

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/vtcode/vtcode-ls/daemon"
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/history/historytest"
+	"github.com/vtcode/vtcode-ls/rpc"
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+// SharedResult measures the shared daemon (issue 22) with the real binary,
+// as an editor runs it: the start of a connection (process start to the
+// initialize result) attached to a running daemon and to a cold one, ÷ the
+// in-process server of before; and a prepareRequest round trip through the
+// forwarder ÷ the same through an in-process server.
+type SharedResult struct {
+	StartReps      int     `json:"startReps"`
+	InProcessStart int64   `json:"inProcessStartNs"` // vtcode-ls --no-shared
+	WarmAttach     int64   `json:"warmAttachNs"`     // vtcode-ls, daemon running
+	ColdAttach     int64   `json:"coldAttachNs"`     // vtcode-ls, daemon started by it
+	WarmRatio      float64 `json:"warmRatio"`
+	ColdRatio      float64 `json:"coldRatio"`
+
+	SessionTokens int     `json:"sessionTokens"`
+	Turns         int     `json:"turns"`
+	ResponseBytes int     `json:"responseBytes"`
+	InProcess     Latency `json:"prepareInProcess"`
+	Forwarded     Latency `json:"prepareForwarded"`
+	ForwardRatio  float64 `json:"forwardRatio"` // forwarded / in process, medians
+}
+
+// benchShared builds vtcode-ls, then measures with a daemon of its own (a
+// private socket folder, a proxy on a free port) that it stops at the end.
+func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps int) (_ *SharedResult, err error) {
+	tmp, err := os.MkdirTemp("", "vtcode-bench-shared-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(tmp, "vtcode-ls")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/vtcode/vtcode-ls/cmd/vtcode-ls").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building vtcode-ls: %v\n%s", err, out)
+	}
+	cfg := filepath.Join(tmp, "config")
+	if err := os.MkdirAll(filepath.Join(cfg, "vtcode"), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "vtcode", "vtcode.toml"), []byte("[proxy]\nlisten = \"127.0.0.1:0\"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	sockDir := filepath.Join(tmp, "d")
+	env := append(os.Environ(), daemon.DirEnv+"="+sockDir, "XDG_CONFIG_HOME="+cfg, "VTCODE_DAEMON_IDLE=5m")
+	socket := filepath.Join(sockDir, daemon.SocketName)
+	stop := func() error {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if _, err := daemon.StopDaemon(sctx, socket); err != nil && !errors.Is(err, daemon.ErrNotRunning) {
+			return err
+		}
+		return nil
+	}
+	defer func() {
+		if serr := stop(); serr != nil && err == nil {
+			err = fmt.Errorf("stopping the daemon: %w", serr)
+		}
+	}()
+	wsOf := func(name string) (string, error) {
+		d := filepath.Join(tmp, name)
+		return d, os.MkdirAll(d, 0o700)
+	}
+
+	res := &SharedResult{StartReps: startReps, SessionTokens: tokens, Turns: turns}
+	// Starts, interleaved: cold (no daemon), warm (the one it started), in
+	// process.
+	var inproc, warm, cold samples
+	for i := range startReps {
+		ws, err := wsOf(fmt.Sprintf("start%d", i))
+		if err != nil {
+			return nil, err
+		}
+		if err := stop(); err != nil {
+			return nil, err
+		}
+		for _, m := range []struct {
+			s    *samples
+			args []string
+		}{{&cold, nil}, {&warm, nil}, {&inproc, []string{"--no-shared"}}} {
+			p, took, err := spawnClient(ctx, bin, m.args, env, ws)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.end(ctx); err != nil {
+				return nil, err
+			}
+			*m.s = append(*m.s, took)
+		}
+	}
+	res.InProcessStart, res.WarmAttach, res.ColdAttach = int64(inproc.median()), int64(warm.median()), int64(cold.median())
+	res.WarmRatio, res.ColdRatio = ratio(warm.median(), inproc.median()), ratio(cold.median(), inproc.median())
+
+	// prepareRequest on a session of tokens, interleaved: in process and
+	// through the forwarder, each on a workspace of its own.
+	hist := historytest.Synthetic(historyConfig(tokens, 5))
+	var clients [2]*benchClient
+	for i, args := range [][]string{{"--no-shared"}, nil} {
+		ws, err := wsOf(fmt.Sprintf("prepare%d", i))
+		if err != nil {
+			return nil, err
+		}
+		p, _, err := spawnClient(ctx, bin, args, env, ws)
+		if err != nil {
+			return nil, err
+		}
+		defer p.end(ctx)
+		if err := p.conn.Call(ctx, "vtcode/openSession", session.OpenParams{SessionID: "bench", ContextWindow: window}, nil); err != nil {
+			return nil, fmt.Errorf("vtcode/openSession: %w", err)
+		}
+		if err := p.conn.Call(ctx, "vtcode/appendMessages", session.AppendParams{SessionID: "bench", Messages: hist}, nil); err != nil {
+			return nil, fmt.Errorf("vtcode/appendMessages: %w", err)
+		}
+		clients[i] = p
+	}
+	var lat [2]samples
+	for turn := range warmup + turns {
+		msg := history.NewText(history.User, fmt.Sprintf("Turn %d: run the failing test again and fix the next failure.", turn))
+		params := session.PrepareParams{SessionID: "bench", Messages: []history.Message{msg}, SystemPrompt: "You are a coding agent working in a Go repository."}
+		for i, p := range clients {
+			var got []byte
+			var cerr error
+			d := timeIt(func() {
+				var raw jsonRaw
+				cerr = p.conn.Call(ctx, "vtcode/prepareRequest", params, &raw)
+				got = raw
+			})
+			if cerr != nil {
+				return nil, fmt.Errorf("vtcode/prepareRequest: %w", cerr)
+			}
+			if turn >= warmup {
+				lat[i] = append(lat[i], d)
+				res.ResponseBytes = len(got)
+			}
+		}
+	}
+	res.InProcess, res.Forwarded = newLatency(lat[0]), newLatency(lat[1])
+	res.ForwardRatio = ratio(lat[1].median(), lat[0].median())
+	return res, nil
+}
+
+// jsonRaw keeps a result's bytes.
+type jsonRaw []byte
+
+func (r *jsonRaw) UnmarshalJSON(b []byte) error { *r = append((*r)[:0], b...); return nil }
+
+// benchClient is an editor's connection to a vtcode-ls process.
+type benchClient struct {
+	cmd  *exec.Cmd
+	conn *jsonrpc2.Conn
+}
+
+type stdio struct {
+	io.Reader
+	io.WriteCloser
+}
+
+// spawnClient starts vtcode-ls with args on workspace ws and initializes;
+// took is from the process start to the initialize result.
+func spawnClient(ctx context.Context, bin string, args, env []string, ws string) (*benchClient, time.Duration, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env, cmd.Dir = env, ws
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(stdio{out, in}, jsonrpc2.VSCodeObjectCodec{}), discard)
+	root := "file://" + ws
+	if err := conn.Call(ctx, "initialize", rpc.InitializeParams{RootURI: &root}, nil); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, 0, fmt.Errorf("initialize (%s %v): %w", bin, args, err)
+	}
+	took := time.Since(began)
+	return &benchClient{cmd: cmd, conn: conn}, took, conn.Notify(ctx, "initialized", struct{}{})
+}
+
+// end shuts the connection down and waits for the process.
+func (c *benchClient) end(ctx context.Context) error {
+	err := c.conn.Call(ctx, "shutdown", nil, nil)
+	if err == nil {
+		err = c.conn.Notify(ctx, "exit", nil)
+	}
+	werr := c.cmd.Wait()
+	c.conn.Close()
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if werr != nil {
+		return fmt.Errorf("vtcode-ls after exit: %w", werr)
+	}
+	return nil
+}
+
+// writeShared prints the section of the shared daemon.
+func writeShared(w io.Writer, x *SharedResult) error {
+	fmt.Fprintf(w, "7. Shared daemon (issue 22): the real binary, an editor's connection over stdio\n")
+	t := newTable(w)
+	t.row("measure", "in process (--no-shared)", "attached", "ratio")
+	t.row("start to initialize result, daemon running", fmtNs(x.InProcessStart), fmtNs(x.WarmAttach), fmtRatio(x.WarmRatio))
+	t.row("start to initialize result, cold daemon", fmtNs(x.InProcessStart), fmtNs(x.ColdAttach), fmtRatio(x.ColdRatio))
+	t.row(fmt.Sprintf("prepareRequest, %s-token session (%s back)", formatInt(int64(x.SessionTokens)), fmtBytes(int64(x.ResponseBytes))),
+		fmtNs(x.InProcess.MedianNs), fmtNs(x.Forwarded.MedianNs), fmtRatio(x.ForwardRatio))
+	err := t.flush()
+	fmt.Fprintf(w, "   medians: starts of %d interleaved reps, %d interleaved prepares\n\n", x.StartReps, x.Turns)
+	return err
+}
+
+// sharedTargets checks the forwarder's overhead target of issue 22.
+func sharedTargets(x *SharedResult) []Target {
+	if x == nil {
+		return nil
+	}
+	on := formatInt(int64(x.SessionTokens)) + " tokens"
+	return []Target{{Name: "prepareRequest through the forwarder / in process", Want: "≤ 1.05×", Got: x.ForwardRatio, Unit: "x",
+		Pass: x.ForwardRatio <= 1.05, Measured: on}}
+}
