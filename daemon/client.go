@@ -126,6 +126,20 @@ func Attach(ctx context.Context, socket string, maxBytes int64) (*Conn, error) {
 	return &Conn{c: c, br: br, PID: a.PID, Version: a.Version}, nil
 }
 
+// Hold connects to the daemon on socket and keeps it alive while the
+// connection is open (an agent of vtcode-ls run between its requests).
+// Reading the connection ends when the daemon goes away.
+func Hold(ctx context.Context, socket string) (io.ReadCloser, error) {
+	c, br, _, err := dial(ctx, socket, request{Op: "hold"})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{br, c}, nil
+}
+
 // Starter starts a daemon process (for [Ensure]).
 type Starter func() error
 
@@ -134,16 +148,26 @@ type Starter func() error
 // ctx. A daemon that is ending (it holds the name and no longer answers)
 // is waited for by the started one.
 func Ensure(ctx context.Context, socket string, maxBytes int64, start Starter) (*Conn, error) {
-	c, err := Attach(ctx, socket, maxBytes)
+	return ensure(ctx, socket, start, func() (*Conn, error) { return Attach(ctx, socket, maxBytes) })
+}
+
+// EnsureHold is [Hold], starting a daemon as [Ensure] does.
+func EnsureHold(ctx context.Context, socket string, start Starter) (io.ReadCloser, error) {
+	return ensure(ctx, socket, start, func() (io.ReadCloser, error) { return Hold(ctx, socket) })
+}
+
+func ensure[T any](ctx context.Context, socket string, start Starter, try func() (T, error)) (T, error) {
+	c, err := try()
 	if err == nil || !errors.Is(err, ErrNotRunning) {
 		return c, err
 	}
+	var zero T
 	if err := start(); err != nil {
-		return nil, fmt.Errorf("starting the shared daemon: %w", err)
+		return zero, fmt.Errorf("starting the shared daemon: %w", err)
 	}
 	delay := 2 * time.Millisecond
 	for {
-		c, err := Attach(ctx, socket, maxBytes)
+		c, err := try()
 		if err == nil || !errors.Is(err, ErrNotRunning) {
 			return c, err
 		}
@@ -151,7 +175,7 @@ func Ensure(ctx context.Context, socket string, maxBytes int64, start Starter) (
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("the shared daemon did not answer on %s: %w", socket, err)
+			return zero, fmt.Errorf("the shared daemon did not answer on %s: %w", socket, err)
 		case <-t.C:
 		}
 		delay = min(2*delay, 100*time.Millisecond)

@@ -18,7 +18,8 @@
 // # A connection
 //
 // A connection starts with one JSON line from the client, the request
-// ({"op":"attach"}, {"op":"status"} or {"op":"stop"}), and one JSON line
+// ({"op":"attach"}, {"op":"status"}, {"op":"stop"} or {"op":"hold"}, which
+// keeps the daemon alive while it is open), and one JSON line
 // from the daemon, the answer ({"ok":true,…} or {"error":"…"}). After an
 // attach answer the connection is one protocol client: the client sends
 // the vtcode-ls protocol (LSP framing) as it is, and the daemon answers in
@@ -35,8 +36,8 @@
 //
 // # Lifetime
 //
-// The daemon exits Options.Idle after its last client left and its last
-// proxied request ended, on a stop request, or on SIGTERM; it closes every
+// The daemon exits Options.Idle after its last client left (hold
+// connections count) and its last proxied request ended, on a stop request, or on SIGTERM; it closes every
 // session (releasing the locks) first. A daemon that dies loses nothing
 // acknowledged: sessions are on disk, and the clients' next connection
 // starts a new daemon ([Ensure]) that resumes them.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -78,6 +79,7 @@ type Daemon struct {
 
 	mu        sync.Mutex // guards the fields below
 	clients   int        // connected protocol clients
+	holds     int        // hold connections (vtcode-ls run's agents)
 	inflight  int        // proxied requests not answered yet
 	idleTimer *time.Timer
 	conns     sync.WaitGroup
@@ -215,7 +217,7 @@ func (d *Daemon) armIdle() {
 	if idle == 0 {
 		idle = DefaultIdle
 	}
-	if idle < 0 || d.clients > 0 || d.inflight > 0 {
+	if idle < 0 || d.clients > 0 || d.holds > 0 || d.inflight > 0 {
 		return
 	}
 	var t *time.Timer
@@ -337,6 +339,17 @@ func (d *Daemon) serveConn(ctx context.Context, c net.Conn) {
 		d.Stop()
 	case "attach":
 		d.attach(ctx, c, br, req)
+	case "hold":
+		// vtcode-ls run: the daemon stays while its agent runs (between
+		// the agent's requests too); the holder sees the connection drop
+		// if the daemon dies.
+		if err := writeLine(c, answer{OK: true, PID: os.Getpid(), Version: d.o.Version}); err != nil {
+			return
+		}
+		d.active(&d.holds, 1)
+		defer d.active(&d.holds, -1)
+		context.AfterFunc(ctx, func() { c.Close() })
+		_, _ = io.Copy(io.Discard, br)
 	default:
 		_ = writeLine(c, answer{Error: fmt.Sprintf("unknown op %q", req.Op)})
 	}
@@ -390,6 +403,7 @@ type Status struct {
 	UptimeSec  float64           `json:"uptimeSeconds"`
 	Socket     string            `json:"socket"`
 	Clients    int               `json:"clients"`
+	Runs       int               `json:"runs"` // agents started by vtcode-ls run
 	Proxied    int               `json:"proxiedInFlight"`
 	Proxy      string            `json:"proxy,omitempty"`      // the proxy's address
 	ProxyError string            `json:"proxyError,omitempty"` // why there is no proxy
@@ -410,7 +424,7 @@ type WorkspaceStatus struct {
 func (d *Daemon) Status(ctx context.Context) *Status {
 	d.mu.Lock()
 	st := &Status{PID: os.Getpid(), Version: d.o.Version, Started: d.started, Socket: d.o.Socket,
-		Clients: d.clients, Proxied: d.inflight, Proxy: d.ProxyAddr(), ProxyError: d.proxyErr}
+		Clients: d.clients, Runs: d.holds, Proxied: d.inflight, Proxy: d.ProxyAddr(), ProxyError: d.proxyErr}
 	d.mu.Unlock()
 	st.UptimeSec = time.Since(d.started).Seconds()
 	st.Workspaces = []WorkspaceStatus{}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/vtcode/vtcode-ls/daemon"
 	"github.com/vtcode/vtcode-ls/proxy"
@@ -66,6 +66,10 @@ Flags:
 		fmt.Fprintln(stderr, "vtcode-ls run: name the agent to run, e.g. vtcode-ls run claude")
 		return 2
 	}
+	if !daemon.Supported {
+		fmt.Fprintln(stderr, "vtcode-ls run: needs the shared daemon, which this platform does not have; run vtcode-ls proxy and point the agent at it")
+		return 2
+	}
 	agent, agentArgs := rest[0], rest[1:]
 	for _, name := range envs {
 		if !validEnvName(name) {
@@ -88,15 +92,19 @@ Flags:
 		fmt.Fprintf(stderr, "vtcode-ls run: %v\n", err)
 		return 127
 	}
-	st, err := ensureStatus(getenv)
+	hold, st, err := holdDaemon(getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "vtcode-ls run: shared daemon: %v\n", err)
 		return 1
 	}
 	if st.Proxy == "" {
+		hold.Close()
 		fmt.Fprintf(stderr, "vtcode-ls run: the shared daemon's proxy is not listening: %s\n", st.ProxyError)
 		return 1
 	}
+	ctx, stopHold := context.WithCancel(context.Background())
+	defer stopHold()
+	go keepDaemon(ctx, hold, st.Proxy, getenv, stderr)
 	base := "http://" + st.Proxy + proxy.WorkspaceBase(root)
 	env, extra, notes, err := agentSetup(kind, base, envs, os.Environ())
 	if err != nil {
@@ -106,32 +114,67 @@ Flags:
 	for _, n := range notes {
 		fmt.Fprintln(stderr, "vtcode-ls run: "+n)
 	}
-	return execAgent(path, append(extra, agentArgs...), env, stdin, stdout, stderr)
+	return runChild(path, append(extra, agentArgs...), env, stdin, stdout, stderr)
 }
 
-// ensureStatus returns the shared daemon's status, starting it when none
-// runs.
-func ensureStatus(getenv func(string) string) (*daemon.Status, error) {
+// holdDaemon makes sure the shared daemon runs (starting it) and holds it:
+// it stays while the returned connection is open.
+func holdDaemon(getenv func(string) string) (io.ReadCloser, *daemon.Status, error) {
 	socket, err := daemon.SocketPath(getenv)
 	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	st, err := daemon.GetStatus(ctx, socket)
-	if !errors.Is(err, daemon.ErrNotRunning) {
-		return st, err
+		return nil, nil, err
 	}
 	start, err := startDaemon(getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c, err := daemon.Ensure(ctx, socket, 0, start)
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	h, err := daemon.EnsureHold(ctx, socket, start)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c.Close() // an attach that never initializes: the daemon ends it
-	return daemon.GetStatus(ctx, socket)
+	st, err := daemon.GetStatus(ctx, socket)
+	if err != nil {
+		h.Close()
+		return nil, nil, err
+	}
+	return h, st, nil
+}
+
+// keepDaemon holds the shared daemon while the agent runs. When the daemon
+// goes away (killed), it starts a new one at once, so the agent's next
+// request finds the proxy again (on the same address when it is a fixed
+// one, the default 127.0.0.1:8787), and the sessions resume there.
+func keepDaemon(ctx context.Context, hold io.ReadCloser, addr string, getenv func(string) string, stderr io.Writer) {
+	for {
+		stop := context.AfterFunc(ctx, func() { hold.Close() })
+		_, _ = io.Copy(io.Discard, hold)
+		stop()
+		hold.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		fmt.Fprintln(stderr, "vtcode-ls run: the shared daemon went away; starting a new one")
+		for {
+			h, st, err := holdDaemon(getenv)
+			if err == nil {
+				if st.Proxy != addr {
+					fmt.Fprintf(stderr, "vtcode-ls run: the new daemon's proxy listens on %s, not on %s the agent was given (set [proxy] listen to a fixed address)\n", st.Proxy, addr)
+				}
+				hold = h
+				break
+			}
+			fmt.Fprintf(stderr, "vtcode-ls run: restarting the shared daemon: %v\n", err)
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}
 }
 
 // runWorkspace resolves the workspace of run: the folder given, else the
@@ -291,14 +334,16 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
-// runChild runs the agent as a child process: its exit code is returned
-// (128+n after signal n), and the signals this process receives are passed
-// on to it.
+// runChild runs the agent as a child process on this process's terminal:
+// its exit code is returned (128+n after signal n), and the signals this
+// process receives are passed on to it, except those a terminal sends its
+// whole foreground group (the agent has them already).
 func runChild(path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := exec.Command(path, args...)
 	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, stdin, stdout, stderr
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, forwardedSignals...)
+	fromTerminal := terminalSignals(stdin)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "vtcode-ls run: %v\n", err)
@@ -309,7 +354,9 @@ func runChild(path string, args, env []string, stdin io.Reader, stdout, stderr i
 		for {
 			select {
 			case sig := <-sigs:
-				_ = cmd.Process.Signal(sig)
+				if !fromTerminal[sig] {
+					_ = cmd.Process.Signal(sig)
+				}
 			case <-done:
 				return
 			}

@@ -9,9 +9,8 @@ import (
 
 var forwardedSignals = []os.Signal{os.Interrupt}
 
-func execAgent(path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runChild(path, args, env, stdin, stdout, stderr)
-}
+// terminalSignals: a console sends Ctrl-C to every process attached to it.
+func terminalSignals(io.Reader) map[os.Signal]bool { return map[os.Signal]bool{os.Interrupt: true} }
 
 func exitCode(ps *os.ProcessState, err error) int {
 	if ps == nil {

@@ -4,27 +4,29 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// forwardedSignals are passed on to a child agent. SIGINT is among them: a
-// terminal sends it to the whole foreground group, and the agent decides.
+// forwardedSignals are passed on to a child agent.
 var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
-// execAgent replaces this process with the agent when it runs on this
-// process's own stdio: the terminal, the signals and the exit code are then
-// the agent's, with nothing in between. Otherwise it runs it as a child.
-func execAgent(path string, args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if stdin == io.Reader(os.Stdin) && stdout == io.Writer(os.Stdout) && stderr == io.Writer(os.Stderr) {
-		err := syscall.Exec(path, append([]string{path}, args...), env)
-		fmt.Fprintf(stderr, "vtcode-ls run: %v\n", err)
-		return 126
+// terminalSignals are the signals not to pass on: with the agent on a
+// terminal, Ctrl-C and Ctrl-\ reach it from the terminal itself, and a
+// second copy would read as a second keypress.
+func terminalSignals(stdin io.Reader) map[os.Signal]bool {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return nil
 	}
-	return runChild(path, args, env, stdin, stdout, stderr)
+	if _, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err != nil {
+		return nil // not a terminal
+	}
+	return map[os.Signal]bool{syscall.SIGINT: true, syscall.SIGQUIT: true}
 }
 
 // exitCode is a finished child's exit code, 128+n when signal n ended it.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -407,4 +408,68 @@ func listDir(t *testing.T, dir string) []string {
 		return nil
 	})
 	return out
+}
+
+// TestRunKeepsDaemon: the daemon stays while run's agent runs (status
+// counts it), and when the daemon is killed under the agent, run starts a
+// new one on the same proxy address at once, held again.
+func TestRunKeepsDaemon(t *testing.T) {
+	bin := buildBinary(t)
+	ws := isolate(t)
+	// A fixed proxy port (a free one), as the default 127.0.0.1:8787 is.
+	port := freePort(t)
+	cfg := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "vtcode")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "vtcode.toml"), []byte(fmt.Sprintf("[proxy]\nlisten = \"127.0.0.1:%d\"\n", port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	// The agent: records the status, kills the daemon, waits (bounded)
+	// until a daemon answers again with a run held, records that status.
+	script := `#!/bin/sh
+"$VTBIN" status --json > "$OUT/before.json"
+kill -9 "$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$OUT/before.json" | head -1)"
+i=0
+while [ $i -lt 3000 ]; do
+  if "$VTBIN" status --json > "$OUT/after.json" 2>/dev/null && grep -q '"runs": 1' "$OUT/after.json"; then exit 0; fi
+  i=$((i+1))
+done
+exit 9
+`
+	agent := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--workspace", ws, "--", agent)
+	cmd.Env = append(os.Environ(), "VTBIN="+bin, "OUT="+out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	var before, after daemon.Status
+	for name, st := range map[string]*daemon.Status{"before": &before, "after": &after} {
+		data, err := os.ReadFile(filepath.Join(out, name+".json"))
+		if err != nil || json.Unmarshal(data, st) != nil {
+			t.Fatalf("%s: %v %s", name, err, data)
+		}
+	}
+	if before.Runs != 1 || after.Runs != 1 || after.PID == before.PID || after.Proxy != before.Proxy || before.Proxy != fmt.Sprintf("127.0.0.1:%d", port) {
+		t.Errorf("before the kill %+v, after %+v", before, after)
+	}
+	if !strings.Contains(stderr.String(), "went away") {
+		t.Errorf("run's stderr: %q", stderr.String())
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
