@@ -11,6 +11,7 @@
 //	POST /v1/responses                 OpenAI Responses, stateless input
 //	POST /v1/chat/completions          OpenAI chat completions
 //	/p/<provider>/…                    the same, to another configured provider
+//	/w/<id>/…                          any of the above, for the workspace id names (Workspaces)
 //	GET  /vtcode-ls/stats              the proxy's counters (JSON)
 //	anything else                      passed through untouched
 //
