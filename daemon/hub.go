@@ -51,13 +51,6 @@ func (h *hub) Join(n session.Notifier) (*session.Manager, func()) {
 	}
 }
 
-// clients is the number of connected clients.
-func (h *hub) clients() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.members)
-}
-
 // each calls fn for every member. The session's queue is held meanwhile
 // (see session.Notifier), so the notifications of a session reach every
 // client in order.

@@ -210,6 +210,16 @@ func (c *benchClient) end(ctx context.Context) error {
 	if err == nil {
 		err = c.conn.Notify(ctx, "exit", nil)
 	}
+	if err == nil {
+		// The process ends its output as it exits: the connection sees
+		// the end before Wait closes the pipe under it.
+		select {
+		case <-c.conn.DisconnectNotify():
+		case <-time.After(30 * time.Second):
+			err = errors.New("vtcode-ls did not exit")
+			_ = c.cmd.Process.Kill()
+		}
+	}
 	werr := c.cmd.Wait()
 	c.conn.Close()
 	if err != nil {

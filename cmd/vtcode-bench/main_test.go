@@ -87,10 +87,14 @@ func checkReport(t *testing.T, rep *Report) {
 	if len(rep.Scaling) != 2 {
 		t.Errorf("%d scaling rows, want 2 (text, tool calls)", len(rep.Scaling))
 	}
-	// Issue 2's five, two per scaling row, and issue 12's delta round trip
-	// and per-turn growth (the quick run has no cost section).
-	if want := 5 + 2*len(rep.Scaling) + 2; len(rep.Targets) != want {
+	// Issue 2's five, two per scaling row, issue 12's delta round trip
+	// and per-turn growth (the quick run has no cost section), and issue
+	// 22's forwarder overhead.
+	if want := 5 + 2*len(rep.Scaling) + 2 + 1; len(rep.Targets) != want {
 		t.Errorf("%d targets, want %d", len(rep.Targets), want)
+	}
+	if x := rep.Shared; x == nil || x.InProcessStart <= 0 || x.WarmAttach <= 0 || x.ColdAttach <= 0 || x.Forwarded.MedianNs <= 0 || x.ResponseBytes <= 0 {
+		t.Errorf("shared daemon: %+v", x)
 	}
 	if d := rep.Delta; d == nil || d.DeltaBytes <= 0 || d.DeltaBytes*10 > d.FullBytes {
 		t.Errorf("delta: %+v, want a delta result under a tenth of the whole one", d)
