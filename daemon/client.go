@@ -126,18 +126,27 @@ func Attach(ctx context.Context, socket string, maxBytes int64) (*Conn, error) {
 	return &Conn{c: c, br: br, PID: a.PID, Version: a.Version}, nil
 }
 
+// A Held keeps the daemon alive while it is open ([Hold]).
+type Held struct {
+	io.ReadCloser
+	// ProxyBase is the proxy's base path of the hold's workspace
+	// (proxy.WorkspaceBase), "" without one.
+	ProxyBase string
+}
+
 // Hold connects to the daemon on socket and keeps it alive while the
-// connection is open (an agent of vtcode-ls run between its requests).
-// Reading the connection ends when the daemon goes away.
-func Hold(ctx context.Context, socket string) (io.ReadCloser, error) {
-	c, br, _, err := dial(ctx, socket, request{Op: "hold"})
+// connection is open (an agent of vtcode-ls run between its requests); the
+// answer names the proxy's base path of workspace. Reading the connection
+// ends when the daemon goes away.
+func Hold(ctx context.Context, socket, workspace string) (*Held, error) {
+	c, br, a, err := dial(ctx, socket, request{Op: "hold", Workspace: workspace})
 	if err != nil {
 		return nil, err
 	}
-	return struct {
+	return &Held{ReadCloser: struct {
 		io.Reader
 		io.Closer
-	}{br, c}, nil
+	}{br, c}, ProxyBase: a.ProxyBase}, nil
 }
 
 // Starter starts a daemon process (for [Ensure]).
@@ -152,8 +161,8 @@ func Ensure(ctx context.Context, socket string, maxBytes int64, start Starter) (
 }
 
 // EnsureHold is [Hold], starting a daemon as [Ensure] does.
-func EnsureHold(ctx context.Context, socket string, start Starter) (io.ReadCloser, error) {
-	return ensure(ctx, socket, start, func() (io.ReadCloser, error) { return Hold(ctx, socket) })
+func EnsureHold(ctx context.Context, socket, workspace string, start Starter) (*Held, error) {
+	return ensure(ctx, socket, start, func() (*Held, error) { return Hold(ctx, socket, workspace) })
 }
 
 func ensure[T any](ctx context.Context, socket string, start Starter, try func() (T, error)) (T, error) {

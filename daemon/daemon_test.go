@@ -242,7 +242,7 @@ func TestStatusStopAndIdle(t *testing.T) {
 			len(st.Workspaces) != 1 || st.Workspaces[0].Root != ws || st.Proxy != d.ProxyAddr() || st.Proxy == "" {
 			t.Errorf("status %+v", st)
 		}
-		if st.Workspaces[0].ProxyBase != proxy.WorkspaceBase(ws) {
+		if st.Workspaces[0].ProxyBase != d.ProxyBase(ws) {
 			t.Errorf("proxy base %q", st.Workspaces[0].ProxyBase)
 		}
 	})
@@ -412,7 +412,7 @@ func TestProxyRoutesWorkspaces(t *testing.T) {
 	rpctest.Run(t, opts(wsA), func(t *testing.T, a *rpctest.Env) {
 		rpctest.Run(t, opts(wsB), func(t *testing.T, b *rpctest.Env) {
 			body := `{"model":"claude-test","max_tokens":100,"messages":[{"role":"user","content":"hello proxy"}]}`
-			url := "http://" + d.ProxyAddr() + proxy.WorkspaceBase(wsB) + "/v1/messages"
+			url := "http://" + d.ProxyAddr() + d.ProxyBase(wsB) + "/v1/messages"
 			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 			req.Header.Set("content-type", "application/json")
 			req.Header.Set("anthropic-version", "2023-06-01")
@@ -450,8 +450,24 @@ func TestProxyRoutesWorkspaces(t *testing.T) {
 				t.Errorf("A got B's pressure: %v", a.State().Pressure)
 			}
 
+			// A prefix made without the daemon's key (a caller of the port
+			// naming a folder of its choice) is refused, and nothing is
+			// written there or sent.
+			other := realDir(t)
+			for _, forged := range []string{proxy.WorkspaceBase(other, []byte("not the daemon's key")),
+				strings.Split(d.ProxyBase(other), ".")[0], "/w/" + strings.Split(d.ProxyBase(wsB), "/")[2] + "x"} {
+				resp, err = http.Post("http://"+d.ProxyAddr()+forged+"/v1/messages", "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if _, statErr := os.Stat(filepath.Join(other, ".vtcode")); resp.StatusCode != http.StatusForbidden || statErr == nil || len(up.Requests()) != 1 {
+					t.Errorf("forged prefix %s: %d, .vtcode created %v, upstream requests %d", forged, resp.StatusCode, statErr == nil, len(up.Requests()))
+				}
+			}
+
 			// A prefix that names no folder is refused, and nothing is sent.
-			bad := "http://" + d.ProxyAddr() + proxy.WorkspaceBase(filepath.Join(wsB, "missing")) + "/v1/messages"
+			bad := "http://" + d.ProxyAddr() + d.ProxyBase(filepath.Join(wsB, "missing")) + "/v1/messages"
 			resp, err = http.Post(bad, "application/json", strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,7 @@ type Daemon struct {
 	lock    *os.File
 	mgr     *session.Manager
 	hub     *hub
+	key     []byte // of the proxy's workspace prefixes (proxy.WorkspaceBase)
 
 	proxyLn  net.Listener // nil without a proxy
 	proxySrv *http.Server
@@ -104,6 +106,11 @@ func Listen(o Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	key, err := prefixKey(filepath.Join(filepath.Dir(o.Socket), "proxy.key"))
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
 	_ = os.Remove(o.Socket) // a stale socket: we own the name now
 	ln, err := net.Listen("unix", o.Socket)
 	if err != nil {
@@ -115,7 +122,7 @@ func Listen(o Options) (*Daemon, error) {
 		lock.Close()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	d := &Daemon{o: o, logger: logger, started: time.Now(), ln: ln, lock: lock, stopped: make(chan struct{})}
+	d := &Daemon{o: o, logger: logger, started: time.Now(), ln: ln, lock: lock, key: key, stopped: make(chan struct{})}
 	d.hub = &hub{logger: logger, members: map[*member]struct{}{}, changed: d.clientsChanged}
 	so := o.Session
 	so.Notifier = d.hub
@@ -131,6 +138,32 @@ func Listen(o Options) (*Daemon, error) {
 	d.armIdle()
 	d.mu.Unlock()
 	return d, nil
+}
+
+// prefixKey reads the key of the proxy's workspace prefixes, creating it
+// (32 random bytes, 0600) on first use. It lives beside the socket, in the
+// user's private folder, and outlives the daemon, so that the base URL an
+// agent was given stays valid in the next daemon.
+func prefixKey(path string) ([]byte, error) {
+	key, err := os.ReadFile(path)
+	if err == nil && len(key) >= 32 {
+		return key, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("proxy key: %w", err)
+	}
+	key = make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("proxy key: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, key, 0o600); err != nil {
+		return nil, fmt.Errorf("proxy key: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("proxy key: %w", err)
+	}
+	return key, nil
 }
 
 // takeLock takes the lock of the socket name. While another process holds
@@ -172,7 +205,7 @@ func (d *Daemon) listenProxy() {
 		d.logger.Error("proxy not started", "err", err)
 		return
 	}
-	h := proxy.NewWorkspaces(proxy.Options{Manager: d.mgr, Logger: d.logger.With("component", "proxy"), Secret: d.o.ProxySecret, Client: d.o.ProxyClient})
+	h := proxy.NewWorkspaces(proxy.Options{Manager: d.mgr, Logger: d.logger.With("component", "proxy"), Secret: d.o.ProxySecret, Client: d.o.ProxyClient}, d.key)
 	d.proxyLn = ln
 	d.proxySrv = &http.Server{
 		Handler:           d.track(h),
@@ -242,6 +275,10 @@ func (d *Daemon) ProxyAddr() string {
 	}
 	return d.proxyLn.Addr().String()
 }
+
+// ProxyBase is the proxy's base path of workspace root
+// (proxy.WorkspaceBase under the daemon's key).
+func (d *Daemon) ProxyBase(root string) string { return proxy.WorkspaceBase(root, d.key) }
 
 // Manager is the shared session manager.
 func (d *Daemon) Manager() *session.Manager { return d.mgr }
@@ -343,7 +380,16 @@ func (d *Daemon) serveConn(ctx context.Context, c net.Conn) {
 		// vtcode-ls run: the daemon stays while its agent runs (between
 		// the agent's requests too); the holder sees the connection drop
 		// if the daemon dies.
-		if err := writeLine(c, answer{OK: true, PID: os.Getpid(), Version: d.o.Version}); err != nil {
+		a := answer{OK: true, PID: os.Getpid(), Version: d.o.Version}
+		if req.Workspace != "" {
+			root, err := session.WorkspaceRoot(req.Workspace)
+			if err != nil {
+				_ = writeLine(c, answer{Error: "workspace: " + err.Error()})
+				return
+			}
+			a.ProxyBase = proxy.WorkspaceBase(root, d.key)
+		}
+		if err := writeLine(c, a); err != nil {
 			return
 		}
 		d.active(&d.holds, 1)
@@ -429,7 +475,7 @@ func (d *Daemon) Status(ctx context.Context) *Status {
 	st.UptimeSec = time.Since(d.started).Seconds()
 	st.Workspaces = []WorkspaceStatus{}
 	for _, root := range d.mgr.Workspaces() {
-		ws := WorkspaceStatus{Root: root, ProxyBase: proxy.WorkspaceBase(root)}
+		ws := WorkspaceStatus{Root: root, ProxyBase: proxy.WorkspaceBase(root, d.key)}
 		if list, err := d.mgr.ListSessions(ctx, session.ListParams{Workspace: root}); err == nil {
 			ws.Sessions = len(list)
 		}

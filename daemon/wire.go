@@ -16,6 +16,9 @@ type request struct {
 	Op string `json:"op"` // attach, status or stop
 	// MaxMessageBytes is the client's frame limit (attach; 0: the default).
 	MaxMessageBytes int64 `json:"maxMessageBytes,omitempty"`
+	// Workspace is the folder of a hold's agent, whose proxy base path the
+	// answer carries.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // answer is the daemon's line in reply.
@@ -25,6 +28,8 @@ type answer struct {
 	PID     int     `json:"pid,omitempty"`
 	Version string  `json:"version,omitempty"`
 	Status  *Status `json:"status,omitempty"`
+	// ProxyBase is the proxy's base path of the hold's workspace.
+	ProxyBase string `json:"proxyBase,omitempty"`
 }
 
 // maxLine bounds a request or answer line.

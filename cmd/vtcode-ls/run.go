@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/vtcode/vtcode-ls/daemon"
-	"github.com/vtcode/vtcode-ls/proxy"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -92,7 +91,7 @@ Flags:
 		fmt.Fprintf(stderr, "vtcode-ls run: %v\n", err)
 		return 127
 	}
-	hold, st, err := holdDaemon(getenv)
+	hold, st, err := holdDaemon(getenv, root)
 	if err != nil {
 		fmt.Fprintf(stderr, "vtcode-ls run: shared daemon: %v\n", err)
 		return 1
@@ -104,8 +103,8 @@ Flags:
 	}
 	ctx, stopHold := context.WithCancel(context.Background())
 	defer stopHold()
-	go keepDaemon(ctx, hold, st.Proxy, getenv, stderr)
-	base := "http://" + st.Proxy + proxy.WorkspaceBase(root)
+	go keepDaemon(ctx, hold, root, st.Proxy, getenv, stderr)
+	base := "http://" + st.Proxy + hold.ProxyBase
 	env, extra, notes, err := agentSetup(kind, base, envs, os.Environ())
 	if err != nil {
 		fmt.Fprintf(stderr, "vtcode-ls run: %v\n", err)
@@ -117,9 +116,10 @@ Flags:
 	return runChild(path, append(extra, agentArgs...), env, stdin, stdout, stderr)
 }
 
-// holdDaemon makes sure the shared daemon runs (starting it) and holds it:
-// it stays while the returned connection is open.
-func holdDaemon(getenv func(string) string) (io.ReadCloser, *daemon.Status, error) {
+// holdDaemon makes sure the shared daemon runs (starting it) and holds it,
+// with workspace among its workspaces: it stays while the returned
+// connection is open.
+func holdDaemon(getenv func(string) string, workspace string) (*daemon.Held, *daemon.Status, error) {
 	socket, err := daemon.SocketPath(getenv)
 	if err != nil {
 		return nil, nil, err
@@ -130,7 +130,7 @@ func holdDaemon(getenv func(string) string) (io.ReadCloser, *daemon.Status, erro
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	h, err := daemon.EnsureHold(ctx, socket, start)
+	h, err := daemon.EnsureHold(ctx, socket, workspace, start)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,7 +146,7 @@ func holdDaemon(getenv func(string) string) (io.ReadCloser, *daemon.Status, erro
 // goes away (killed), it starts a new one at once, so the agent's next
 // request finds the proxy again (on the same address when it is a fixed
 // one, the default 127.0.0.1:8787), and the sessions resume there.
-func keepDaemon(ctx context.Context, hold io.ReadCloser, addr string, getenv func(string) string, stderr io.Writer) {
+func keepDaemon(ctx context.Context, hold *daemon.Held, workspace, addr string, getenv func(string) string, stderr io.Writer) {
 	for {
 		stop := context.AfterFunc(ctx, func() { hold.Close() })
 		_, _ = io.Copy(io.Discard, hold)
@@ -157,7 +157,7 @@ func keepDaemon(ctx context.Context, hold io.ReadCloser, addr string, getenv fun
 		}
 		fmt.Fprintln(stderr, "vtcode-ls run: the shared daemon went away; starting a new one")
 		for {
-			h, st, err := holdDaemon(getenv)
+			h, st, err := holdDaemon(getenv, workspace)
 			if err == nil {
 				if st.Proxy != addr {
 					fmt.Fprintf(stderr, "vtcode-ls run: the new daemon's proxy listens on %s, not on %s the agent was given (set [proxy] listen to a fixed address)\n", st.Proxy, addr)

@@ -349,7 +349,11 @@ func TestRun(t *testing.T) {
 	if st == nil || st.Proxy == "" {
 		t.Fatalf("no daemon with a proxy after run: %+v (stderr %s)", st, stderr)
 	}
-	base := "http://" + st.Proxy + proxy.WorkspaceBase(ws)
+	key, err := os.ReadFile(filepath.Join(os.Getenv(daemon.DirEnv), "proxy.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + st.Proxy + proxy.WorkspaceBase(ws, key)
 	if code != 7 || env["ANTHROPIC_BASE_URL"] != base || !slices.Equal(args, []string{"-p", "hello"}) {
 		t.Errorf("claude: exit %d, ANTHROPIC_BASE_URL %q (want %q), args %q, stderr %s", code, env["ANTHROPIC_BASE_URL"], base, args, stderr)
 	}
