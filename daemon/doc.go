@@ -29,6 +29,12 @@
 // ([Attach]) copies both ways, so the protocol on the editor's stdio does
 // not change.
 //
+// The proxy (proxy.Workspaces) routes /w/<id>.<mac>/… to the workspace
+// id names; the MAC is made with a key kept beside the socket
+// (proxy.key, 0600), so only the user makes such a prefix (the hold
+// answer of vtcode-ls run carries it) and it stays valid in the next
+// daemon.
+//
 // Every connection is an rpc server over one shared session.Manager
 // (rpc.Shared): a client sees the sessions and the notifications of its
 // own workspaces, and two clients of one workspace work on the same
