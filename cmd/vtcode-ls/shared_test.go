@@ -1,9 +1,10 @@
+//go:build unix
+
 package main
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,35 +18,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/vtcode/vtcode-ls/daemon"
 	"github.com/vtcode/vtcode-ls/proxy"
 )
-
-// inProcess are the arguments of a connection served in the process, as
-// before the shared daemon.
-var inProcess = []string{"--no-shared"}
-
-// isolateDaemon gives the test its own daemon socket folder and stops a
-// daemon started there when the test ends, so none outlives it.
-func isolateDaemon(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "vtd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(daemon.DirEnv, dir)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if _, err := daemon.StopDaemon(ctx, filepath.Join(dir, daemon.SocketName)); err != nil && !errors.Is(err, daemon.ErrNotRunning) {
-			t.Errorf("stopping the test's daemon: %v", err)
-		}
-		os.RemoveAll(dir)
-	})
-	return dir
-}
 
 // sharedEnv isolates the test (config, home, daemon folder) and gives the
 // daemon a user configuration whose proxy listens on a free port.
