@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -38,11 +39,21 @@ type SharedResult struct {
 	InProcess     Latency `json:"prepareInProcess"`
 	Forwarded     Latency `json:"prepareForwarded"`
 	ForwardRatio  float64 `json:"forwardRatio"` // forwarded / in process, medians
+
+	// Fleet: Clients editors on Workspaces workspaces, each with a session
+	// of FleetTokens, sending FleetPrepares prepareRequests at once: one
+	// daemon process per editor (in process) against every editor on the
+	// shared daemon. Throughput in prepares per second of wall time; peak
+	// RSS the sum of the processes' VmHWM (the forwarders' included).
+	Clients, Workspaces, FleetPrepares, FleetTokens int
+	SeparateThroughput, SharedThroughput            float64
+	SeparateRSS, SharedRSS                          int64
+	ThroughputRatio, RSSRatio                       float64 // shared / separate
 }
 
 // benchShared builds vtcode-ls, then measures with a daemon of its own (a
 // private socket folder, a proxy on a free port) that it stops at the end.
-func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps int) (_ *SharedResult, err error) {
+func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps, fleetPrepares int) (_ *SharedResult, err error) {
 	tmp, err := os.MkdirTemp("", "vtcode-bench-shared-")
 	if err != nil {
 		return nil, err
@@ -116,7 +127,7 @@ func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps i
 	// through the forwarder, each on a workspace of its own.
 	hist := historytest.Synthetic(historyConfig(tokens, 5))
 	var clients [2]*benchClient
-	for i, args := range [][]string{{"--no-shared"}, nil} {
+	for i, args := range [][]string{{"--no-shared"}, nil} { // ended below, before the fleet
 		ws, err := wsOf(fmt.Sprintf("prepare%d", i))
 		if err != nil {
 			return nil, err
@@ -125,7 +136,6 @@ func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps i
 		if err != nil {
 			return nil, err
 		}
-		defer p.end(ctx)
 		if err := p.conn.Call(ctx, "vtcode/openSession", session.OpenParams{SessionID: "bench", ContextWindow: window}, nil); err != nil {
 			return nil, fmt.Errorf("vtcode/openSession: %w", err)
 		}
@@ -157,7 +167,98 @@ func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps i
 	}
 	res.InProcess, res.Forwarded = newLatency(lat[0]), newLatency(lat[1])
 	res.ForwardRatio = ratio(lat[1].median(), lat[0].median())
+	for _, c := range clients {
+		if err := c.end(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	res.Clients, res.Workspaces, res.FleetPrepares, res.FleetTokens = 8, 4, fleetPrepares, 20_000
+	fleetHist := historytest.Synthetic(historyConfig(res.FleetTokens, 7))
+	for _, shared := range []bool{false, true} {
+		if err := stop(); err != nil {
+			return nil, err
+		}
+		tput, rss, err := benchFleet(ctx, bin, env, tmp, shared, res.Clients, res.Workspaces, fleetPrepares, window, fleetHist, socket)
+		if err != nil {
+			return nil, fmt.Errorf("fleet (shared %v): %w", shared, err)
+		}
+		if shared {
+			res.SharedThroughput, res.SharedRSS = tput, rss
+		} else {
+			res.SeparateThroughput, res.SeparateRSS = tput, rss
+		}
+	}
+	if res.SeparateThroughput > 0 && res.SeparateRSS > 0 {
+		res.ThroughputRatio = res.SharedThroughput / res.SeparateThroughput
+		res.RSSRatio = float64(res.SharedRSS) / float64(res.SeparateRSS)
+	}
 	return res, nil
+}
+
+// benchFleet runs n editors on ws workspaces (editor i on workspace i%ws,
+// its own session), each sending prepares prepareRequests, all at once.
+func benchFleet(ctx context.Context, bin string, env []string, tmp string, shared bool, n, ws, prepares, window int, hist []history.Message, socket string) (float64, int64, error) {
+	var args []string
+	if !shared {
+		args = []string{"--no-shared"}
+	}
+	clients := make([]*benchClient, n)
+	for i := range clients {
+		dir := filepath.Join(tmp, fmt.Sprintf("fleet-%v-%d", shared, i%ws))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return 0, 0, err
+		}
+		c, _, err := spawnClient(ctx, bin, args, env, dir)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer c.end(ctx)
+		id := fmt.Sprintf("fleet%d", i)
+		if err := c.conn.Call(ctx, "vtcode/openSession", session.OpenParams{SessionID: id, ContextWindow: window}, nil); err != nil {
+			return 0, 0, fmt.Errorf("vtcode/openSession: %w", err)
+		}
+		if err := c.conn.Call(ctx, "vtcode/appendMessages", session.AppendParams{SessionID: id, Messages: hist}, nil); err != nil {
+			return 0, 0, fmt.Errorf("vtcode/appendMessages: %w", err)
+		}
+		clients[i] = c
+	}
+	errs := make(chan error, n)
+	began := time.Now()
+	for i, c := range clients {
+		go func() {
+			id := fmt.Sprintf("fleet%d", i)
+			for turn := range prepares {
+				msg := history.NewText(history.User, fmt.Sprintf("Editor %d, turn %d: next failure.", i, turn))
+				var raw jsonRaw
+				if err := c.conn.Call(ctx, "vtcode/prepareRequest", session.PrepareParams{SessionID: id, Messages: []history.Message{msg}}, &raw); err != nil {
+					errs <- fmt.Errorf("vtcode/prepareRequest: %w", err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			return 0, 0, err
+		}
+	}
+	took := time.Since(began)
+	var rss int64
+	for _, c := range clients {
+		rss += peakRSSOf(strconv.Itoa(c.cmd.Process.Pid))
+	}
+	if shared {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		st, err := daemon.GetStatus(sctx, socket)
+		cancel()
+		if err != nil {
+			return 0, 0, err
+		}
+		rss += peakRSSOf(strconv.Itoa(st.PID))
+	}
+	return float64(n*prepares) / took.Seconds(), rss, nil
 }
 
 // jsonRaw keeps a result's bytes.
@@ -240,8 +341,12 @@ func writeShared(w io.Writer, x *SharedResult) error {
 	t.row("start to initialize result, cold daemon", fmtNs(x.InProcessStart), fmtNs(x.ColdAttach), fmtRatio(x.ColdRatio))
 	t.row(fmt.Sprintf("prepareRequest, %s-token session (%s back)", formatInt(int64(x.SessionTokens)), fmtBytes(int64(x.ResponseBytes))),
 		fmtNs(x.InProcess.MedianNs), fmtNs(x.Forwarded.MedianNs), fmtRatio(x.ForwardRatio))
+	t.row(fmt.Sprintf("%d editors × %d workspaces × %d prepares (%s tokens each): prepares/s", x.Clients, x.Workspaces, x.FleetPrepares, formatInt(int64(x.FleetTokens))),
+		fmt.Sprintf("%.0f", x.SeparateThroughput), fmt.Sprintf("%.0f", x.SharedThroughput), fmtRatio(x.ThroughputRatio))
+	t.row("  peak RSS, every process", mib(x.SeparateRSS), mib(x.SharedRSS), fmtRatio(x.RSSRatio))
 	err := t.flush()
-	fmt.Fprintf(w, "   medians: starts of %d interleaved reps, %d interleaved prepares\n\n", x.StartReps, x.Turns)
+	fmt.Fprintf(w, "   medians: starts of %d interleaved reps, %d interleaved prepares; the fleet: %d daemons in process vs one shared daemon and %d forwarders\n\n",
+		x.StartReps, x.Turns, x.Clients, x.Clients)
 	return err
 }
 

@@ -287,7 +287,7 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	}
 
 	logf("shared daemon: attach and forwarder, %d-token session", p.daemonTokens)
-	if rep.Shared, err = benchShared(ctx, p.daemonTokens, p.daemonWindow, p.warmup, p.turns, 5); err != nil {
+	if rep.Shared, err = benchShared(ctx, p.daemonTokens, p.daemonWindow, p.warmup, p.turns, 5, min(p.turns, 200)); err != nil {
 		return nil, fmt.Errorf("shared daemon: %w", err)
 	}
 
