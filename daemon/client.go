@@ -116,6 +116,28 @@ func (c *Conn) Forward(in io.Reader, out io.Writer) (int, error) {
 // Close drops the connection.
 func (c *Conn) Close() error { return c.c.Close() }
 
+// AttachFiles attaches like [Attach] and hands in and out (the editor's
+// pipes) over to the daemon, which then reads and writes them itself: no
+// byte goes through this process. It waits for the end of the connection
+// and returns its exit code, as [Conn.Forward] does. ok is false when in
+// and out cannot be handed over (not pipes or sockets, or a platform
+// without descriptor passing); nothing was sent then.
+func AttachFiles(ctx context.Context, socket string, maxBytes int64, in, out *os.File) (code int, ok bool, err error) {
+	if !passable(in) || !passable(out) {
+		return 0, false, nil
+	}
+	c, br, _, err := dial(ctx, socket, request{Op: "attach", Files: true, MaxMessageBytes: maxBytes})
+	if err != nil {
+		return 1, true, err
+	}
+	defer c.Close()
+	if err := sendFiles(c, in, out); err != nil {
+		return 1, true, fmt.Errorf("handing the connection over: %w", err)
+	}
+	code, err = copyChunks(io.Discard, br)
+	return code, true, err
+}
+
 // Attach connects to the daemon on socket as a protocol client; maxBytes
 // is the frame limit (0: the daemon's default).
 func Attach(ctx context.Context, socket string, maxBytes int64) (*Conn, error) {
@@ -158,6 +180,13 @@ type Starter func() error
 // is waited for by the started one.
 func Ensure(ctx context.Context, socket string, maxBytes int64, start Starter) (*Conn, error) {
 	return ensure(ctx, socket, start, func() (*Conn, error) { return Attach(ctx, socket, maxBytes) })
+}
+
+// EnsureRunning makes sure a daemon answers on socket, starting one as
+// [Ensure] does.
+func EnsureRunning(ctx context.Context, socket string, start Starter) error {
+	_, err := ensure(ctx, socket, start, func() (*Status, error) { return GetStatus(ctx, socket) })
+	return err
 }
 
 // EnsureHold is [Hold], starting a daemon as [Ensure] does.

@@ -139,6 +139,60 @@ func TestGoldensThroughForwarder(t *testing.T) {
 	}
 }
 
+// handover is an rpctest Serve function through the descriptor handover
+// (daemon.AttachFiles): the editor's side is a pair of OS pipes, as an
+// editor's stdio is, pumped from and to the transcript's in-memory pipes.
+func handover(ctx context.Context, socket string, r io.Reader, w io.Writer, maxBytes int64) error {
+	defer closeAll(r, w)
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	go func() { _, _ = io.Copy(inW, r); inW.Close() }()
+	pumped := make(chan struct{})
+	go func() { _, _ = io.Copy(w, outR); outR.Close(); close(pumped) }()
+	code, ok, err := daemon.AttachFiles(ctx, socket, maxBytes, inR, outW)
+	inR.Close()
+	outW.Close()
+	<-pumped // the daemon's copy is closed: everything it wrote is read
+	if !ok {
+		return errors.New("OS pipes were not handed over")
+	}
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("exit code %d", code)
+	}
+	return nil
+}
+
+// TestGoldensThroughHandover replays every golden transcript with the
+// editor's pipes handed over to the daemon, which serves them itself.
+func TestGoldensThroughHandover(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "rpc", "testdata", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden transcripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			t.Parallel()
+			rpctest.RunTranscript(t, file, rpctest.TranscriptOptions{
+				Serve: func(ctx context.Context, r io.Reader, w io.Writer, opts rpc.Options) error {
+					so := opts.Session
+					so.Logger = opts.Logger
+					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test"})
+					return handover(ctx, d.Socket(), r, w, opts.MaxMessageBytes)
+				},
+			})
+		})
+	}
+}
+
 func user(text string) history.Message { return history.NewText(history.User, text) }
 
 // turns is a conversation of n tool-using turns with results of about size

@@ -418,7 +418,29 @@ func (d *Daemon) attach(ctx context.Context, c net.Conn, br *bufio.Reader, req r
 		opts.MaxMessageBytes = req.MaxMessageBytes
 	}
 	cw := &chunkWriter{w: c}
-	err := rpc.Serve(ctx, connReader{br, c}, cw, opts)
+	var err error
+	if req.Files {
+		// The client handed over its stdin and stdout: the server reads
+		// and writes them itself, and the socket carries only the exit.
+		in, out, ferr := receiveFiles(c)
+		if ferr != nil {
+			d.logger.Warn("attach with files", "err", ferr)
+			return
+		}
+		// A client that goes away (killed) ends the connection.
+		cctx, cancel := context.WithCancel(ctx)
+		go func() {
+			_, _ = io.Copy(io.Discard, br)
+			cancel()
+		}()
+		err = rpc.Serve(cctx, in, out, opts)
+		cancel()
+		if cctx.Err() != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
+			err = rpc.ErrNoShutdown
+		}
+	} else {
+		err = rpc.Serve(ctx, connReader{br, c}, cw, opts)
+	}
 	code := rpc.ExitCode(err)
 	d.logger.Debug("client done", "exit", code, "err", err)
 	// A writer stuck on a client that does not read gives up here.

@@ -14,6 +14,9 @@ import (
 // request is the first line a client sends.
 type request struct {
 	Op string `json:"op"` // attach, status or stop
+	// Files says the client hands its stdin and stdout over (attach): a
+	// message with their two descriptors follows the answer.
+	Files bool `json:"files,omitempty"`
 	// MaxMessageBytes is the client's frame limit (attach; 0: the default).
 	MaxMessageBytes int64 `json:"maxMessageBytes,omitempty"`
 	// Workspace is the folder of a hold's agent, whose proxy base path the

@@ -169,6 +169,26 @@ func attach(stdin io.Reader, stdout, stderr io.Writer, maxBytes int64, getenv fu
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
+	// The editor's pipes go to the daemon itself when they can: no byte
+	// passes through this process then.
+	in, inOK := stdin.(*os.File)
+	out, outOK := stdout.(*os.File)
+	if inOK && outOK {
+		if err := daemon.EnsureRunning(ctx, socket, start); err != nil {
+			fmt.Fprintf(stderr, "vtcode-ls: shared daemon: %v; serving in process\n", err)
+			return 0, false
+		}
+		code, handed, err := daemon.AttachFiles(ctx, socket, maxBytes, in, out)
+		switch {
+		case handed && err == nil:
+			return code, true
+		case handed && !errors.Is(err, daemon.ErrNotRunning):
+			fmt.Fprintf(stderr, "vtcode-ls: %v; the next start of vtcode-ls starts a new one and resumes the sessions\n", err)
+			return code, true
+		}
+		// Not pipes, or the daemon went away before the handover: the
+		// bytes are forwarded.
+	}
 	c, err := daemon.Ensure(ctx, socket, maxBytes, start)
 	if err != nil {
 		fmt.Fprintf(stderr, "vtcode-ls: shared daemon: %v; serving in process\n", err)
