@@ -185,7 +185,13 @@ func Ensure(ctx context.Context, socket string, maxBytes int64, start Starter) (
 // EnsureRunning makes sure a daemon answers on socket, starting one as
 // [Ensure] does.
 func EnsureRunning(ctx context.Context, socket string, start Starter) error {
-	_, err := ensure(ctx, socket, start, func() (*Status, error) { return GetStatus(ctx, socket) })
+	_, err := ensure(ctx, socket, start, func() (struct{}, error) {
+		c, _, _, err := dial(ctx, socket, request{Op: "ping"})
+		if err == nil {
+			c.Close()
+		}
+		return struct{}{}, err
+	})
 	return err
 }
 

@@ -18,8 +18,8 @@
 // # A connection
 //
 // A connection starts with one JSON line from the client, the request
-// ({"op":"attach"}, {"op":"status"}, {"op":"stop"} or {"op":"hold"}, which
-// keeps the daemon alive while it is open), and one JSON line
+// ({"op":"attach"}, {"op":"status"}, {"op":"stop"}, {"op":"ping"} or
+// {"op":"hold"}, which keeps the daemon alive while it is open), and one JSON line
 // from the daemon, the answer ({"ok":true,…} or {"error":"…"}). After an
 // attach answer the connection is one protocol client: the client sends
 // the vtcode-ls protocol (LSP framing) as it is, and the daemon answers in
@@ -27,7 +27,11 @@
 // carries protocol bytes, kind 'x' ends the connection with the exit code
 // the in-process server would have had (rpc.ExitCode). The forwarder
 // ([Attach]) copies both ways, so the protocol on the editor's stdio does
-// not change.
+// not change. When the editor's stdio are pipes or sockets, the client
+// instead hands them over ({"op":"attach","files":true}, then their two
+// descriptors in one SCM_RIGHTS message, [AttachFiles]): the daemon reads
+// and writes them itself, and the socket carries only the exit chunk (and
+// its end tells the daemon that the client went away).
 //
 // The proxy (proxy.Workspaces) routes /w/<id>.<mac>/… to the workspace
 // id names; the MAC is made with a key kept beside the socket

@@ -371,6 +371,8 @@ func (d *Daemon) serveConn(ctx context.Context, c net.Conn) {
 	switch req.Op {
 	case "status":
 		_ = writeLine(c, answer{OK: true, Status: d.Status(ctx)})
+	case "ping":
+		_ = writeLine(c, answer{OK: true, PID: os.Getpid(), Version: d.o.Version})
 	case "stop":
 		_ = writeLine(c, answer{OK: true, PID: os.Getpid()})
 		d.Stop()
