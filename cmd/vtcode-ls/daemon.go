@@ -249,8 +249,8 @@ Flags:
 	if st.Proxy == "" {
 		proxyLine = "not listening: " + st.ProxyError
 	}
-	fmt.Fprintf(stdout, "pid        %d\nversion    %s\nuptime     %s\nsocket     %s\nclients    %d\nproxy      %s\nsessions   %d\n",
-		st.PID, st.Version, (time.Duration(st.UptimeSec) * time.Second).String(), st.Socket, st.Clients, proxyLine, st.Sessions)
+	fmt.Fprintf(stdout, "pid        %d\nversion    %s\nuptime     %s\nsocket     %s\nclients    %d\nruns       %d\nproxy      %s\nsessions   %d\n",
+		st.PID, st.Version, (time.Duration(st.UptimeSec) * time.Second).String(), st.Socket, st.Clients, st.Runs, proxyLine, st.Sessions)
 	if len(st.Workspaces) == 0 {
 		fmt.Fprintln(stdout, "workspaces none")
 	}
