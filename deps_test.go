@@ -34,6 +34,7 @@ var allow = map[string][]string{
 	"store":                  {"history"},
 	"config":                 {"clearing", "compaction"}, // the engine's own defaults
 	"transcript":             {"history"},
+	"corpus":                 {}, // locates the recorded sessions; standard library only
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers"},
 	"rpc":                    {"session", "history", "config"},
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},

@@ -44,7 +44,7 @@ type Options struct {
 	Instructions string // extra instructions for this compaction
 	Prompt       string // summary prompt; "" means DefaultPrompt
 
-	// Capacity is the resolved window (SPEC §4), 0 when unknown.
+	// Capacity is the resolved window (docs/design.md §4), 0 when unknown.
 	Capacity int
 	// ReservedOutput is the session's output reserve; the rebuilt history is
 	// bounded to leave it free (see WindowBound).
@@ -413,7 +413,7 @@ func (r *run) budgetErr(err error, lead, budget int) error {
 
 // summarize sends lead + a fork of body bounded to the summary budget + the
 // request message, retrying with a halved budget on capacity rejections
-// (SPEC §8.5), and returns the trimmed summary.
+// (docs/design.md §8.5), and returns the trimmed summary.
 func (r *run) summarize(ctx context.Context, lead, body []history.Message, label string, pct int) (string, error) {
 	known := r.opts.Capacity > 0
 	budget := SummaryBudget(r.opts.Capacity, r.prefix, r.opts.SummaryOutputLimit)
@@ -614,7 +614,7 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 		}
 		return nil, reason, nil
 	}
-	if _, content := providers.AnthropicCompactionBlock(block); !content {
+	if providers.CompactionOf(block) != providers.AnthropicCompaction {
 		return nil, "native inline compaction returned a block without content", nil
 	}
 	var fields struct {
@@ -642,13 +642,7 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 // isCompactionItem reports whether a reasoning detail is an opaque
 // compaction item of an earlier native pass.
 func isCompactionItem(d json.RawMessage) bool {
-	if !bytes.Contains(d, []byte(`"compaction`)) {
-		return false
-	}
-	var v struct {
-		Type string `json:"type"`
-	}
-	return json.Unmarshal(d, &v) == nil && (v.Type == "compaction" || v.Type == "compaction_summary")
+	return providers.CompactionOf(d) != providers.NotCompaction
 }
 
 // boundNative bounds the input of a native standalone request to budget

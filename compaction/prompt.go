@@ -7,7 +7,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// DefaultPrompt is the default summary prompt (SPEC §8.5): goal, constraints
+// DefaultPrompt is the default summary prompt (docs/design.md §8.5): goal, constraints
 // and user restrictions, what was just being done, last action and result,
 // checks marked completed / running / failed / not run with exact commands and
 // exit codes, pending session ids and polling actions, unresolved approvals,

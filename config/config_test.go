@@ -41,7 +41,7 @@ func TestLoadDefaults(t *testing.T) {
 	}
 }
 
-// specTOML sets every key of SPEC §12, with values other than the defaults.
+// specTOML sets every key of docs/design.md §12, with values other than the defaults.
 const specTOML = `# every key
 [agent.harness]
 auto_compaction_enabled = false
@@ -111,7 +111,7 @@ dir = "state/sessions"
 keep_artifacts = 7
 `
 
-// specJSON is the policy part of specTOML in its JSON form (SPEC §10).
+// specJSON is the policy part of specTOML in its JSON form (docs/design.md §10).
 const specJSON = `{
   "autoCompaction": {"enabled": false, "thresholdTokens": 90000, "thresholdRatio": 0.5, "compactOnModelSwitch": false},
   "toolResultClearing": {"enabled": false, "triggerTokens": 30000, "keepToolUses": 3, "keepRecentToolBatches": 0, "clearToolInputs": true, "clearAtLeastTokens": 7000, "cacheAware": false},

@@ -13,7 +13,7 @@ import (
 )
 
 // Policy is the run-time adjustable part of the configuration. Its JSON form
-// is the policy object of SPEC §10.
+// is the policy object of docs/design.md §10.
 type Policy struct {
 	AutoCompaction     AutoCompaction     `json:"autoCompaction"`
 	ToolResultClearing ToolResultClearing `json:"toolResultClearing"`
@@ -72,7 +72,7 @@ type RoutePolicy struct {
 	MaxOverflowRetries int     `json:"maxOverflowRetries"`
 }
 
-// Default returns the built-in policy of SPEC §12.
+// Default returns the built-in policy of docs/design.md §12.
 func Default() Policy {
 	// The engine's packages own their defaults; the policy reads them, so
 	// a zero field left to a package and an unconfigured key agree.
@@ -300,7 +300,7 @@ func (p Policy) Validate() error {
 }
 
 // ApplyJSON returns p with the partial policy patch applied. patch has the
-// shape of the policy JSON (SPEC §10) with any subset of sections and fields;
+// shape of the policy JSON (docs/design.md §10) with any subset of sections and fields;
 // an empty patch or null changes nothing. Unknown keys, values of the wrong
 // type and values out of range are rejected with a [*FieldError] naming the
 // field; on any error nothing is applied and p is returned unchanged.

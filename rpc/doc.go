@@ -144,7 +144,7 @@
 // Past a limit the call gets -32602 naming the field
 // ("messages[3].toolCalls: at most 1024 tool calls per message, got 5000")
 // and nothing of it is applied. Every cost of a call is linear in what it
-// carries; the limits bound the constant (session.Limits sets them). Messages have the shape of SPEC §2 (role, content,
+// carries; the limits bound the constant (session.Limits sets them). Messages have the shape of docs/design.md §2 (role, content,
 // toolCalls, toolCallId, toolName, reasoning, reasoningDetails, and any
 // other field, kept verbatim). Unknown fields in params are ignored, so
 // that newer clients work with older servers; unknown fields in a policy are
@@ -363,7 +363,7 @@
 //
 // Providers bill a cached prompt prefix at a fraction of the price, and a
 // changed byte invalidates the cache from there on. Above the protected
-// floor of §7 (evidence window, keepToolUses, keepRecentToolBatches, small
+// floor of docs/design.md §7 (evidence window, keepToolUses, keepRecentToolBatches, small
 // results), old tool results are cleared in steps: a result is cleared only
 // before the session's cleared horizon, which moves forward (clearing
 // everything above the floor at once) when that removes at least
@@ -377,7 +377,7 @@
 // the request at the compaction threshold. Between steps each request
 // starts with the previous request and its answer, byte for byte. The
 // horizon is stored as a session event, so a restarted daemon projects the
-// same bytes. clearAtLeastTokens 0 with cacheAware false is exactly §7: every
+// same bytes. clearAtLeastTokens 0 with cacheAware false is exactly docs/design.md §7: every
 // request clears everything above the floor. With cacheAware, a request
 // whose cache has expired and whose pressure is past the soft threshold
 // (90 % of the compaction threshold) compacts now: the prefix is written

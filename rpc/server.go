@@ -90,7 +90,7 @@ func ExitCode(err error) int {
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	s := newServer(ctx, r, w, opts)
 	defer s.cancelAll()
-	s.conn = jsonrpc2.NewConn(s.base, s.stream, s, jsonrpc2.SetLogger(libLogger{s.logger}))
+	s.conn = connect(s.base, s.stream, s, jsonrpc2.SetLogger(libLogger{s.logger}))
 	s.out.start()
 
 	var ctxErr, readErr error

@@ -12,7 +12,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// Human-readable outcomes (SPEC §8.8, §10).
+// Human-readable outcomes (docs/design.md §8.8, §10).
 const (
 	msgAlreadyCompact = "Conversation is already compact."
 	msgCancelled      = "Compaction cancelled."
@@ -289,7 +289,7 @@ func awaitPassOne(ctx context.Context, tp *compaction.TwoPass, limit time.Durati
 }
 
 // commit makes a compaction outcome durable and current, in the order of
-// §8.8: the artifact of the full pre-compaction history first, then one
+// docs/design.md §8.8: the artifact of the full pre-compaction history first, then one
 // boundary event carrying the new live history, the artifact's ref and what
 // is committed with it, then the swap (by applying that event) and the
 // notification. The append is the commit point: when it fails, or ctx is

@@ -11,7 +11,7 @@ import (
 
 // The parameter and result structs of this file are the inputs and outputs
 // of the Manager's calls. Their JSON names are those of the vtcode/*
-// methods (SPEC §10), so the JSON-RPC transport decodes params into them and
+// methods (docs/design.md §10), so the JSON-RPC transport decodes params into them and
 // encodes results as they are; what belongs to a transport alone (progress
 // tokens, request ids, ordering) is not here: progress is a [Progress] the
 // transport passes, ordering a [Ticket]. A "count" field named messages is
@@ -214,7 +214,7 @@ type PromptResult struct {
 	IsDefault bool   `json:"isDefault"`
 }
 
-// Boundary is a compaction boundary (SPEC §8.8): the event recorded when a
+// Boundary is a compaction boundary (docs/design.md §8.8): the event recorded when a
 // compaction replaced the live history, and the body of
 // vtcode/compactBoundary.
 type Boundary struct {
@@ -248,7 +248,7 @@ type PressureEvent struct {
 	State           string  `json:"state"`
 }
 
-// Stats describe a session's projection (SPEC §9).
+// Stats describe a session's projection (docs/design.md §9).
 type Stats struct {
 	SessionID         string `json:"sessionId"`
 	Messages          int    `json:"messages"`

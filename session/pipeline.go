@@ -14,7 +14,7 @@ import (
 )
 
 // env is what one operation resolved from a route, the effective policy and
-// the request: capacity (§4), thresholds (§8.1) and the clearing budget (§7.1).
+// the request (docs/design.md): capacity (§4), thresholds (§8.1) and the clearing budget (§7.1).
 type env struct {
 	cfg      config.Config
 	pol      config.Policy
@@ -98,7 +98,7 @@ type projection struct {
 	shared int
 }
 
-// project normalizes msgs and clears old tool results (steps 2 and 3 of §5).
+// project normalizes msgs and clears old tool results (steps 2 and 3 of docs/design.md §5).
 // It never modifies msgs; it may write past their end, into the spare
 // capacity of msgs's array (history.NormalizeGrow). With base, the
 // projection is built on the last request sent (clearing.Request.Base):
@@ -139,7 +139,7 @@ func (s *Session) project(msgs []history.Message, e *env, skipClearing, base boo
 	return p
 }
 
-// trim is the last rung (§5 step 5): when the projection plus prefix exceeds
+// trim is the last rung (docs/design.md §5 step 5): when the projection plus prefix exceeds
 // capacity − reservedOutput, keep the leading system messages and the newest
 // messages within trimToPercent % of that budget minus the prefix, cutting
 // only at a user message (or, without one, between batches), and never
@@ -216,7 +216,7 @@ func (s *Session) view(e *env, skipClearing, base bool) projection {
 	return p
 }
 
-// prepare is vtcode/prepareRequest (§5).
+// prepare is vtcode/prepareRequest (docs/design.md §5).
 func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (*PrepareResult, error) {
 	s.syncEstimator()
 	// 1. Synchronize: the messages are committed with the outcome below, so a
@@ -326,7 +326,7 @@ func aliases(a, b []history.Message) bool {
 	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
 }
 
-// prefire starts pass 1 of two-pass compaction in the background (§8.6).
+// prefire starts pass 1 of two-pass compaction in the background (docs/design.md §8.6).
 func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.Envelope) {
 	opts, err := s.compactOptions(compactJob{trigger: compaction.TriggerAuto, strategy: "auto", e: e, envelope: envelope, twoPass: s.twoPass})
 	if err != nil {
@@ -339,7 +339,7 @@ func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.E
 }
 
 // contextEdits returns the edit ladder for a request on an Anthropic route
-// (§8.4, built by [providers.AnthropicEdits]): the clearing edits when the
+// (docs/design.md §8.4, built by [providers.AnthropicEdits]): the clearing edits when the
 // route supports context edits, then the compact edit when the model
 // compacts natively and auto compaction is on, triggered at the threshold.
 // Nil when the ladder is empty.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/session"
@@ -68,36 +69,12 @@ const (
 	costSeed     = `{"toolResultClearing":{"clearAtLeastTokens":0,"cacheAware":false}}`
 )
 
-// transcriptsDir finds ../shared/transcripts beside the module root (or
-// $VTCODE_TRANSCRIPTS); "" when there is none.
-func transcriptsDir() string {
-	if d := os.Getenv("VTCODE_TRANSCRIPTS"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
+// benchCost plays every transcript of the corpus (see corpus.Dir).
+func benchCost(ctx context.Context, logf func(string, ...any)) ([]CostRow, error) {
+	dir, err := corpus.Dir()
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			for _, up := range []string{"..", filepath.Join("..", "..")} {
-				d := filepath.Join(dir, up, "shared", "transcripts")
-				if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-					return d
-				}
-			}
-			return ""
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// benchCost plays every transcript of dir.
-func benchCost(ctx context.Context, dir string, logf func(string, ...any)) ([]CostRow, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("transcripts: %w", err)
@@ -241,7 +218,7 @@ func playCost(ctx context.Context, msgs []history.Message, provider, model, poli
 	return out, nil
 }
 
-// costTargets are the targets of issue 12 on every session longer than 50
+// costTargets are the prompt-cache cost targets on every session longer than 50
 // turns.
 func costTargets(rows []CostRow) []Target {
 	var ts []Target

@@ -87,9 +87,9 @@ func checkReport(t *testing.T, rep *Report) {
 	if len(rep.Scaling) != 2 {
 		t.Errorf("%d scaling rows, want 2 (text, tool calls)", len(rep.Scaling))
 	}
-	// Issue 2's five, two per scaling row, issue 12's delta round trip
-	// and per-turn growth (the quick run has no cost section), and issue
-	// 22's forwarder overhead.
+	// The five performance targets, two per scaling row, the delta round
+	// trip and per-turn growth (the quick run has no cost section), and
+	// the shared daemon's forwarder overhead.
 	if want := 5 + 2*len(rep.Scaling) + 2 + 1; len(rep.Targets) != want {
 		t.Errorf("%d targets, want %d", len(rep.Targets), want)
 	}

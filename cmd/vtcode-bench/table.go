@@ -267,7 +267,7 @@ func writeTable(w io.Writer, rep *Report) error {
 
 	// Targets.
 	if len(rep.Targets) > 0 {
-		p("Targets of issues 2 and 12\n")
+		p("Performance targets\n")
 		t = newTable(w)
 		t.row("target", "measured on", "want", "got", "")
 		for _, tg := range rep.Targets {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/evidence/ledger"
 )
 
@@ -25,7 +26,8 @@ compaction) and the built-in long-turn scenario, and prints, per session and
 in total, the facts kept in the summary and in the whole compacted history,
 and the claims of the summary that the record contradicts. DIR defaults to
 $VTCODE_TRANSCRIPTS, else shared/transcripts beside the module root (or one
-of its parents). Exits 1 when the totals miss the targets (history >= 95 %%,
+of its parents) when it holds other sessions, else the sessions committed in
+corpus/testdata. Exits 1 when the totals miss the targets (history >= 95 %%,
 summary >= 85 %%, no contradictions).
 
 Flags:
@@ -41,11 +43,8 @@ Flags:
 	}
 	dir := fs.Arg(0)
 	if dir == "" {
-		wd, err := os.Getwd()
-		if err == nil {
-			dir, err = ledger.FindDir(wd)
-		}
-		if err != nil {
+		var err error
+		if dir, err = corpus.Dir(); err != nil {
 			fmt.Fprintf(stderr, "vtcode-ls eval: %v\n", err)
 			return 1
 		}

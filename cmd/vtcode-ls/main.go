@@ -107,7 +107,7 @@ func versionMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: vtcode-ls version\n\nPrints the version of vtcode-ls.\n")
+		fmt.Fprint(fs.Output(), "Usage: vtcode-ls version\n\nPrints the version of vtcode-ls, the commit it was built from and the Go version.\n")
 	}
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
@@ -116,7 +116,7 @@ func versionMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vtcode-ls version: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	fmt.Fprintf(stdout, "vtcode-ls %s\n", versionString())
+	fmt.Fprintln(stdout, buildLine())
 	return 0
 }
 

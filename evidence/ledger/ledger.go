@@ -1,4 +1,4 @@
-// Package ledger is the fact ledger of compaction (issue 10): it compacts
+// Package ledger is the fact ledger of compaction (docs/design.md §15): it compacts
 // recorded sessions through the real path (transcript import, then
 // compaction.Compact with the offline summarizer at a fixed window) and
 // counts, per session, the facts of a facts.json kept in the summary and in
@@ -10,7 +10,6 @@ package ledger
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +29,7 @@ import (
 // Window is the context window the ledger compacts at.
 const Window = 32_000
 
-// Targets of issue 10.
+// Targets of the fact ledger: the share of facts a compaction keeps.
 const (
 	TargetHistory = 0.95 // share of facts in the compacted history
 	TargetSummary = 0.85 // share of facts in the summary itself
@@ -99,37 +98,6 @@ func (r *Report) Pass() bool {
 		return false
 	}
 	return float64(hist) >= TargetHistory*float64(facts) && float64(summary) >= TargetSummary*float64(facts) && contra == 0
-}
-
-// FindDir returns the shared transcripts folder: $VTCODE_TRANSCRIPTS, else
-// shared/transcripts beside the module root or beside one of its parents.
-func FindDir(start string) (string, error) {
-	if d := os.Getenv("VTCODE_TRANSCRIPTS"); d != "" {
-		return d, nil
-	}
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", fmt.Errorf("find transcripts: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("find transcripts: no module root (go.mod) above " + start)
-		}
-		dir = parent
-	}
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		cand := filepath.Join(d, "shared", "transcripts")
-		if _, err := os.Stat(filepath.Join(cand, "facts.json")); err == nil {
-			return cand, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("find transcripts: no shared/transcripts/facts.json beside %s or its parents (set VTCODE_TRANSCRIPTS)", dir)
-		}
-	}
 }
 
 // Run compacts every session listed in dir/facts.json, and the long-turn

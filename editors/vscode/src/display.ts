@@ -7,7 +7,7 @@ import type { ArtifactInfo, CompactResult, PressureState, ReuseStats, SessionInf
 export const WarningBackground = 'statusBarItem.warningBackground';
 export const ErrorBackground = 'statusBarItem.errorBackground';
 
-/** The most characters of error text shown to a user (SPEC §1 bounds server text at 1 KiB too). */
+/** The most characters of error text shown to a user (docs/design.md §1 bounds server text at 1 KiB too). */
 export const MaxErrorChars = 1024;
 
 /**
@@ -111,7 +111,7 @@ function escapeMarkdown(s: string): string {
 
 /**
  * tooltipMarkdown is the status-bar tooltip: the session, its pressure and, when known, the
- * projection stats of SPEC §9. Returns Markdown.
+ * projection stats of docs/design.md §9. Returns Markdown.
  */
 export function tooltipMarkdown(view: PressureView | undefined, stats?: Stats, pinned = false): string {
   if (!view) {

@@ -1,4 +1,4 @@
-// VT Code Context: the VS Code client of the vtcode-ls daemon (SPEC §14).
+// VT Code Context: the VS Code client of the vtcode-ls daemon (docs/design.md §14).
 //
 // It starts `vtcode-ls serve` over stdio with vscode-languageclient, follows the active session
 // (the workspace's most recently updated one unless the user picked one), shows its token

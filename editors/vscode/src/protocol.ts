@@ -1,10 +1,10 @@
-// Wire shapes of the vtcode-ls protocol (SPEC §2, §9, §10) that the extension uses.
+// Wire shapes of the vtcode-ls protocol (docs/design.md §2, §9, §10) that the extension uses.
 // This module has no dependency on `vscode`, so the pure display logic and the tests can use it.
 
-/** Pressure states of SPEC §9. */
+/** Pressure states of docs/design.md §9. */
 export type PressureState = 'ok' | 'warn' | 'compacting' | 'critical';
 
-/** A message of the session history (SPEC §2). Unknown fields are passed through untouched. */
+/** A message of the session history (docs/design.md §2). Unknown fields are passed through untouched. */
 export interface Message {
   id?: string;
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -43,7 +43,7 @@ export interface OpenSessionResult {
   policy: unknown;
 }
 
-/** The compact-boundary record (SPEC §8.8), also `stats.lastCompaction`. */
+/** The compact-boundary record (docs/design.md §8.8), also `stats.lastCompaction`. */
 export interface CompactBoundary {
   sessionId?: string;
   trigger: string;
@@ -62,7 +62,7 @@ export interface CompactResult extends CompactBoundary {
   message: string;
 }
 
-/** Projection stats (SPEC §9). */
+/** Projection stats (docs/design.md §9). */
 export interface Stats {
   sessionId: string;
   messages: number;
@@ -162,7 +162,7 @@ export const Methods = {
   compactBoundary: 'vtcode/compactBoundary',
 } as const;
 
-/** JSON-RPC error codes of SPEC §1. */
+/** JSON-RPC error codes of docs/design.md §1. */
 export const ErrorCodes = {
   RequestCancelled: -32800,
   RequestFailed: -32803,

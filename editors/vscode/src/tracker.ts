@@ -1,4 +1,4 @@
-// The active-session rule of SPEC §14, free of `vscode` so it is unit-tested with `node --test`:
+// The active-session rule of docs/design.md §14, free of `vscode` so it is unit-tested with `node --test`:
 // the active session is the workspace's most recently updated session unless the user picked one.
 // "Updated" is observed through vtcode/tokenPressure notifications (sent after every append,
 // prepare, compact, restore and policy change) and, at start, through vtcode/listSessions.

@@ -74,7 +74,7 @@ end
 M.int = int
 
 --- One-line summary of projection stats.
----@param s table stats (SPEC §9)
+---@param s table stats (docs/design.md §9)
 ---@return string
 function M.stats_summary(s)
   local tok
@@ -112,7 +112,7 @@ function M.cache_reuse(r)
 end
 
 --- Every stats field as aligned lines.
----@param s table stats (SPEC §9)
+---@param s table stats (docs/design.md §9)
 ---@return string[]
 function M.stats_lines(s)
   local rows = {

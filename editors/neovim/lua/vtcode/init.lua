@@ -1,4 +1,4 @@
--- vtcode: the Neovim client of the vtcode-ls daemon (SPEC §14).
+-- vtcode: the Neovim client of the vtcode-ls daemon (docs/design.md §14).
 --
 -- Starts `vtcode-ls` through vim.lsp (vim.lsp.start on 0.8+, vim.lsp.start_client on 0.7),
 -- follows the active session (the workspace's most recently updated session unless the user
