@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -45,10 +47,14 @@ type SharedResult struct {
 	// daemon process per editor (in process) against every editor on the
 	// shared daemon. Throughput in prepares per second of wall time; peak
 	// RSS the sum of the processes' VmHWM (the forwarders' included).
+	// The CPU time of every process over the prepares is measured too: on
+	// a loaded machine eight processes get more of the cores than one, so
+	// prepares per CPU second is the fair measure of the work.
 	Clients, Workspaces, FleetPrepares, FleetTokens int
 	SeparateThroughput, SharedThroughput            float64
+	SeparatePerCPU, SharedPerCPU                    float64 // prepares per CPU second
 	SeparateRSS, SharedRSS                          int64
-	ThroughputRatio, RSSRatio                       float64 // shared / separate
+	ThroughputRatio, PerCPURatio, RSSRatio          float64 // shared / separate
 }
 
 // benchShared builds vtcode-ls, then measures with a daemon of its own (a
@@ -183,26 +189,36 @@ func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps, 
 		if err := stop(); err != nil {
 			return nil, err
 		}
-		tput, rss, err := benchFleet(ctx, bin, env, tmp, round, shared, res.Clients, res.Workspaces, fleetPrepares, window, fleetHist, socket)
+		f, err := benchFleet(ctx, bin, env, tmp, round, shared, res.Clients, res.Workspaces, fleetPrepares, window, fleetHist, socket)
 		if err != nil {
 			return nil, fmt.Errorf("fleet (shared %v): %w", shared, err)
 		}
 		if shared {
-			res.SharedThroughput, res.SharedRSS = res.SharedThroughput+tput/rounds, max(res.SharedRSS, rss)
+			res.SharedThroughput, res.SharedPerCPU, res.SharedRSS = res.SharedThroughput+f.tput/rounds, res.SharedPerCPU+f.perCPU/rounds, max(res.SharedRSS, f.rss)
 		} else {
-			res.SeparateThroughput, res.SeparateRSS = res.SeparateThroughput+tput/rounds, max(res.SeparateRSS, rss)
+			res.SeparateThroughput, res.SeparatePerCPU, res.SeparateRSS = res.SeparateThroughput+f.tput/rounds, res.SeparatePerCPU+f.perCPU/rounds, max(res.SeparateRSS, f.rss)
 		}
 	}
 	if res.SeparateThroughput > 0 && res.SeparateRSS > 0 {
 		res.ThroughputRatio = res.SharedThroughput / res.SeparateThroughput
 		res.RSSRatio = float64(res.SharedRSS) / float64(res.SeparateRSS)
 	}
+	if res.SeparatePerCPU > 0 {
+		res.PerCPURatio = res.SharedPerCPU / res.SeparatePerCPU
+	}
 	return res, nil
+}
+
+// fleet is one run of benchFleet.
+type fleet struct {
+	tput, perCPU float64
+	rss          int64
 }
 
 // benchFleet runs n editors on ws workspaces (editor i on workspace i%ws,
 // its own session), each sending prepares prepareRequests, all at once.
-func benchFleet(ctx context.Context, bin string, env []string, tmp string, round int, shared bool, n, ws, prepares, window int, hist []history.Message, socket string) (float64, int64, error) {
+func benchFleet(ctx context.Context, bin string, env []string, tmp string, round int, shared bool, n, ws, prepares, window int, hist []history.Message, socket string) (fleet, error) {
+	var no fleet
 	var args []string
 	if !shared {
 		args = []string{"--no-shared"}
@@ -211,22 +227,36 @@ func benchFleet(ctx context.Context, bin string, env []string, tmp string, round
 	for i := range clients {
 		dir := filepath.Join(tmp, fmt.Sprintf("fleet%d-%d", round, i%ws))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return 0, 0, err
+			return no, err
 		}
 		c, _, err := spawnClient(ctx, bin, args, env, dir)
 		if err != nil {
-			return 0, 0, err
+			return no, err
 		}
 		defer c.end(ctx)
 		id := fmt.Sprintf("fleet%d", i)
 		if err := c.conn.Call(ctx, "vtcode/openSession", session.OpenParams{SessionID: id, ContextWindow: window}, nil); err != nil {
-			return 0, 0, fmt.Errorf("vtcode/openSession: %w", err)
+			return no, fmt.Errorf("vtcode/openSession: %w", err)
 		}
 		if err := c.conn.Call(ctx, "vtcode/appendMessages", session.AppendParams{SessionID: id, Messages: hist}, nil); err != nil {
-			return 0, 0, fmt.Errorf("vtcode/appendMessages: %w", err)
+			return no, fmt.Errorf("vtcode/appendMessages: %w", err)
 		}
 		clients[i] = c
 	}
+	pids := make([]int, 0, n+1)
+	for _, c := range clients {
+		pids = append(pids, c.cmd.Process.Pid)
+	}
+	if shared {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		st, err := daemon.GetStatus(sctx, socket)
+		cancel()
+		if err != nil {
+			return no, err
+		}
+		pids = append(pids, st.PID)
+	}
+	cpuBefore := cpuOf(pids)
 	errs := make(chan error, n)
 	began := time.Now()
 	for i, c := range clients {
@@ -245,24 +275,49 @@ func benchFleet(ctx context.Context, bin string, env []string, tmp string, round
 	}
 	for range clients {
 		if err := <-errs; err != nil {
-			return 0, 0, err
+			return no, err
 		}
 	}
 	took := time.Since(began)
+	cpu := cpuOf(pids) - cpuBefore
 	var rss int64
-	for _, c := range clients {
-		rss += peakRSSOf(strconv.Itoa(c.cmd.Process.Pid))
+	for _, pid := range pids {
+		rss += peakRSSOf(strconv.Itoa(pid))
 	}
-	if shared {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		st, err := daemon.GetStatus(sctx, socket)
-		cancel()
+	f := fleet{tput: float64(n*prepares) / took.Seconds(), rss: rss}
+	if cpu > 0 {
+		f.perCPU = float64(n*prepares) / cpu.Seconds()
+	}
+	return f, nil
+}
+
+// cpuOf is the CPU time (user and system) the processes have used, from
+// /proc/<pid>/stat (0 where unknown).
+func cpuOf(pids []int) time.Duration {
+	var ticks int64
+	for _, pid := range pids {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil {
-			return 0, 0, err
+			return 0
 		}
-		rss += peakRSSOf(strconv.Itoa(st.PID))
+		// The fields after the command name (which may hold spaces):
+		// state is field 3, utime 14, stime 15.
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 {
+			return 0
+		}
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 13 {
+			return 0
+		}
+		u, err1 := strconv.ParseInt(f[11], 10, 64)
+		st, err2 := strconv.ParseInt(f[12], 10, 64)
+		if err1 != nil || err2 != nil {
+			return 0
+		}
+		ticks += u + st
 	}
-	return float64(n*prepares) / took.Seconds(), rss, nil
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
 
 // jsonRaw keeps a result's bytes.
@@ -347,6 +402,7 @@ func writeShared(w io.Writer, x *SharedResult) error {
 		fmtNs(x.InProcess.MedianNs), fmtNs(x.Forwarded.MedianNs), fmtRatio(x.ForwardRatio))
 	t.row(fmt.Sprintf("%d editors × %d workspaces × %d prepares (%s tokens each): prepares/s", x.Clients, x.Workspaces, x.FleetPrepares, formatInt(int64(x.FleetTokens))),
 		fmt.Sprintf("%.0f", x.SeparateThroughput), fmt.Sprintf("%.0f", x.SharedThroughput), fmtRatio(x.ThroughputRatio))
+	t.row("  prepares per CPU second, every process", fmt.Sprintf("%.0f", x.SeparatePerCPU), fmt.Sprintf("%.0f", x.SharedPerCPU), fmtRatio(x.PerCPURatio))
 	t.row("  peak RSS, every process", mib(x.SeparateRSS), mib(x.SharedRSS), fmtRatio(x.RSSRatio))
 	err := t.flush()
 	fmt.Fprintf(w, "   medians: starts of %d interleaved reps, %d interleaved prepares; the fleet: %d daemons in process vs one shared daemon and %d forwarders\n\n",
