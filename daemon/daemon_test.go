@@ -540,3 +540,60 @@ func TestProxyRoutesWorkspaces(t *testing.T) {
 		})
 	})
 }
+
+// TestProxiedCompactionProgress: a proxied request of workspace B that
+// compacts shows its progress and boundary to B's editor, and nothing to
+// A's.
+func TestProxiedCompactionProgress(t *testing.T) {
+	up, err := proxytest.Start([]proxytest.Turn{{Text: "ok"}}, proxytest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	userCfg := filepath.Join(t.TempDir(), "vtcode.toml")
+	if err := os.WriteFile(userCfg, []byte(fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n", up.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wsA, wsB := realDir(t), realDir(t)
+	small := "[context]\nmax_context_tokens = 6000\nreserved_output_tokens = 500\n"
+	if err := os.WriteFile(filepath.Join(wsB, "vtcode.toml"), []byte(small), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, daemon.Options{Idle: -1, ProxyListen: "127.0.0.1:0",
+		Session: session.Options{UserConfig: userCfg, Clients: rpctest.Clients(&rpctest.Blocking{})}})
+	opts := func(ws string) rpctest.Options {
+		return rpctest.Options{Workspace: ws, Serve: d.via(), PressureInterval: -1, WorkDoneProgress: true}
+	}
+	rpctest.Run(t, opts(wsA), func(t *testing.T, a *rpctest.Env) {
+		rpctest.Run(t, opts(wsB), func(t *testing.T, b *rpctest.Env) {
+			var msgs []map[string]any
+			for i := range 16 {
+				msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("Step %d: %s", i, strings.Repeat("the parser fails on nested blocks again ", 40))},
+					map[string]any{"role": "assistant", "content": fmt.Sprintf("Fixed step %d.", i)})
+			}
+			msgs = append(msgs, map[string]any{"role": "user", "content": "Go on."})
+			body, _ := json.Marshal(map[string]any{"model": "claude-test", "max_tokens": 100, "messages": msgs})
+			req, _ := http.NewRequest(http.MethodPost, "http://"+d.ProxyAddr()+d.ProxyBase(wsB)+"/v1/messages", bytes.NewReader(body))
+			req.Header.Set("content-type", "application/json")
+			req.Header.Set("anthropic-version", "2023-06-01")
+			req.Header.Set("x-claude-code-session-id", "agent-b")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("proxied answer %d", resp.StatusCode)
+			}
+			b.Await(rpctest.CompletedWork(session.CompactingTitle, 1, false))
+			if n := len(b.State().Boundaries); n == 0 {
+				t.Error("B's editor got no compactBoundary of the proxied compaction")
+			}
+			st := a.State()
+			if len(st.Work) != 0 || len(st.Boundaries) != 0 {
+				t.Errorf("A's editor got B's compaction: work %v, boundaries %v", st.Work, st.Boundaries)
+			}
+		})
+	})
+}
