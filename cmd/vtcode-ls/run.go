@@ -258,7 +258,8 @@ func agentSetup(kind, base string, envs []string, environ []string) (env, args, 
 		k, v, _ := strings.Cut(kv, "=")
 		if nv, ok := set[k]; ok {
 			if k != "OPENCODE_CONFIG_CONTENT" && v != "" && v != nv {
-				notes = append(notes, fmt.Sprintf("%s was %s; the proxy forwards to the [providers.*] base_url of the configuration instead", k, v))
+				// The old value is not printed: a URL may carry a credential.
+				notes = append(notes, fmt.Sprintf("%s was set; it now points at the proxy, which forwards to the [providers.*] base_url of the configuration", k))
 			}
 			continue
 		}

@@ -293,7 +293,7 @@ func TestRun(t *testing.T) {
 	}
 	before := listDir(t, ws)
 	dump := filepath.Join(t.TempDir(), "env")
-	baseEnv := append(os.Environ(), "DUMP="+dump, "OPENAI_API_KEY=sk-test-user-key")
+	baseEnv := append(os.Environ(), "DUMP="+dump, "OPENAI_API_KEY=sk-test-user-key", "ANTHROPIC_BASE_URL=https://user:s3cr3t@gateway.example")
 	runAgent := func(args ...string) (int, map[string]string, []string, string) {
 		t.Helper()
 		cmd := exec.Command(bin, append([]string{"run", "--workspace", ws}, args...)...)
@@ -332,6 +332,11 @@ func TestRun(t *testing.T) {
 	base := "http://" + st.Proxy + proxy.WorkspaceBase(ws, key)
 	if code != 7 || env["ANTHROPIC_BASE_URL"] != base || !slices.Equal(args, []string{"-p", "hello"}) {
 		t.Errorf("claude: exit %d, ANTHROPIC_BASE_URL %q (want %q), args %q, stderr %s", code, env["ANTHROPIC_BASE_URL"], base, args, stderr)
+	}
+	// The base URL that was set is replaced with a note that does not
+	// repeat it (a URL may carry a credential).
+	if !strings.Contains(stderr, "ANTHROPIC_BASE_URL was set") || strings.Contains(stderr, "s3cr3t") {
+		t.Errorf("run's note about the replaced base URL: %q", stderr)
 	}
 	// Nothing but the base URL was added: no credential, no other setting.
 	for k, v := range env {
