@@ -286,7 +286,7 @@ func TestClientsShareWorkspaceSessions(t *testing.T) {
 // the last client left; stop ends it and frees the socket name.
 func TestStatusStopAndIdle(t *testing.T) {
 	ws := realDir(t)
-	d := start(t, daemon.Options{Idle: 300 * time.Millisecond, ProxyListen: "127.0.0.1:0", Version: "v9"})
+	d := start(t, daemon.Options{Idle: 2 * time.Second, ProxyListen: "127.0.0.1:0", Version: "v9"})
 	ctx := context.Background()
 	rpctest.Run(t, rpctest.Options{Workspace: ws, Serve: d.via()}, func(t *testing.T, env *rpctest.Env) {
 		env.OpenSession(session.OpenParams{})
