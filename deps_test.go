@@ -29,6 +29,7 @@ var allow = map[string][]string{
 	"providers/openai":       {"providers", "history"},
 	"providers/anthropic":    {"providers", "history"},
 	"providers/chatcompat":   {"providers", "history"},
+	"providers/gemini":       {"providers", "history"},
 	"providers/providertest": {"providers", "history"},
 	"compaction":             {"history", "providers", "evidence"},
 	"store":                  {"history"},
@@ -38,7 +39,7 @@ var allow = map[string][]string{
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers"},
 	"rpc":                    {"session", "history", "config"},
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
-	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "config"},
+	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "config"},
 	"proxy/proxytest":        {},
 	"daemon":                 {"rpc", "proxy", "session"}, // between cmd and the transports
 }

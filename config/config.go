@@ -45,7 +45,10 @@ type Summarizer struct {
 // provider and model contain Provider and Model (an empty string matches
 // every route). Nil fields keep the base route policy.
 type RouteOverride struct {
-	Provider, Model    string
+	Provider, Model string
+	// Agent limits the entry to the sessions of a proxied agent ("codex",
+	// "claude", "opencode", as the proxy identifies it); "" matches all.
+	Agent              string
 	ThresholdRatio     *float64
 	RetainRatio        *float64
 	MaxOverflowRetries *int
@@ -74,6 +77,16 @@ type ModelEntry struct {
 	// relative to an uncached one, and the cache's lifetime. Zero: not set.
 	CacheRead, CacheWrite float64
 	CacheTTLSeconds       int
+	// List prices in US dollars per million tokens (input_price,
+	// cache_read_price, cache_write_price, cache_write_1h_price,
+	// output_price), the long-context tier (price_tier_tokens: above that
+	// many prompt tokens a request is billed at price_tier_input_multiplier
+	// × the input prices and price_tier_output_multiplier × the output
+	// price) and the date the prices were read (prices_as_of). Zero: not set.
+	InputPrice, CacheReadPrice, CacheWritePrice, CacheWrite1hPrice, OutputPrice float64
+	PriceTierTokens                                                             int
+	PriceTierInput, PriceTierOutput                                             float64
+	PricesAsOf                                                                  string
 }
 
 // Storage configures persistence ([storage]).
@@ -335,12 +348,14 @@ var tables = func() map[string]map[string]bool {
 	add("agent.harness", "tool_result_clearing")
 	add("compaction", "summarizer", "route_policy", "routes")
 	add("compaction.summarizer", "provider", "model")
-	add("compaction.routes", "provider", "model", "threshold_ratio", "retain_ratio", "max_overflow_retries")
+	add("compaction.routes", "provider", "model", "agent", "threshold_ratio", "retain_ratio", "max_overflow_retries")
 	add("providers", "*")
 	add("providers.*", "base_url", "api_key_env", "native_compaction", "supports_context_edits")
 	add("models", "provider", "model", "context_window", "max_output_tokens")
 	add("storage", "dir", "keep_artifacts")
 	add("models", "cache_read_multiplier", "cache_write_multiplier", "cache_ttl_seconds")
+	add("models", "input_price", "cache_read_price", "cache_write_price", "cache_write_1h_price", "output_price",
+		"price_tier_tokens", "price_tier_input_multiplier", "price_tier_output_multiplier", "prices_as_of")
 	add("storage", "dir")
 	for _, f := range policyFields {
 		i := strings.LastIndexByte(f.toml, '.')
@@ -569,6 +584,9 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			if s, ok := d.str(e, key, "model", i, ruleString); ok {
 				r.Model = *s
 			}
+			if s, ok := d.str(e, key, "agent", i, ruleString); ok {
+				r.Agent = *s
+			}
 			r.ThresholdRatio = d.float(e, key, "threshold_ratio", i, ruleRatio)
 			r.RetainRatio = d.float(e, key, "retain_ratio", i, ruleUnit)
 			r.MaxOverflowRetries = d.integer(e, key, "max_overflow_retries", i, ruleNonNeg)
@@ -616,6 +634,14 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			cacheRead := d.float(e, key, "cache_read_multiplier", i, ruleMultiplier)
 			cacheWrite := d.float(e, key, "cache_write_multiplier", i, ruleMultiplier)
 			cacheTTL := d.integer(e, key, "cache_ttl_seconds", i, rulePositive)
+			var prices [5]*float64
+			for k, name := range []string{"input_price", "cache_read_price", "cache_write_price", "cache_write_1h_price", "output_price"} {
+				prices[k] = d.float(e, key, name, i, rulePrice)
+			}
+			tierTokens := d.integer(e, key, "price_tier_tokens", i, rulePositive)
+			tierIn := d.float(e, key, "price_tier_input_multiplier", i, ruleMultiplier)
+			tierOut := d.float(e, key, "price_tier_output_multiplier", i, ruleMultiplier)
+			asOf, _ := d.str(e, key, "prices_as_of", i, ruleString)
 			if !okP || *provider == "" {
 				if _, present := e["provider"]; !present || okP {
 					d.fail(sub(key, "provider"), i, "must be set")
@@ -649,6 +675,24 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			}
 			if cacheTTL != nil {
 				models[j].CacheTTLSeconds = *cacheTTL
+			}
+			for k, dst := range []*float64{&models[j].InputPrice, &models[j].CacheReadPrice, &models[j].CacheWritePrice,
+				&models[j].CacheWrite1hPrice, &models[j].OutputPrice} {
+				if prices[k] != nil {
+					*dst = *prices[k]
+				}
+			}
+			if tierTokens != nil {
+				models[j].PriceTierTokens = *tierTokens
+			}
+			if tierIn != nil {
+				models[j].PriceTierInput = *tierIn
+			}
+			if tierOut != nil {
+				models[j].PriceTierOutput = *tierOut
+			}
+			if asOf != nil {
+				models[j].PricesAsOf = *asOf
 			}
 		}
 	}

@@ -106,7 +106,8 @@
 //
 //	{"capabilities":{"experimental":{"vtcode":{"protocolVersion":1,
 //	  "methods":["vtcode/appendMessages", ...every vtcode/* method...],
-//	  "notifications":["vtcode/compactBoundary","vtcode/tokenPressure"]}}},
+//	  "notifications":["vtcode/compactBoundary","vtcode/compactionProposed",
+//	                   "vtcode/tokenPressure"]}}},
 //	 "serverInfo":{"name":"vtcode-ls","version":"..."}}
 //
 // # Sessions and ordering
@@ -225,7 +226,7 @@
 //	         capacity, reservedOutput, compactionThreshold, pressure, state,
 //	         lastReportedInputTokens?, lastRequestEstimate?,
 //	         reportedDifference?, strategy, compactions,
-//	         lastCompaction?, cache?, reuse?}
+//	         lastCompaction?, cache?, reuse?, receipt?}
 //
 // state is "ok", "warn", "compacting" or "critical"; pressure is
 // (projectedTokens + prefixTokens) / (capacity − reservedOutput), and a
@@ -247,14 +248,21 @@
 // is partial:
 //
 //	params: {sessionId?, workspace?, policy: {
-//	  autoCompaction?: {enabled, thresholdTokens, thresholdRatio, compactOnModelSwitch},
+//	  autoCompaction?: {enabled, thresholdTokens, thresholdRatio, compactOnModelSwitch,
+//	                    mode ("auto"|"ask")},
 //	  toolResultClearing?: {enabled, triggerTokens, keepToolUses,
 //	                        keepRecentToolBatches, clearToolInputs,
 //	                        clearAtLeastTokens, cacheAware},
 //	  context?: {maxContextTokens, reservedOutputTokens, trimToPercent,
-//	             preserveRecentTurns, tokenizer},
+//	             preserveRecentTurns, tokenizer, stayBelowPriceTier},
 //	  routePolicy?: {thresholdRatio, retainRatio, maxOverflowRetries}}}
 //	result: the effective policy (every field)
+//
+// context.stayBelowPriceTier (default true) keeps every request under the
+// model's long-context price tier when its window is larger: capacity is
+// then the tier's threshold plus the reserved output, so clearing and
+// compaction keep the prompt under it (the receipt's withoutTierRequests
+// counts the requests that would have paid the tier).
 //
 // A bad value or unknown key fails with -32602 naming the field
 // ("policy.toolResultClearing.keepToolUses: must be >= 0") and nothing of
@@ -337,7 +345,7 @@
 //	                        compactedTokens, artifactId}],
 //	         cleared: [{tool, callId, originalTokens, stubTokens, turn,
 //	                    pending?}],
-//	         artifacts: [as vtcode/listArtifacts]}
+//	         artifacts: [as vtcode/listArtifacts], receipt?}
 //
 // categories are always these nine, in window order: prefix (the last
 // request's system prompt and tool schemas, and system messages of the
@@ -408,6 +416,35 @@
 // output_tokens or completion_tokens, input_tokens_details.cached_tokens or
 // prompt_tokens_details.cached_tokens, and cache_write_tokens.
 //
+// Stats and the context map carry the session's receipt once an answer
+// with usage was recorded: what the provider billed, from its own usage of
+// every answer, and an estimate of the same requests without vtcode-ls.
+//
+//	receipt: {requests, tokens, paidUsd?, withoutTokens, withoutUsd?,
+//	          savedUsd?, withoutIsEstimate: true, tierRequests?,
+//	          withoutTierRequests?, compactions?: [{trigger, mode,
+//	          originalTokens, compactedTokens, model?, tokens, usd?}],
+//	          unpriced?, pricesAsOf?}
+//	tokens:  {input, cacheRead, cacheWrite5m, cacheWrite1h, output,
+//	          reasoning?}
+//
+// tokens are disjoint (input is the uncached part) and add the calls of
+// the compactions vtcode-ls made; requests counts the answers. Costs are US
+// dollars under the model's list price (built in, dated pricesAsOf, or
+// [[models]] input_price, cache_read_price, cache_write_price,
+// cache_write_1h_price, output_price); with a model whose price is unknown
+// (named in unpriced) the receipt has tokens and no cost. The estimate
+// without vtcode-ls is the agent's whole request each time (the history
+// before clearing and compaction, at most the window, scaled by the
+// provider's count over the local estimate), with the agent's own cache
+// breakpoints (the previous request read from the cache within the route's
+// TTL). tierRequests counts the requests billed at a long-context tier,
+// withoutTierRequests those that would have been. recordResponse's usage
+// also reads the 1-hour part of the cache writes (cacheCreation1hTokens, or
+// Anthropic's cache_creation.ephemeral_1h_input_tokens) and the reasoning
+// part of the output (reasoningTokens, or OpenAI's
+// output_tokens_details.reasoning_tokens).
+//
 // # Projection deltas
 //
 // A client that sets capabilities.experimental.vtcode.projectionDelta: true
@@ -446,6 +483,27 @@
 //	{sessionId, workspace, trigger, mode, strategy, originalMessageCount,
 //	 compactedMessageCount, originalTokens, compactedTokens, artifactId,
 //	 elapsedMs}
+//
+// With autoCompaction.mode "ask" (agent.harness.auto_compaction_mode), a
+// request past the soft threshold (90 % of the compaction threshold) is
+// not compacted: the session prepares the compaction in the background
+// (pass 1) and proposes it once (testdata/compaction_proposed.txtar):
+//
+//	vtcode/compactionProposed: {sessionId, workspace, usedTokens, threshold,
+//	                            limit, message}
+//
+// Until the user answers, requests go on with clearing only, past the
+// threshold. The answers: vtcode/compact (compact now; the pass-1 note
+// makes it one summary call), vtcode/compact with preview then previewId
+// (review and edit first), or
+//
+//	vtcode/declineCompaction  params: {sessionId}  result: stats
+//
+// (not now: the proposal is made again once the request has grown by the
+// gap between the soft threshold and the threshold). A request over limit
+// (capacity − reservedOutput: it would not fit) compacts anyway, followed
+// by a window/showMessage warning that says so; a request is never sent
+// over budget and a proxied agent is never blocked waiting for an answer.
 //
 // window/logMessage and window/showMessage report failures (a compaction
 // that fell back or failed, a configuration file that does not parse, with

@@ -109,6 +109,11 @@ func (n *notifier) CompactBoundary(ev session.BoundaryEvent) {
 	n.notify("vtcode/compactBoundary", ev)
 }
 
+// CompactionProposed implements session.ProposalNotifier.
+func (n *notifier) CompactionProposed(ev session.ProposalEvent) {
+	n.notify("vtcode/compactionProposed", ev)
+}
+
 // ShowMessage implements session.Notifier.
 func (n *notifier) ShowMessage(level int, text string) {
 	n.notify("window/showMessage", ShowMessageParams{Type: messageType(level), Message: bound(text)})

@@ -35,6 +35,7 @@ type commitWith struct {
 	response *responseData // the response carrying a provider compaction block
 	// proxy says the proxy aligns its mirror itself after this commit.
 	proxy bool
+	cost  *receiptLine // the bill of the compaction's provider calls
 }
 
 // compactJob describes one compaction.
@@ -215,7 +216,9 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		OriginalTokens: res.OriginalTokens, CompactedTokens: res.CompactedTokens,
 		ElapsedMs: elapsed.Milliseconds(),
 	}
-	if err := s.commit(ctx, msgs, res.Messages, &b, j.with); err != nil {
+	with := j.with
+	with.cost = compactionCost(opts.Client, opts.Route, res.Usage)
+	if err := s.commit(ctx, msgs, res.Messages, &b, with); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -308,7 +311,7 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 		s.dropArtifact(ref.ID)
 		return err
 	}
-	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response, Timeline: s.cm.timeline()}
+	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response, Timeline: s.cm.timeline(), Cost: with.cost}
 	if err := s.record(evBoundary, d); err != nil {
 		s.dropArtifact(ref.ID)
 		return err

@@ -61,6 +61,8 @@ type ContextMap struct {
 	// history order.
 	Cleared   []ClearedResult `json:"cleared"`
 	Artifacts []ArtifactInfo  `json:"artifacts"`
+	// Receipt is what the session's calls cost so far (receipt.go).
+	Receipt *Receipt `json:"receipt,omitempty"`
 }
 
 // ContextCategory is one category of [ContextMap.Categories]. Messages
@@ -324,6 +326,7 @@ func (s *Session) contextMap() (*ContextMap, error) {
 		Turns:       append([]TurnPressure{}, s.cm.turns...),
 		Compactions: append([]CompactionMark{}, s.cm.compactions...),
 		Cleared:     []ClearedResult{},
+		Receipt:     st.Receipt,
 	}
 	cm.Categories = s.categories(e, p)
 

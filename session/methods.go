@@ -229,7 +229,8 @@ func (m *Manager) RecordResponse(ctx context.Context, p RecordParams) (*RecordRe
 		s.snapMu.Lock()
 		estimate := s.snap.ProjectedTokens + s.snap.PrefixTokens
 		s.snapMu.Unlock()
-		resp := responseData{Message: p.Message, Usage: p.Usage, StopReason: p.StopReason, RequestEstimate: estimate}
+		resp := responseData{Message: p.Message, Usage: p.Usage, StopReason: p.StopReason, RequestEstimate: estimate,
+			Receipt: s.receiptOf(p.Usage, "")}
 		if !s.providerCompaction(ctx, resp) {
 			if err := s.record(evResponse, resp); err != nil {
 				return nil, err

@@ -287,6 +287,8 @@ type Stats struct {
 	// Reuse predicts the prompt-cache reuse and cost of the request (see
 	// cache.go).
 	Reuse *ReuseStats `json:"reuse,omitempty"`
+	// Receipt is what the session's calls cost so far (receipt.go).
+	Receipt *Receipt `json:"receipt,omitempty"`
 }
 
 // CacheStats track the provider's prompt-cache reuse as reported by

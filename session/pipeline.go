@@ -29,6 +29,7 @@ type env struct {
 	clear    clearing.Policy
 	budget   clearing.Budget
 	cost     providers.CacheCost // the route's cache pricing (cache.go)
+	tier     int                 // the price tier's threshold capping capacity, 0 if none
 }
 
 // env resolves the environment of route r with the given reserved output
@@ -37,17 +38,21 @@ func (s *Session) env(r route, reserved *int, prefix int) *env {
 	cfg, pol, cat := s.effective()
 	e := &env{cfg: cfg, pol: pol, cat: cat, r: r, route: providerRoute(r, cfg, cat), prefix: prefix}
 	window := r.ContextWindow
-	if window <= 0 {
-		if mi, ok := cat.Lookup(e.route.Provider, r.Model); ok {
-			window = mi.ContextWindow
-		}
+	mi, known := cat.Lookup(e.route.Provider, r.Model)
+	if window <= 0 && known {
+		window = mi.ContextWindow
 	}
 	e.capacity = intersect(window, pol.Context.MaxContextTokens)
 	e.reserved = pol.Context.ReservedOutputTokens
 	if reserved != nil {
 		e.reserved = *reserved
 	}
-	e.rp = compaction.ResolveRoutePolicy(e.route, routeOverrides(cfg), compaction.RoutePolicy{
+	if t := mi.Price.TierTokens; pol.Context.StayBelowPriceTier && t > 0 && e.capacity > t+e.reserved {
+		// Requests stay under the long-context tier: the prompt gets at
+		// most its threshold, the output its reserve.
+		e.capacity, e.tier = t+e.reserved, t
+	}
+	e.rp = compaction.ResolveRoutePolicy(e.route, routeOverrides(cfg, s.agent), compaction.RoutePolicy{
 		ThresholdRatio:     pol.RoutePolicy.ThresholdRatio,
 		RetainRatio:        pol.RoutePolicy.RetainRatio,
 		MaxOverflowRetries: pol.RoutePolicy.MaxOverflowRetries,
@@ -258,7 +263,12 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	// 4. Readiness.
 	var report *CompactResult
 	auto := e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
+	used := proj.tokens + prefix
 	switch {
+	case auto && e.asks() && !e.overLimit(used): // ask.go
+		if used >= e.th.Soft {
+			s.propose(pre, e, envelope, used)
+		}
 	case auto && (proj.tokens+prefix >= e.th.Threshold || s.compactWhileCold(e, proj)):
 		res, err := s.compactHistory(ctx, pre, compactJob{
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
@@ -271,6 +281,9 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		if ok {
 			fresh = nil // committed with the boundary
 			proj = s.project(s.live, e, skip, true)
+			if e.asks() {
+				s.compactedUnasked(used, e)
+			}
 		}
 		report = res
 	case auto && proj.tokens+prefix >= e.th.Soft && s.cache.prefireDue(proj.tokens, e.th.Threshold):

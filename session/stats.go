@@ -53,6 +53,7 @@ func (s *Session) stats(e *env, p projection) Stats {
 		st.LastCompaction = &b
 	}
 	s.usage.stats(&st)
+	st.Receipt = s.rc.receipt()
 	st.Reuse = s.reuseStats(e, p)
 	return st
 }

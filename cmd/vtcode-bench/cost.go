@@ -147,6 +147,14 @@ func costOf(ctx context.Context, name string, msgs []history.Message, provider, 
 // playCost plays msgs turn by turn on a fresh session of the route with the
 // policy patch (empty: the defaults), compactions by the offline summarizer.
 func playCost(ctx context.Context, msgs []history.Message, provider, model, policy string) (played, error) {
+	return playWith(ctx, msgs, provider, model, policy, costWindow, nil)
+}
+
+// playWith is playCost at a window, calling each (when not nil) with the
+// result of every prepared request and the answer that followed it (nil
+// for a last request without one).
+func playWith(ctx context.Context, msgs []history.Message, provider, model, policy string, window int,
+	each func(pr *session.PrepareResult, resp *history.Message)) (played, error) {
 	var out played
 	dir, err := os.MkdirTemp("", "vtcode-bench-cost-*")
 	if err != nil {
@@ -166,7 +174,7 @@ func playCost(ctx context.Context, msgs []history.Message, provider, model, poli
 	if err := m.AddWorkspace(ws, nil); err != nil {
 		return out, err
 	}
-	op, err := m.OpenSession(ctx, session.OpenParams{Workspace: ws, Provider: provider, Model: model, ContextWindow: costWindow})
+	op, err := m.OpenSession(ctx, session.OpenParams{Workspace: ws, Provider: provider, Model: model, ContextWindow: window})
 	if err != nil {
 		return out, err
 	}
@@ -195,6 +203,9 @@ func playCost(ctx context.Context, msgs []history.Message, provider, model, poli
 			out.sent += ru.RequestTokens
 			out.reused += ru.ReusedTokens
 			out.cost += ru.CostUnits
+		}
+		if each != nil {
+			each(pr, resp)
 		}
 		if resp != nil {
 			_, err = m.RecordResponse(ctx, session.RecordParams{SessionID: id, Message: *resp})

@@ -62,6 +62,7 @@ type Report struct {
 	Resume     *ResumeResult     `json:"resume"`
 	Ledger     *LedgerResult     `json:"ledger"`
 	Cost       []CostRow         `json:"cost"`  // cost.go
+	Tier       []TierRow         `json:"tier"`  // tier.go
 	Delta      *DeltaResult      `json:"delta"` // delta.go
 	LongTurns  *TurnsResult      `json:"longTurns"`
 	Scaling    []ScalingRow      `json:"scaling"`
@@ -225,6 +226,9 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		if rep.Cost, err = benchCost(ctx, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
 		}
+		if rep.Tier, err = benchTier(ctx, logf); err != nil {
+			return nil, err
+		}
 		if err := measureDelta(ctx, rep, p, logf); err != nil {
 			return nil, err
 		}
@@ -301,6 +305,9 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	if !p.noCost {
 		if rep.Cost, err = benchCost(ctx, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
+		}
+		if rep.Tier, err = benchTier(ctx, logf); err != nil {
+			return nil, err
 		}
 	}
 

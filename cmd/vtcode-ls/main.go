@@ -15,6 +15,7 @@
 //	vtcode-ls compact TRANSCRIPT [--provider P --model M --context-window N] [--instructions S] [-o OUT]
 //	vtcode-ls eval [DIR] [--json]
 //	vtcode-ls proxy [--listen ADDR] [--workspace DIR] [--config FILE] [--allow-remote]
+//	vtcode-ls report [--since 7d] [--json] [--workspace DIR] [--config FILE]
 //	vtcode-ls version
 //
 // Every command accepts --help.
@@ -28,6 +29,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 )
 
 // version is the program version; release builds set it with
@@ -70,6 +72,8 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 		return stopMain(rest, stdout, stderr, getenv)
 	case "daemon":
 		return daemonMain(rest, stdout, stderr, getenv)
+	case "report":
+		return reportMain(rest, stdout, stderr, time.Now)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 && rest[0] != "help" && !strings.HasPrefix(rest[0], "-") {
 			return runWith([]string{rest[0], "--help"}, stdin, stdout, stderr, getenv)
@@ -98,6 +102,7 @@ Usage:
   vtcode-ls compact TRANSCRIPT   compact a recorded session once
   vtcode-ls eval [DIR]           fact ledger: facts kept by compaction of recorded sessions
   vtcode-ls proxy [flags]        run the engine as a local HTTP proxy for coding agents
+  vtcode-ls report [flags]       what the recorded sessions cost, and without vtcode-ls
   vtcode-ls version              print the version
 
 Run "vtcode-ls COMMAND --help" for the flags of a command.

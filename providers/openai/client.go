@@ -284,6 +284,9 @@ type usage struct {
 	InputTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
+	OutputTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
 }
 
 func (r *response) usage() history.Usage {
@@ -294,6 +297,7 @@ func (r *response) usage() history.Usage {
 		InputTokens:     r.Usage.InputTokens,
 		OutputTokens:    r.Usage.OutputTokens,
 		CacheReadTokens: r.Usage.InputTokensDetails.CachedTokens,
+		ReasoningTokens: r.Usage.OutputTokensDetails.ReasoningTokens,
 	}
 }
 

@@ -547,6 +547,55 @@ test("prepareRequest through client() answers whole projections while deltas cro
   eq(vim.json.encode(p2.messages), vim.json.encode(full.messages), "delta-applied projection == whole projection")
 end)
 
+test(":VtStats and :VtContext show the receipt: the provider's usage under the list price", function()
+  local o = rpc("vtcode/openSession", { provider = "anthropic", model = "claude-sonnet-4-5", contextWindow = 200000 })
+  rpc("vtcode/appendMessages", { sessionId = o.sessionId, messages = agent_session(2, "receipt") })
+  rpc("vtcode/prepareRequest", { sessionId = o.sessionId, systemPrompt = "You are a coding agent." })
+  rpc("vtcode/recordResponse", { sessionId = o.sessionId, message = { role = "assistant", content = "Done." },
+    usage = { input_tokens = 1000, cache_read_input_tokens = 8000, cache_creation_input_tokens = 2000,
+      cache_creation = { ephemeral_1h_input_tokens = 500 }, output_tokens = 300 } })
+  vim.cmd("VtSession " .. o.sessionId)
+  wait(10000, function()
+    return vt.active_session() == o.sessionId
+  end, "the receipt's session")
+  local mark = #notes + 1
+  vim.cmd("VtStats")
+  local n = wait_note("Session " .. vim.pesc(o.sessionId), ":VtStats", mark)
+  -- Claude Sonnet 4.5: 1000 × $3 + 8000 × $0.30 + 1500 × $3.75 + 500 × $6 + 300 × $15 per MTok = $0.0185
+  assert(n.msg:find("tokens billed%s+1,000 in · 8,000 cache read · 2,000 cache write %(500 1h%) · 300 out"), n.msg)
+  assert(n.msg:find("paid %(list prices of %d+%-%d+%-%d+%)%s+%$0%.02"), n.msg)
+  assert(n.msg:find("without vtcode-ls (estimate)", 1, true), n.msg)
+  local r = require("vtcode.receipt")
+  eq(r.summary({ requests = 2, tokens = { input = 5, output = 1 }, unpriced = { "ollama/qwen3" } }),
+    "2 requests · 5 in · 1 out · no list price for ollama/qwen3", "an unpriced receipt shows tokens only")
+  local map = rpc("vtcode/contextMap", { sessionId = o.sessionId })
+  assert(type(map.receipt) == "table", vim.inspect(map))
+  local lines = require("vtcode.context").lines(map, 80)
+  local text = table.concat(lines, "\n")
+  assert(text:find("Receipt: 1 request · paid $0.02", 1, true), text)
+  vim.cmd("VtSession " .. sid)
+end)
+
+test("ask mode: a proposal is a message naming :VtCompact!; :VtDecline says not now", function()
+  local o = rpc("vtcode/openSession", { contextWindow = 16000 })
+  rpc("vtcode/setPolicy", { sessionId = o.sessionId, policy = { autoCompaction = { mode = "ask" },
+    toolResultClearing = { enabled = false }, context = { tokenizer = "approx" } } })
+  local msgs = {}
+  for i = 1, 11 do
+    table.insert(msgs, { role = "user", content = "Step " .. i .. ": " .. string.rep("The module handles request routing and retries. ", 36) })
+    table.insert(msgs, { role = "assistant", content = "Module " .. i .. ": " .. string.rep("It retries failed calls with backoff. ", 45) })
+  end
+  local mark = #notes + 1
+  local prep = rpc("vtcode/prepareRequest", { sessionId = o.sessionId, messages = msgs })
+  eq(prep.compaction, nil, "no compaction past the threshold in ask mode")
+  local n = wait_note("Compact it%?", "the proposal", mark)
+  assert(n.msg:find(":VtCompact! to review", 1, true) and n.msg:find(o.sessionId, 1, true), n.msg)
+  mark = #notes + 1
+  vim.cmd("VtDecline")
+  n = wait_note("not now", ":VtDecline", mark)
+  assert(n.msg:find(o.sessionId, 1, true), n.msg)
+end)
+
 test(":checkhealth vtcode passes", function()
   vim.cmd("checkhealth vtcode")
   local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)

@@ -4,6 +4,7 @@
 // (strict CSP: one nonce'd script and style, no remote or local resources). No `vscode` here,
 // so it is unit-tested with `node --test`.
 
+import { receiptSummary, type Receipt } from './receipt';
 import { formatPercent, formatTokens } from './display';
 import type { ArtifactInfo, CompactResult, Message, PressureState } from './protocol';
 
@@ -65,6 +66,7 @@ export interface ContextMap {
   compactions: CompactionMark[];
   cleared: ClearedResult[];
   artifacts: ArtifactInfo[];
+  receipt?: Receipt;
 }
 
 /** `vtcode/compact` result with `preview: true`; previewId is "" when already compact. */
@@ -267,6 +269,7 @@ function pageMain(): void {
     const map = m.map;
     $('title').textContent = `Session ${map.sessionId}`;
     $('headline').textContent = m.headline;
+    $('receipt').textContent = m.receipt;
     // the stacked bar and its legend
     const bar = $('bar');
     clear(bar);
@@ -392,6 +395,7 @@ export function contextPageHtml(nonce: string): string {
 <body>
 <h1 id="title">VT Code Context</h1>
 <div id="headline" class="muted">Loading…</div>
+<div id="receipt" class="muted"></div>
 <div class="toolbar"><button id="refresh" class="secondary">Refresh</button><button id="preview">Preview Compaction…</button><span id="updated" class="muted"></span></div>
 <h2>Context window</h2>
 <div id="bar" class="bar" role="img" aria-label="The context window by category"></div>
@@ -418,6 +422,7 @@ export function pageMessage(map: ContextMap): unknown {
     map,
     rows: categoryRows(map),
     headline: headline(map),
+    receipt: map.receipt ? receiptSummary(map.receipt) : '',
     chart: chartPoints(map.turns, map.compactions),
     threshold: window > 0 && map.compactionThreshold > 0 ? map.compactionThreshold / window : 0,
   };

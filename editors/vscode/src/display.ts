@@ -1,6 +1,7 @@
 // Pure display logic of the extension: status-bar text and colour, tooltip, number formatting,
 // quick-pick labels and bounded error text. No dependency on `vscode`, tested with `node --test`.
 
+import { receiptRows } from './receipt';
 import type { ArtifactInfo, CompactResult, PressureState, ReuseStats, SessionInfo, Stats, TokenPressure } from './protocol';
 
 /** The theme colour ids of the status-bar backgrounds. */
@@ -144,6 +145,7 @@ export function tooltipMarkdown(view: PressureView | undefined, stats?: Stats, p
       lines.push(`| Prompt-cache hit rate | ${formatPercent(stats.cache.lastHitRate)} |`);
     }
     if (stats.reuse) lines.push(`| Cache reuse (next request) | ${cacheReuseText(stats.reuse)} |`);
+    if (stats.receipt) lines.push(...receiptRows(stats.receipt, escapeMarkdown));
   }
   lines.push('');
   lines.push('Click to compact the context.');

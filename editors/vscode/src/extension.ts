@@ -49,6 +49,7 @@ import {
   type TokenPressure,
 } from './protocol';
 import { SessionTracker } from './tracker';
+import { proposalActions, proposalStep, proposalText, type CompactionProposal } from './ask';
 
 /** The API returned by `activate`, for agent extensions that send their turns to vtcode-ls. */
 export interface VtcodeApi {
@@ -251,6 +252,7 @@ class Extension implements vscode.Disposable {
       clear: () => this.deltas.clear(),
     });
     client.onNotification(Methods.tokenPressure, (p: TokenPressure) => this.onPressure(p));
+    client.onNotification(Methods.compactionProposed, (p: CompactionProposal) => void this.onProposal(p));
     client.onNotification(Methods.compactBoundary, (b: CompactBoundary) => {
       this.log.info(`compaction: ${JSON.stringify(b)}`);
       if (b.sessionId === undefined || b.sessionId === this.tracker.active) {
@@ -265,6 +267,25 @@ class Extension implements vscode.Disposable {
       }
     });
     return client;
+  }
+
+  /** onProposal shows an ask-mode proposal (ask.ts) and carries out the answer. */
+  private async onProposal(p: CompactionProposal): Promise<void> {
+    this.log.info(`compaction proposed: ${JSON.stringify(p)}`);
+    const step = proposalStep(p, await vscode.window.showInformationMessage(proposalText(p), ...proposalActions));
+    try {
+      if (step.kind === 'preview') {
+        this.tracker.pin(step.sessionId);
+        this.render();
+        await this.previews.preview();
+      } else if (step.kind === 'request') {
+        await this.sessionRequest(step.method, step.params);
+        this.scheduleStats(0);
+        this.contextPanel.changed(0);
+      }
+    } catch (err) {
+      void vscode.window.showErrorMessage(errorText('VT Code: answering the compaction proposal failed', err));
+    }
   }
 
   ensureStarted(): Promise<LanguageClient> {

@@ -1,6 +1,8 @@
 // Wire shapes of the vtcode-ls protocol (docs/design.md §2, §9, §10) that the extension uses.
 // This module has no dependency on `vscode`, so the pure display logic and the tests can use it.
 
+import type { Receipt } from './receipt';
+
 /** Pressure states of docs/design.md §9. */
 export type PressureState = 'ok' | 'warn' | 'compacting' | 'critical';
 
@@ -93,6 +95,8 @@ export interface Stats {
   };
   /** Predicted prompt-cache reuse and cost of the (next) request (rpc/doc.go). */
   reuse?: ReuseStats;
+  /** What the session's calls cost so far (receipt.ts). */
+  receipt?: Receipt;
 }
 
 /** `stats.reuse`: the prompt-cache prediction. */
@@ -160,6 +164,8 @@ export const Methods = {
   compactPrompt: 'vtcode/compactPrompt',
   tokenPressure: 'vtcode/tokenPressure',
   compactBoundary: 'vtcode/compactBoundary',
+  compactionProposed: 'vtcode/compactionProposed',
+  declineCompaction: 'vtcode/declineCompaction',
 } as const;
 
 /** JSON-RPC error codes of docs/design.md §1. */

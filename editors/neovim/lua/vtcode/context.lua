@@ -182,6 +182,9 @@ function M.lines(map, width)
   end
   add(string.format("%s · %d of %d messages sent · %s · %s · %s", head, map.projectedMessages or 0, map.messages or 0,
     plural(#(map.turns or {}), "request"), plural(#(map.compactions or {}), "compaction"), tostring(map.state)))
+  if type(map.receipt) == "table" then
+    add("Receipt: " .. require("vtcode.receipt").summary(map.receipt))
+  end
   add("")
   add("Context window")
   local bar, spans = M.bar(map.categories or {}, map.capacity, width)

@@ -149,6 +149,9 @@ function M.stats_lines(s)
   if type(s.reuse) == "table" then
     table.insert(rows, { "cache reuse (next request)", M.cache_reuse(s.reuse) })
   end
+  if type(s.receipt) == "table" then
+    vim.list_extend(rows, require("vtcode.receipt").rows(s.receipt))
+  end
   local w = 0
   for _, r in ipairs(rows) do
     w = math.max(w, #r[1])

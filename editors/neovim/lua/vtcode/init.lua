@@ -217,6 +217,14 @@ handlers["vtcode/compactBoundary"] = function(_, b, ctx)
   pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "VtcodeCompactBoundary", modeline = false })
 end
 
+handlers["vtcode/compactionProposed"] = function(_, p, ctx)
+  if type(p) ~= "table" or (ctx and ctx.client_id ~= state.client_id) then
+    return
+  end
+  state.proposal = p
+  notify(require("vtcode.ask").message(p), vim.log.levels.WARN)
+end
+
 if not have_lsp_progress then
   -- Neovim 0.7–0.9: wrap the built-in $/progress handler (it keeps client.messages.progress and
   -- fires User LspProgressUpdate) and record the events for this client.
@@ -545,6 +553,26 @@ function M.cancel()
     return true
   end
   return false
+end
+
+--- :VtDecline — "not now" to the last compaction proposal (ask mode); cb(err, stats) is optional.
+function M.decline(cb)
+  ensure_setup()
+  local id = (state.proposal and state.proposal.sessionId) or require_session()
+  if not id then
+    return
+  end
+  request("vtcode/declineCompaction", { sessionId = id }, function(err, s)
+    if err then
+      notify(error_text("vtcode: decline failed", err), vim.log.levels.ERROR)
+    else
+      state.proposal = nil
+      notify("vtcode: not now; session " .. id .. " goes on with clearing only and compacts at the window's limit")
+    end
+    if cb then
+      cb(err, s)
+    end
+  end)
 end
 
 --- :VtStats — shows the projection stats of the active session; cb(err, stats) is optional.
