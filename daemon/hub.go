@@ -26,9 +26,10 @@ type hub struct {
 type member struct{ n session.Notifier }
 
 var (
-	_ session.Notifier       = (*hub)(nil)
-	_ session.ProgressSource = (*hub)(nil)
-	_ rpc.Shared             = (*hub)(nil)
+	_ session.Notifier         = (*hub)(nil)
+	_ session.ProgressSource   = (*hub)(nil)
+	_ session.ProposalNotifier = (*hub)(nil)
+	_ rpc.Shared               = (*hub)(nil)
 )
 
 // Join implements rpc.Shared.
@@ -74,6 +75,17 @@ func (h *hub) TokenPressure(ev session.PressureEvent) {
 func (h *hub) CompactBoundary(ev session.BoundaryEvent) {
 	h.each(func(n session.Notifier) { n.CompactBoundary(ev) })
 	h.logger.Info("compacted", "session", ev.SessionID, "workspace", ev.Workspace, "trigger", ev.Trigger)
+}
+
+// CompactionProposed implements session.ProposalNotifier: every client
+// hears of a proposal (its notifier keeps those of its workspaces; every
+// rpc connection's takes proposals).
+func (h *hub) CompactionProposed(ev session.ProposalEvent) {
+	h.each(func(n session.Notifier) {
+		if p, ok := n.(session.ProposalNotifier); ok {
+			p.CompactionProposed(ev)
+		}
+	})
 }
 
 func (h *hub) ShowMessage(level int, text string) {

@@ -111,6 +111,9 @@ func (n *notifier) CompactBoundary(ev session.BoundaryEvent) {
 
 // CompactionProposed implements session.ProposalNotifier.
 func (n *notifier) CompactionProposed(ev session.ProposalEvent) {
+	if n.accept != nil && !n.accept(ev.Workspace) {
+		return
+	}
 	n.notify("vtcode/compactionProposed", ev)
 }
 
