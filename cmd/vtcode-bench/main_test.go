@@ -178,14 +178,18 @@ func TestQuickTable(t *testing.T) {
 		[]string{"last tenth", "s"},
 		[]string{"prepareRequest round trip, delta / whole projection", "≤ 0.05×", "×"},
 		[]string{"per-turn time, last tenth / first tenth", "100 turns", "×"},
+		[]string{"start to initialize result, daemon running", "ms", "ms", "×"},
+		[]string{"prepareRequest, 100,000-token session", "s", "s", "×"},
+		[]string{"peak RSS, every process", "MiB", "MiB", "×"},
+		[]string{"prepareRequest through the forwarder / in process", "≤ 1.05×", "×"},
 	)
 	for _, r := range rows {
 		if !hasRow(text, r...) {
 			t.Errorf("no row with %q in the table:\n%s", r, text)
 		}
 	}
-	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 11 {
-		t.Errorf("%d PASS/FAIL verdicts, want 11:\n%s", n, text)
+	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 12 {
+		t.Errorf("%d PASS/FAIL verdicts, want 12:\n%s", n, text)
 	}
 	if strings.Contains(text, "n/a") || strings.Contains(text, "NaN") || strings.Contains(text, "Inf") {
 		t.Errorf("table has a missing value:\n%s", text)
