@@ -43,6 +43,16 @@ type Options struct {
 	Strategy     string
 	Instructions string // extra instructions for this compaction
 	Prompt       string // summary prompt; "" means DefaultPrompt
+	// Pin is text the user pinned (compaction.pin): every local summary
+	// carries it verbatim, whichever summarizer wrote the summary.
+	Pin []string
+	// Record, when set, is the record's own writer (the offline
+	// summarizer): a model writing the summary receives its account of the
+	// record, and the model's summary is checked by it (a claim the record
+	// contradicts is removed and listed as corrected; what the record shows
+	// and the model left out is appended verbatim). When it fails, the
+	// model's claims are still checked, and nothing is appended.
+	Record providers.Summarizer
 
 	// Capacity is the resolved window (docs/design.md §4), 0 when unknown.
 	Capacity int
@@ -288,10 +298,21 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 	}
 
 	replaced := spanTokens(r.est, work) - spanTokens(r.est, tail) - spanTokens(r.est, retained)
+	record := ""
+	if r.checksModel() {
+		record = r.recordOf(ctx, work)
+		r.withRecord(record)
+	}
 	summary, err := r.summary(ctx, work, pruned, replaced, res)
 	if err != nil {
 		return nil, err
 	}
+	if r.checksModel() {
+		if summary, err = checked(ctx, summary, record, work); err != nil {
+			return nil, err
+		}
+	}
+	summary = withPins(summary, r.opts.Pin)
 	res.Summary = summary
 
 	sum := history.NewText(history.System, SummaryPrefix+summary)

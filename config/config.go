@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,6 +21,17 @@ type Config struct {
 	Summarizer Summarizer
 	// Routes are the [[compaction.routes]] overrides, first match wins.
 	Routes []RouteOverride
+	// Writer is compaction.writer: "offline" (the offline summarizer always
+	// writes the summary), "model" (the summarizer route's model writes it,
+	// checked by the record; without that model's client the compaction
+	// fails, in proxy mode too) or "auto" (the default, "" too: the model,
+	// checked by the record, except in a proxied session without a key of
+	// the daemon's own, which summarizes offline).
+	Writer string
+	// Pin is the text of compaction.pin: what every summary carries
+	// verbatim, whatever it summarizes (each file's list after the lower
+	// files', each string once).
+	Pin []string
 	// Providers are the [providers.<name>] tables, by name. Never nil.
 	Providers map[string]ProviderConfig
 	// Models are the [[models]] catalog additions and corrections.
@@ -346,7 +358,7 @@ var tables = func() map[string]map[string]bool {
 	add("proxy", "listen", "allow_remote", "secret_env")
 	add("agent", "harness")
 	add("agent.harness", "tool_result_clearing")
-	add("compaction", "summarizer", "route_policy", "routes")
+	add("compaction", "summarizer", "route_policy", "routes", "pin", "writer")
 	add("compaction.summarizer", "provider", "model")
 	add("compaction.routes", "provider", "model", "agent", "threshold_ratio", "retain_ratio", "max_overflow_retries")
 	add("providers", "*")
@@ -530,6 +542,52 @@ func (d *decoder) float(t map[string]any, key []string, k string, index int, r r
 	return &f
 }
 
+// Bounds of compaction.pin: a summary carries it whole.
+const (
+	maxPins     = 16
+	maxPinBytes = 4 << 10
+)
+
+// pin reads compaction.pin: a list of non-empty strings, each at most
+// maxPinBytes, at most maxPins of them.
+func (d *decoder) pin(raw map[string]any) []string {
+	t := tableAt(raw, "compaction")
+	if t == nil {
+		return nil
+	}
+	v, ok := t["pin"]
+	if !ok {
+		return nil
+	}
+	key := []string{"compaction", "pin"}
+	list, ok := v.([]any)
+	if !ok {
+		d.fail(key, -1, "must be a list of strings")
+		return nil
+	}
+	if len(list) > maxPins {
+		d.fail(key, -1, fmt.Sprintf("at most %d entries", maxPins))
+		return nil
+	}
+	var out []string
+	for _, e := range list {
+		s, ok := e.(string)
+		switch {
+		case !ok:
+			d.fail(key, -1, "must be a list of strings")
+			return nil
+		case strings.TrimSpace(s) == "":
+			d.fail(key, -1, "an entry is empty")
+			return nil
+		case len(s) > maxPinBytes:
+			d.fail(key, -1, fmt.Sprintf("an entry is longer than %d bytes", maxPinBytes))
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // decodeLayer applies one file, read with trust t, to c. It returns the
 // storage.dir the file sets, if any, or every problem of the file; on error c
 // is left unchanged.
@@ -710,6 +768,18 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	}
 	px := c.Proxy
 	d.decodeProxy(raw, &px)
+	pin := d.pin(raw)
+	writer := c.Writer
+	if t := tableAt(raw, "compaction"); t != nil {
+		if w, ok := d.str(t, []string{"compaction"}, "writer", -1, ruleString); ok {
+			switch *w {
+			case "offline", "model", "auto":
+				writer = *w
+			default:
+				d.fail([]string{"compaction", "writer"}, -1, `must be "offline", "model" or "auto"`)
+			}
+		}
+	}
 
 	if len(d.errs) > 0 {
 		sortByLine(d.errs)
@@ -719,6 +789,12 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	c.Warnings = append(c.Warnings, d.warns...)
 	c.Policy = policy
 	c.Summarizer = summarizer
+	c.Writer = writer
+	for _, p := range pin {
+		if !slices.Contains(c.Pin, p) {
+			c.Pin = append(c.Pin, p)
+		}
+	}
 	c.Routes = append(routes, c.Routes...) // this layer's routes take precedence
 	c.Providers = providers
 	c.Models = models

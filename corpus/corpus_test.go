@@ -41,7 +41,7 @@ func TestBuiltin(t *testing.T) {
 	if n := strings.Count(string(sources), "- **License:**"); n != len(sessions) {
 		t.Errorf("SOURCES.md names %d licences, want one per session (%d)", n, len(sessions))
 	}
-	var facts map[string][]string
+	var facts map[string]json.RawMessage
 	data, err := os.ReadFile(filepath.Join(dir, Facts))
 	if err != nil {
 		t.Fatal(err)

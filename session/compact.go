@@ -95,7 +95,23 @@ func (s *Session) client(r providers.Route, e *env) (providers.Generator, error)
 // compactOptions builds the compaction options of j.
 func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 	r := summarizerRoute(j.e)
-	client, err := s.client(r, j.e)
+	writer := j.e.cfg.Writer
+	if writer == "offline" {
+		r = providers.Route{Provider: "offline"}
+	}
+	var client providers.Generator
+	var err error
+	switch {
+	case writer == "model" && s.m.o.Clients != nil:
+		// The model or a clear failure: no offline fallback, not even in
+		// proxy mode.
+		client, err = s.m.o.Clients(r, j.e.cfg)
+		if err == nil && client == nil {
+			err = fmt.Errorf("no client for provider %q", r.Provider)
+		}
+	default:
+		client, err = s.client(r, j.e)
+	}
 	if err != nil {
 		return compaction.Options{}, &FailedError{Kind: compaction.KindProvider, Provider: r.Provider, Model: r.Model,
 			RootCause: bound(err.Error(), maxRootCause), err: err}
@@ -110,6 +126,7 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 		Strategy:       j.strategy,
 		Instructions:   j.instructions,
 		Prompt:         prompt,
+		Pin:            j.e.cfg.Pin,
 		Capacity:       j.e.capacity,
 		ReservedOutput: j.e.reserved,
 		Prefix:         j.e.prefix,
@@ -120,6 +137,15 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 		Estimator:      s.est,
 		TwoPass:        j.twoPass,
 		Logger:         s.m.logger.With("session", s.id),
+	}
+	if r.Provider != "offline" {
+		// A model writes the summary: the record's own writer gives it the
+		// record and checks what it wrote.
+		if rc, err := s.client(providers.Route{Provider: "offline"}, j.e); err == nil {
+			if sm, ok := rc.(providers.Summarizer); ok {
+				opts.Record = sm
+			}
+		}
 	}
 	if j.prog != nil {
 		opts.Progress = j.prog.Report

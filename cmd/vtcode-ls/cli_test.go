@@ -150,7 +150,8 @@ func TestMainJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(string(data), "\n")
-	if !strings.HasPrefix(first, `{"role":"system","content":"Previous conversation summary:\n## Goal\nCI on main has been red since #482`) {
+	// The work in progress first, then the goal.
+	if !strings.HasPrefix(first, `{"role":"system","content":"Previous conversation summary:\n## Work in progress\n- `) || !strings.Contains(first, `\n## Goal\nCI on main has been red since #482`) {
 		t.Errorf("first line %.200s", first)
 	}
 	if !strings.Contains(string(data), "don't change the exported API of internal/money") {
