@@ -91,6 +91,17 @@
 //     (send exit after the shutdown response to let them finish), and
 //     sessions are closed, their locks released, in every case.
 //
+// Through the shared daemon (vtcode-ls with no arguments) the lifecycle is
+// the same, per connection: exit and the end of input end the connection
+// and the forwarder's process with the same codes, but the sessions stay
+// open in the daemon for its other clients (their locks are the
+// daemon's). The connection sees only its workspaces: an omitted
+// workspace is its first folder, vtcode/listSessions without one lists
+// its folders, and notifications of other workspaces are not sent. A
+// daemon that dies ends the connection (the input ends); the next
+// connection starts a new daemon, and openSession resumes the sessions
+// with every acknowledged event.
+//
 // The initialize result advertises the vtcode protocol:
 //
 //	{"capabilities":{"experimental":{"vtcode":{"protocolVersion":1,

@@ -20,6 +20,9 @@ type notifier struct {
 	notify   func(method string, params any)
 	interval time.Duration    // <= 0: no coalescing
 	progress *progressTracker // for NewProgress (host.go)
+	// accept, when set, says whether the client sees the events of a
+	// workspace (a shared manager reports every client's sessions).
+	accept func(workspace string) bool
 
 	mu     sync.Mutex // guards the fields below
 	lanes  map[string]*pressureLane
@@ -36,6 +39,9 @@ var _ session.Notifier = (*notifier)(nil)
 
 // TokenPressure implements session.Notifier.
 func (n *notifier) TokenPressure(ev session.PressureEvent) {
+	if n.accept != nil && !n.accept(ev.Workspace) {
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -117,11 +123,17 @@ func (n *notifier) flush() {
 
 // CompactBoundary implements session.Notifier.
 func (n *notifier) CompactBoundary(ev session.BoundaryEvent) {
+	if n.accept != nil && !n.accept(ev.Workspace) {
+		return
+	}
 	n.notify("vtcode/compactBoundary", ev)
 }
 
 // CompactionProposed implements session.ProposalNotifier.
 func (n *notifier) CompactionProposed(ev session.ProposalEvent) {
+	if n.accept != nil && !n.accept(ev.Workspace) {
+		return
+	}
 	n.notify("vtcode/compactionProposed", ev)
 }
 

@@ -167,7 +167,7 @@ class Extension implements vscode.Disposable {
       vscode.workspace.registerFileSystemProvider(PromptScheme, new PromptFileSystem(this), { isCaseSensitive: true }),
       vscode.workspace.registerFileSystemProvider(PreviewScheme, this.previews, { isCaseSensitive: true }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs') || e.affectsConfiguration('vtcode.proxy.listen')) {
+        if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs') || e.affectsConfiguration('vtcode.server.shared') || e.affectsConfiguration('vtcode.proxy.listen')) {
           void vscode.window
             .showInformationMessage('VT Code: the server settings changed.', 'Restart Server')
             .then((a) => a && this.restart());
@@ -217,7 +217,9 @@ class Extension implements vscode.Disposable {
       }
     }
     const extra = machineSetting(cfg.inspect<string[]>('serverArgs')) ?? [];
-    return { command, args: ['serve', ...extra], source };
+    // vtcode-ls without a command attaches to the user's shared daemon.
+    const shared = machineSetting(cfg.inspect<boolean>('server.shared')) ?? false;
+    return { command, args: shared ? extra : ['serve', ...extra], source };
   }
 
   // initializationOptions: the proxy address of vtcode.proxy.listen, when set
