@@ -31,9 +31,8 @@ type tableEntry struct {
 	wire Wire
 }
 
-// endpoints is the one table of provider defaults. Base URLs include the API
-// version segment, so a client appends only the operation path
-// ("/responses", "/messages", "/chat/completions").
+// endpoints is the one table of provider defaults. Endpoints on a base URL
+// are built by [APIURL].
 var endpoints = map[string]tableEntry{
 	"openai":        {"https://api.openai.com/v1", "OPENAI_API_KEY", WireResponses},
 	"openresponses": {"", "OPENRESPONSES_API_KEY", WireResponses},
