@@ -330,7 +330,7 @@ var tables = func() map[string]map[string]bool {
 		}
 	}
 	add("", "agent", "context", "compaction", "providers", "models", "storage", "proxy")
-	add("proxy", "listen", "allow_remote", "secret_env")
+	add("proxy", "listen", "allow_remote", "secret_env", "allowed_origins")
 	add("agent", "harness")
 	add("agent.harness", "tool_result_clearing")
 	add("compaction", "summarizer", "route_policy", "routes")
