@@ -28,21 +28,31 @@ import (
 type notes struct {
 	mu       sync.Mutex
 	logs     []string
+	shows    []string
+	block    chan struct{} // when set, TokenPressure waits for it to close
 	pressure []session.PressureEvent
 	bounds   []session.BoundaryEvent
 }
 
 func (n *notes) TokenPressure(ev session.PressureEvent) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
+	block := n.block
 	n.pressure = append(n.pressure, ev)
+	n.mu.Unlock()
+	if block != nil {
+		<-block
+	}
 }
 func (n *notes) CompactBoundary(ev session.BoundaryEvent) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.bounds = append(n.bounds, ev)
 }
-func (n *notes) ShowMessage(int, string) {}
+func (n *notes) ShowMessage(_ int, text string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.shows = append(n.shows, text)
+}
 func (n *notes) LogMessage(_ int, text string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -86,6 +96,13 @@ func readTurns(n int) []proxytest.Turn {
 
 func setup(t *testing.T, extraTOML string, turns []proxytest.Turn, secret string) *env {
 	t.Helper()
+	return setupWith(t, extraTOML, turns, secret, offlineClients, nil)
+}
+
+// setupWith is setup with the manager's client factory and a change to the
+// proxy's options.
+func setupWith(t *testing.T, extraTOML string, turns []proxytest.Turn, secret string, clients session.ClientFactory, opt func(*proxy.Options)) *env {
+	t.Helper()
 	up, err := proxytest.Start(turns, proxytest.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -109,13 +126,17 @@ func setup(t *testing.T, extraTOML string, turns []proxytest.Turn, secret string
 		t.Fatal(err)
 	}
 	n := &notes{}
-	mgr := session.NewManager(session.Options{Notifier: n, NoWatch: true, UserConfig: user, Clients: offlineClients})
+	mgr := session.NewManager(session.Options{Notifier: n, NoWatch: true, UserConfig: user, Clients: clients})
 	t.Cleanup(func() { mgr.Close() })
 	if err := mgr.AddWorkspace(ws, nil); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{}, 1024)
-	srv := proxy.New(proxy.Options{Manager: mgr, Secret: secret, AfterRequest: func() { done <- struct{}{} }})
+	o := proxy.Options{Manager: mgr, Secret: secret, AfterRequest: func() { done <- struct{}{} }}
+	if opt != nil {
+		opt(&o)
+	}
+	srv := proxy.New(o)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	return &env{done: done, up: up, mgr: mgr, srv: srv, url: hs.URL, notes: n, ws: ws, user: user}
