@@ -118,9 +118,14 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if err != nil && !b.done {
 		b.done = true
-		_ = b.rc.SetReadDeadline(time.Time{})
-		if err != io.EOF {
+		if err == io.EOF {
+			_ = b.rc.SetReadDeadline(time.Time{})
+		} else {
+			// The deadline stays (or is now): the server's discarding of the
+			// rest of the body fails at once and the connection is closed
+			// after the answer.
 			b.err = err
+			_ = b.rc.SetReadDeadline(b.now())
 		}
 	}
 	return n, err
