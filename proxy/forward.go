@@ -62,7 +62,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 		if br, ok := body.(*bodyReader); ok && br.err != nil {
 			// The agent's body failed (too large, too slow): the upstream
 			// got an incomplete request, which it cannot take for a whole one.
-			ref := bodyRefusal(br.err, MaxPassThroughBody)
+			ref := bodyRefusal(br.err, br.limit)
 			writeError(w, ref.status, ref.msg)
 			return
 		}

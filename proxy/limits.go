@@ -92,19 +92,20 @@ func (g gate) leave() { <-g }
 // the connection's read deadline (http.ResponseController) before each
 // read and clears it at the end of the body.
 type bodyReader struct {
-	r    io.Reader
-	rc   *http.ResponseController
-	idle time.Duration
-	end  time.Time
-	now  func() time.Time
-	done bool
-	err  error // the error that ended the body early, if any
+	r     io.Reader
+	rc    *http.ResponseController
+	idle  time.Duration
+	end   time.Time
+	now   func() time.Time
+	limit int64
+	done  bool
+	err   error // the error that ended the body early, if any
 }
 
 func (s *Server) newBodyReader(w http.ResponseWriter, r *http.Request, limit int64) *bodyReader {
 	now := s.now()
 	return &bodyReader{r: http.MaxBytesReader(w, r.Body, limit), rc: http.NewResponseController(w),
-		idle: s.bodyIdle, end: now.Add(s.bodyTotal), now: s.now}
+		idle: s.bodyIdle, end: now.Add(s.bodyTotal), now: s.now, limit: limit}
 }
 
 func (b *bodyReader) Read(p []byte) (int, error) {
