@@ -173,6 +173,7 @@ func WorkspaceFile(workspace string) string {
 var UserOnlyKeys = map[string]string{
 	"providers.*.base_url":    "an endpoint",
 	"providers.*.api_key_env": "a credential variable",
+	"proxy.allowed_origins":   "the web pages the proxy serves",
 }
 
 // Load merges the defaults, userFile (skipped when "" or missing) and the

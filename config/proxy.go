@@ -43,7 +43,7 @@ func (d *decoder) decodeProxy(raw map[string]any, p *Proxy) {
 	if s, ok := d.str(t, key, "secret_env", -1, ruleString); ok {
 		p.SecretEnv = strings.TrimSpace(*s)
 	}
-	if v, ok := t["allowed_origins"]; ok {
+	if v, ok := t["allowed_origins"]; ok && d.allowed("proxy.allowed_origins", sub(key, "allowed_origins")) {
 		origins, msg := originList(v)
 		if msg != "" {
 			d.fail(sub(key, "allowed_origins"), -1, msg)

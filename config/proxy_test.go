@@ -26,8 +26,6 @@ func TestProxyTable(t *testing.T) {
 		{"[proxy]\nlisten = 8787\n", "proxy.listen: must be a string"},
 		{"[proxy]\nallow_remote = \"yes\"\n", "proxy.allow_remote"},
 		{"[proxy]\nport = 1\n", "proxy.port: unknown key"},
-		{"[proxy]\nallowed_origins = \"https://a.example\"\n", "proxy.allowed_origins: must be an array"},
-		{"[proxy]\nallowed_origins = [\"https://a.example/page\"]\n", "is not an origin"},
 	} {
 		os.WriteFile(filepath.Join(ws, "vtcode.toml"), []byte(bad.toml), 0o600)
 		_, err := Load("", ws)
@@ -70,6 +68,26 @@ func TestProxyAllowedOrigins(t *testing.T) {
 	}
 	if want := []string{"https://app.example", "http://localhost:3000"}; !reflect.DeepEqual(c.Proxy.AllowedOrigins, want) {
 		t.Errorf("allowed_origins = %q, want %q", c.Proxy.AllowedOrigins, want)
+	}
+	for _, bad := range []struct{ toml, msg string }{
+		{"[proxy]\nallowed_origins = \"https://a.example\"\n", "proxy.allowed_origins: must be an array"},
+		{"[proxy]\nallowed_origins = [\"https://a.example/page\"]\n", "is not an origin"},
+	} {
+		bu := filepath.Join(t.TempDir(), "user.toml")
+		os.WriteFile(bu, []byte(bad.toml), 0o600)
+		_, err := Load(bu, "")
+		var fe *FileError
+		if !errors.As(err, &fe) || !strings.Contains(fe.Msg, bad.msg) || fe.Line == 0 {
+			t.Errorf("%q: error %v, want a line and %q", bad.toml, err, bad.msg)
+		}
+	}
+	// A workspace file may not open the proxy to a web page.
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "vtcode.toml"), []byte("[proxy]\nallowed_origins = [\"https://evil.example\"]\n"), 0o600)
+	c, err = Load(user, ws)
+	if err != nil || !reflect.DeepEqual(c.Proxy.AllowedOrigins, []string{"https://app.example", "http://localhost:3000"}) ||
+		len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].Msg, "proxy.allowed_origins: ignored") {
+		t.Errorf("a workspace allowed_origins: %q, warnings %v, %v", c.Proxy.AllowedOrigins, c.Warnings, err)
 	}
 	p, _, err := ProxyFromJSON(json.RawMessage(`{"proxy":{"allowedOrigins":["https://b.example"]}}`), Proxy{})
 	if err != nil || !reflect.DeepEqual(p.AllowedOrigins, []string{"https://b.example"}) {
