@@ -2,6 +2,8 @@ package proxy_test
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -323,6 +325,45 @@ func TestHugeAnswerIsPassedOnUnrecorded(t *testing.T) {
 		for _, m := range h.Messages {
 			if len(m.Text()) > 1<<20 {
 				t.Errorf("a %d-byte answer was recorded", len(m.Text()))
+			}
+		}
+	}
+}
+
+// TestGzipAnswerIsBoundedToo: a small gzip answer that inflates past the
+// recorder's bound reaches the agent as sent (compressed) and is not
+// inflated whole to be recorded.
+func TestGzipAnswerIsBoundedToo(t *testing.T) {
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	io.WriteString(zw, `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"`+strings.Repeat("z", 40<<20)+`"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":1}}`)
+	zw.Close()
+	e := setup(t, upstreamFunc(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(zb.Bytes())
+	}), readTurns(1), "")
+	for i := 0; i < 2; i++ {
+		req := streamRequest(t, e, "gzip")
+		req.Header.Set("Accept-Encoding", "gzip") // asked for: not decompressed by the client
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		settled(t, e.done)
+		if !bytes.Equal(b, zb.Bytes()) {
+			t.Fatalf("the agent got %d bytes, want the upstream's %d", len(b), zb.Len())
+		}
+	}
+	list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
+	for _, l := range list {
+		h, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: l.SessionID})
+		for _, m := range h.Messages {
+			if len(m.Text()) > 1<<20 {
+				t.Errorf("a %d-byte inflated answer was recorded", len(m.Text()))
 			}
 		}
 	}

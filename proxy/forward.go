@@ -158,9 +158,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 		if encoded && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 			zr, err := gzip.NewReader(bytes.NewReader(raw))
 			if err == nil {
-				raw, err = io.ReadAll(zr)
+				// Bounded like the stream: a small body may inflate a lot.
+				raw, err = io.ReadAll(io.LimitReader(zr, maxRecorded+1))
 			}
-			if err != nil {
+			if err != nil || len(raw) > maxRecorded {
 				finish(nil, false)
 				return
 			}
