@@ -88,7 +88,7 @@ type Server struct {
 	bodyTotal  time.Duration
 	verified   verifiedSet
 	records    *recordQueue
-	unsaved    sync.Map // session id → struct{}: told the editor it is not being saved
+	unsaved    sync.Map // what (see recorded) → struct{}: told the user it is not being saved
 }
 
 // cacheBytes bounds the bytes of conversation elements whose decoding the
@@ -460,12 +460,12 @@ func (s *Server) prepare(r *http.Request, body []byte, provider string, ep endpo
 				}
 				plan, err := s.o.Manager.ProxyPrepare(ctx, preq, nil)
 				if err != nil {
-					s.logger.Info("proxy: a conversation was not taken up", "err", err)
+					s.recorded("a new conversation", err)
 					return
 				}
 				err = s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn,
 					session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
-				s.recorded(plan.SessionID, err)
+				s.recorded("session "+plan.SessionID, err)
 			})
 		}}, false
 	case err != nil && r.Context().Err() != nil:
@@ -497,24 +497,24 @@ func (s *Server) prepare(r *http.Request, body []byte, provider string, ep endpo
 			}
 			err := s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn,
 				session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
-			s.recorded(plan.SessionID, err)
+			s.recorded("session "+plan.SessionID, err)
 		})
 	}
 	return out, &tee{d: d, done: done}, false
 }
 
-// recorded notes the outcome of recording an answer of session id: the
-// first failure (a full disk, a lost store) is shown to the user, once
-// until the session is saved again; the proxy goes on forwarding.
-func (s *Server) recorded(id string, err error) {
+// recorded notes the outcome of recording an answer of what (a session, a
+// new conversation): the first failure (a full disk, a lost store) is shown
+// to the user, once until it is saved again; the proxy goes on forwarding.
+func (s *Server) recorded(what string, err error) {
 	if err == nil {
-		s.unsaved.Delete(id)
+		s.unsaved.Delete(what)
 		return
 	}
-	s.logger.Warn("proxy: recording the answer failed", "session", id, "err", err)
-	if _, told := s.unsaved.LoadOrStore(id, struct{}{}); !told {
-		s.o.Manager.ShowMessage(session.LevelWarning, fmt.Sprintf("vtcode-ls proxy: session %s is not being saved (%s); the agent's requests are still forwarded",
-			id, providers.Bound(err.Error(), 300)))
+	s.logger.Warn("proxy: recording the answer failed", "what", what, "err", err)
+	if _, told := s.unsaved.LoadOrStore(what, struct{}{}); !told {
+		s.o.Manager.ShowMessage(session.LevelWarning, fmt.Sprintf("vtcode-ls proxy: %s is not being saved (%s); the agent's requests are still forwarded",
+			what, providers.Bound(err.Error(), 300)))
 	}
 }
 
