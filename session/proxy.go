@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -64,7 +65,17 @@ type ProxyRequest struct {
 	// Messages is the agent's whole conversation.
 	Messages []history.Message
 	Kind     ProxyKind
+	// Unverified marks a request whose credentials the upstream has not
+	// accepted yet: it is projected onto a session that already exists,
+	// with no new session, no compaction, no model call and no route
+	// change; [ErrProxyUnverified] when it would need a new session.
+	Unverified bool
 }
+
+// ErrProxyUnverified is ProxyPrepare's answer to an unverified request
+// (ProxyRequest.Unverified) that no existing session takes: the transport
+// forwards it as it came.
+var ErrProxyUnverified = errors.New("proxy: a request with unverified credentials opens no session")
 
 // Dispositions of a proxied request ([ProxyPlan.Disposition]).
 const (
@@ -197,6 +208,9 @@ func fingerprint(system string, msgs []history.Message) string {
 // LogMessage sends a log message to the client (window/logMessage).
 func (m *Manager) LogMessage(level int, text string) { m.notifyLog(level, text) }
 
+// ShowMessage shows a message to the user (window/showMessage).
+func (m *Manager) ShowMessage(level int, text string) { m.notifyShow(level, text) }
+
 // ProxyPrepare maps a proxied request onto its session (opening or
 // creating it in the workspace) and returns the projection to send. Nothing
 // of the request is recorded yet, except when it triggers an automatic
@@ -235,9 +249,15 @@ func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progres
 	ids := m.px.get(key)
 	if len(ids) == 0 {
 		ids = m.proxyStored(w, key)
+		if r.Unverified {
+			ids = m.proxyExisting(w, ids)
+		}
 		for _, id := range ids {
 			m.px.add(key, id)
 		}
+	}
+	if r.Unverified && len(ids) == 0 {
+		return nil, ErrProxyUnverified
 	}
 	var chosen *Session
 	best := -1
@@ -273,6 +293,8 @@ func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progres
 		}
 	}
 	switch {
+	case best <= 0 && r.Unverified:
+		return nil, ErrProxyUnverified
 	case best <= 0 && r.Kind == ProxyAgentCompaction:
 		// The agent's summarizer with a prompt of its own (opencode): it
 		// summarizes the main conversation, whose next request is a fresh
@@ -324,6 +346,28 @@ func (m *Manager) proxyStored(w *workspace, key string) []string {
 	return ids
 }
 
+// proxyExisting returns the sessions of ids that are open or stored.
+func (m *Manager) proxyExisting(w *workspace, ids []string) []string {
+	st, err := w.store()
+	if err != nil {
+		return nil
+	}
+	list, err := st.List()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, id := range ids {
+		m.mu.Lock()
+		open := m.sessions[id] != nil
+		m.mu.Unlock()
+		if open || slices.ContainsFunc(list, func(in store.SessionInfo) bool { return in.ID == id }) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // maxStoredThreads bounds the stored sessions a restarted daemon considers
 // for an agent key.
 const maxStoredThreads = 8
@@ -340,7 +384,11 @@ func (m *Manager) proxySession(ctx context.Context, w *workspace, id string, r P
 		}
 		return s, nil
 	}
-	if _, err := m.OpenSession(ctx, OpenParams{Workspace: w.root, SessionID: id, Provider: r.Provider, Model: r.Model}); err != nil {
+	p := OpenParams{Workspace: w.root, SessionID: id, Provider: r.Provider, Model: r.Model}
+	if r.Unverified {
+		p.Provider, p.Model = "", "" // the stored route stays
+	}
+	if _, err := m.OpenSession(ctx, p); err != nil {
 		return nil, err
 	}
 	return m.session(id)
@@ -533,7 +581,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	s.proxyInit()
 	s.proxyRealign()
 	px := &s.px
-	if (r.Provider != "" || r.Model != "") && (r.Provider != s.route.Provider || r.Model != s.route.Model) && r.Kind == ProxyTurn {
+	if (r.Provider != "" || r.Model != "") && (r.Provider != s.route.Provider || r.Model != s.route.Model) && r.Kind == ProxyTurn && !r.Unverified {
 		if err := s.adoptRoute(r.Provider, r.Model, 0); err != nil {
 			return nil, err
 		}
@@ -596,7 +644,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 
 	plan := &ProxyPlan{SessionID: s.id, Disposition: disp}
 	turn := &proxyTurn{key: key, disp: disp, keys: keys, msgs: r.Messages, c: c, window: r.WindowID}
-	auto := disp == ProxyAppend && e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
+	auto := disp == ProxyAppend && e.pol.AutoCompaction.Enabled && e.th.Threshold > 0 && !r.Unverified
 	used := proj.tokens + prefix
 	switch {
 	case auto && e.asks() && !e.overLimit(used): // ask.go: the agent is never blocked

@@ -351,16 +351,22 @@ func checkEngine(t *testing.T, c *client, up *proxytest.Upstream, proxyURL, endp
 		t.Errorf("%d requests failed open", st.FailOpen)
 	}
 	sessionID := ""
-	var rewritten, compacted, maxIn, maxOut int
+	var rewritten, compacted, maxIn, maxOut, seen int
 	for _, r := range st.Recent {
 		if !strings.HasSuffix(strings.TrimSuffix(r.Path, "/"), endpoint) {
 			continue
 		}
+		seen++
 		if r.Status != 200 {
 			t.Errorf("request to %s answered %d", r.Path, r.Status)
 		}
-		if r.Disposition != "append" {
+		// The first request's key is not known good yet: it goes as it
+		// came, and its answer makes the engine take the conversation up.
+		if r.Disposition != "append" && (seen > 1 || r.Disposition != "unverified") {
 			t.Errorf("request to %s was taken as %q, want every turn to extend the one conversation", r.Path, r.Disposition)
+		}
+		if r.SessionID == "" {
+			continue
 		}
 		sessionID = r.SessionID
 		maxIn, maxOut = max(maxIn, r.BytesIn), max(maxOut, r.BytesOut)
