@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
@@ -133,6 +134,12 @@ type proxyTurn struct {
 	msgs   []history.Message // the agent's messages
 	c      int               // common prefix with the mirror at prepare time
 	window string
+	// request is the record of the request for the session's timeline
+	// (contextmap.go), written with the answer; horizon is the cleared
+	// horizon of an agent's fresh window, kept once the window replaced
+	// the history.
+	request requestData
+	horizon clearing.Horizon
 }
 
 // proxyIndex maps agent session keys to the sessions of their threads
@@ -591,7 +598,13 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	if r.System != "" || len(r.Tools) > 0 {
 		envelope = &compaction.Envelope{Provider: e.route.Provider, Model: e.route.Model, System: r.System, Tools: slices.Clone(r.Tools)}
 	}
-	proj := s.project(pre, e, false, false)
+	// The cleared horizon is the live history's: it applies to the agent's
+	// messages where they are the live ones, not to a fresh window.
+	hz := s.cache.horizon
+	if !mapped {
+		hz = clearing.Horizon{}
+	}
+	proj := s.projectFrom(pre, hz, e, false, false)
 
 	plan := &ProxyPlan{SessionID: s.id, Disposition: disp}
 	turn := &proxyTurn{key: key, disp: disp, keys: keys, msgs: r.Messages, c: c, window: r.WindowID}
@@ -624,8 +637,24 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	// nothing: then the projection is the request's messages.
 	plan.Unchanged = !proj.trimmed && (!mapped || px.head == 0 && px.covered == 0) && len(pre) == n &&
 		len(proj.msgs) == n && (n == 0 || &proj.msgs[0] == &pre[0])
-	plan.Messages = append([]history.Message{}, proj.msgs...)
 	plan.Stats = s.stats(e, proj)
+	msgs := proj.msgs
+	switch disp {
+	case ProxyAppend, ProxyWindow, ProxyReplay:
+		// A request of the conversation, sent as a prepared one is: its
+		// cleared horizon is kept (a fresh window's once it replaced the
+		// history, in proxyRecord) and it is the base and the cache
+		// prediction of the next one; a turn is recorded in the timeline
+		// with its answer.
+		if disp != ProxyReplay {
+			turn.request = s.requestRecord(e, proj, pre, nil, plan.Stats)
+		}
+		turn.horizon = proj.horizon
+		msgs, _ = s.sendProjection(proj, pre, prefix, plan.Stats, disp == ProxyAppend)
+	}
+	// The transport holds the plan's messages while it encodes them: they
+	// share no array with the session's.
+	plan.Messages = append([]history.Message{}, msgs...)
 	if disp != ProxyCounts {
 		s.setSnapshot(plan.Stats)
 		s.notifyPressure(plan.Stats)
@@ -696,9 +725,11 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 			return nil
 		}
 		if n > N {
-			if err := s.record(evMessages, messagesData{Messages: slices.Clone(t.msgs[N:])}); err != nil {
+			if err := s.record(evMessages, messagesData{Messages: slices.Clone(t.msgs[N:]), Request: &t.request}); err != nil {
 				return err
 			}
+		} else {
+			s.recordRequest(t.request)
 		}
 		px.keys = slices.Clone(t.keys)
 		if err := s.recordAnswer(resp); err != nil {
@@ -719,6 +750,8 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 		if err := s.commit(context.WithoutCancel(ctx), s.live, next, &b, commitWith{proxy: true}); err != nil {
 			return fmt.Errorf("record the agent's new window: %w", err)
 		}
+		s.recordRequest(t.request)
+		s.keepCleared(t.horizon)
 		if err := s.recordAnswer(resp); err != nil {
 			return err
 		}
