@@ -15,8 +15,8 @@ import (
 func agentRequest(msgs []history.Message) session.ProxyRequest {
 	return session.ProxyRequest{
 		Key: "agent-session-1", Provider: "anthropic", Model: "claude-sonnet-4-6",
-		System: "You are a coding agent. Fix what the user asks, run the tests.",
-		Tools:  []json.RawMessage{json.RawMessage(`{"name":"read_file","input_schema":{"type":"object"}}`)},
+		System:   "You are a coding agent. Fix what the user asks, run the tests.",
+		Tools:    []json.RawMessage{json.RawMessage(`{"name":"read_file","input_schema":{"type":"object"}}`)},
 		Messages: append([]history.Message(nil), msgs...),
 	}
 }
