@@ -565,9 +565,15 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	}
 
 	// The messages to project: the summary standing for the agent's
-	// compacted prefix, then the agent's own messages.
+	// compacted prefix, then the agent's own messages. The cleared horizon
+	// is the live history's: it applies to the agent's messages where they
+	// are the live ones, not to a fresh window.
 	var pre []history.Message
 	mapped := disp != ProxyWindow && !px.unmapped && c >= px.covered
+	hz := s.cache.horizon
+	if !mapped {
+		hz = clearing.Horizon{}
+	}
 	if mapped {
 		pre = make([]history.Message, 0, px.head+n-px.covered)
 		pre = append(pre, s.live[:px.head]...)
@@ -577,7 +583,16 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 				// Same digest as the stored message: the same estimate.
 				// A tool result's digest is its call id: its text may have
 				// changed (the agent cleared it).
-				if li := s.proxyLiveIndex(j, keys[j]); li >= 0 && (msg.Role != history.Tool || msg.Text() == s.live[li].Text()) {
+				li := s.proxyLiveIndex(j, keys[j])
+				switch {
+				case li < 0:
+				case msg.Role == history.Tool && msg.Text() != s.live[li].Text() && li < hz.Messages:
+					// The agent cleared a result the engine has cleared
+					// already: the recorded one projects to the stub the
+					// previous requests carried, where the agent's own
+					// text would break the provider's cache there.
+					msg = s.live[li]
+				case msg.Role != history.Tool || msg.Text() == s.live[li].Text():
 					if t, ok := s.est.Cached(&s.live[li]); ok {
 						s.est.SetCached(&msg, t)
 					}
@@ -597,12 +612,6 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	var envelope *compaction.Envelope
 	if r.System != "" || len(r.Tools) > 0 {
 		envelope = &compaction.Envelope{Provider: e.route.Provider, Model: e.route.Model, System: r.System, Tools: slices.Clone(r.Tools)}
-	}
-	// The cleared horizon is the live history's: it applies to the agent's
-	// messages where they are the live ones, not to a fresh window.
-	hz := s.cache.horizon
-	if !mapped {
-		hz = clearing.Horizon{}
 	}
 	proj := s.projectFrom(pre, hz, e, false, false)
 

@@ -26,7 +26,8 @@ import (
 //     (user) message and every tool_result answers a tool_use of the
 //     message before; thinking blocks carry the signature the fake issued
 //     for their exact text; with thinking on, the assistant message of the
-//     tool turn being answered starts with a thinking block; at most 4
+//     tool turn being answered starts with a thinking block (when the fake
+//     gives thinking, Options.Thinking); at most 4
 //     cache_control breakpoints.
 //   - Responses: every function_call (custom_tool_call) has its output
 //     later in the input and every output a call before it; a reasoning
@@ -57,6 +58,9 @@ type CacheEntry struct {
 	// First says the request is the first of its conversation; Stable that
 	// it is not, and that it starts with the prompt of the previous one.
 	First, Stable bool
+	// Divergence shows, for a request that is neither, where its prompt
+	// leaves the previous one: the bytes from there on in both.
+	Divergence string
 }
 
 // Strictness is what the strict checks and the cache model saw.
@@ -152,7 +156,7 @@ func (u *Upstream) check(path, kind string, header http.Header, body []byte) str
 	var reason string
 	switch wire {
 	case "messages":
-		prompt, system, reason = checkMessages(body)
+		prompt, system, reason = checkMessages(body, u.o.Thinking)
 	case "responses":
 		prompt, system, reason = checkResponses(body)
 	case "chat":
@@ -178,6 +182,11 @@ func (u *Upstream) check(path, kind string, header http.Header, body []byte) str
 	prev, ok := u.st.last[conv]
 	e.First = !ok
 	e.Stable = ok && bytes.HasPrefix(flat, prev)
+	if ok && !e.Stable {
+		n := commonBytes(prev, flat)
+		from := max(0, n-40)
+		e.Divergence = fmt.Sprintf("at byte %d of %d: previous %q, this %q", n, len(prev), prev[from:min(len(prev), n+160)], flat[from:min(len(flat), n+160)])
+	}
 	for _, p := range u.st.recent[path] {
 		e.CachedBytes = max(e.CachedBytes, commonBytes(p, flat))
 	}
@@ -333,7 +342,7 @@ func str(raw json.RawMessage) string {
 
 // checkMessages validates a Messages request; it returns its prompt and
 // system.
-func checkMessages(body []byte) (prompt [][]byte, system []byte, reason string) {
+func checkMessages(body []byte, thinking bool) (prompt [][]byte, system []byte, reason string) {
 	var req struct {
 		System   json.RawMessage `json:"system"`
 		Tools    json.RawMessage `json:"tools"`
@@ -354,9 +363,6 @@ func checkMessages(body []byte) (prompt [][]byte, system []byte, reason string) 
 	marks := countCacheControl(req.System) + countCacheControl(req.Tools)
 	prompt = append(prompt, canonical(req.Tools), canonical(req.System))
 	for i, m := range req.Messages {
-		if m.Role != "user" && m.Role != "assistant" {
-			return nil, nil, fmt.Sprintf("messages.%d.role: unexpected role %q", i, m.Role)
-		}
 		marks += countCacheControl(m.Content)
 		prompt = append(prompt, canonical(m.Content))
 		bs := blocks(m.Content)
@@ -403,9 +409,9 @@ func checkMessages(body []byte) (prompt [][]byte, system []byte, reason string) 
 	if marks > 4 {
 		return nil, nil, fmt.Sprintf("A maximum of 4 blocks with cache_control may be provided. Found %d.", marks)
 	}
-	if req.Thinking != nil && req.Thinking.Type != "disabled" {
+	if thinking && req.Thinking != nil && req.Thinking.Type != "disabled" {
 		// The tool turn being answered: its assistant message starts with
-		// its thinking.
+		// the thinking the fake gave it.
 		n := len(req.Messages)
 		if last := req.Messages[n-1]; n >= 2 && last.Role == "user" && hasType(blocks(last.Content), "tool_result") {
 			a := blocks(req.Messages[n-2].Content)

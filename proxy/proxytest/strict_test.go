@@ -33,7 +33,7 @@ func strictUpstream(t *testing.T, thinking bool) *Upstream {
 // The strict upstream refuses what the real APIs refuse, with their 400,
 // and accepts what they accept.
 func TestStrictRefusesWhatTheAPIsRefuse(t *testing.T) {
-	u := strictUpstream(t, false)
+	u := strictUpstream(t, true)
 	sig := signature("hm")
 	tools := `"tools":[{"name":"read","input_schema":{"type":"object"}}]`
 	for _, c := range []struct {
