@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -179,4 +180,31 @@ func TestProxiedRequestsInTheTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a restart")
+}
+
+// The strategy a proxied session shows is the one its compactions would
+// run: without a client of the daemon's own for the route (the agent's key
+// is never used for the engine's calls) the offline summarizer's, local;
+// with one, the route's native strategy.
+func TestProxiedStrategyIsTheOneThatRuns(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		clients map[string]providers.Generator
+		want    string
+	}{
+		{"no client", nil, "local"},
+		{"a client", map[string]providers.Generator{"anthropic": failing{}}, "native_inline"},
+	} {
+		e := newEnv(t, session.Options{Clients: clients(c.clients)}, "")
+		plan, err := e.m.ProxyPrepare(context.Background(), agentRequest(turns(1, 100)[:1]), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Stats.Strategy != c.want {
+			t.Errorf("%s: the proxied session shows strategy %q, want %q", c.name, plan.Stats.Strategy, c.want)
+		}
+		if st := e.stats(plan.SessionID); st.Strategy != c.want {
+			t.Errorf("%s: projectionStats shows strategy %q, want %q", c.name, st.Strategy, c.want)
+		}
+	}
 }

@@ -362,86 +362,83 @@ func checkMessages(body []byte, thinking bool) (prompt [][]byte, system []byte, 
 	}
 	marks := countCacheControl(req.System) + countCacheControl(req.Tools)
 	prompt = append(prompt, canonical(req.Tools), canonical(req.System))
+	// The API merges consecutive messages of one role into one turn (an
+	// agent may send each tool result as a message of its own).
+	type turn struct {
+		role   string
+		first  int // index of its first message
+		blocks []map[string]json.RawMessage
+	}
+	var turns []turn
 	for i, m := range req.Messages {
 		marks += countCacheControl(m.Content)
 		prompt = append(prompt, canonical(m.Content))
 		bs := blocks(m.Content)
-		var uses []string
-		for j, b := range bs {
-			switch str(b["type"]) {
-			case "tool_use":
-				if m.Role != "assistant" {
-					return nil, nil, fmt.Sprintf("messages.%d.content.%d: tool_use in a user message", i, j)
-				}
-				uses = append(uses, str(b["id"]))
-			case "tool_result":
-				if m.Role != "user" {
-					return nil, nil, fmt.Sprintf("messages.%d.content.%d: tool_result in an assistant message", i, j)
-				}
-				if !answers(req.Messages, i, str(b["tool_use_id"])) {
-					return nil, nil, fmt.Sprintf("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, str(b["tool_use_id"]))
-				}
-			case "thinking":
-				if m.Role != "assistant" || str(b["signature"]) != signature(str(b["thinking"])) {
-					return nil, nil, fmt.Sprintf("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, j)
-				}
-			case "redacted_thinking":
-				return nil, nil, fmt.Sprintf("messages.%d.content.%d: Invalid `data` in `redacted_thinking` block", i, j)
+		if len(turns) == 0 || turns[len(turns)-1].role != m.Role {
+			turns = append(turns, turn{role: m.Role, first: i})
+		}
+		if bs == nil {
+			bs = []map[string]json.RawMessage{{"type": json.RawMessage(`"text"`)}}
+		}
+		turns[len(turns)-1].blocks = append(turns[len(turns)-1].blocks, bs...)
+	}
+	ids := func(t turn, typ, key string) map[string]bool {
+		out := map[string]bool{}
+		for _, b := range t.blocks {
+			if str(b["type"]) == typ {
+				out[str(b[key])] = true
 			}
 		}
-		if len(uses) > 0 {
-			if i+1 >= len(req.Messages) || req.Messages[i+1].Role != "user" {
-				return nil, nil, fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s", i, strings.Join(uses, ", "))
-			}
-			answered := map[string]bool{}
-			for _, b := range blocks(req.Messages[i+1].Content) {
-				if str(b["type"]) == "tool_result" {
-					answered[str(b["tool_use_id"])] = true
+		return out
+	}
+	for k, t := range turns {
+		for j, b := range t.blocks {
+			switch str(b["type"]) {
+			case "tool_use":
+				if t.role != "assistant" {
+					return nil, nil, fmt.Sprintf("messages.%d: tool_use in a user message", t.first)
 				}
-			}
-			for _, id := range uses {
-				if !answered[id] {
-					return nil, nil, fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s", i, id)
+			case "tool_result":
+				if t.role != "user" {
+					return nil, nil, fmt.Sprintf("messages.%d: tool_result in an assistant message", t.first)
 				}
+				if k == 0 || !ids(turns[k-1], "tool_use", "id")[str(b["tool_use_id"])] {
+					return nil, nil, fmt.Sprintf("messages.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", t.first, str(b["tool_use_id"]))
+				}
+			case "thinking":
+				if t.role != "assistant" || str(b["signature"]) != signature(str(b["thinking"])) {
+					return nil, nil, fmt.Sprintf("messages.%d: Invalid `signature` in `thinking` block %d", t.first, j)
+				}
+			case "redacted_thinking":
+				return nil, nil, fmt.Sprintf("messages.%d: Invalid `data` in `redacted_thinking` block", t.first)
+			}
+		}
+		if t.role != "assistant" {
+			continue
+		}
+		var answered map[string]bool
+		if k+1 < len(turns) {
+			answered = ids(turns[k+1], "tool_result", "tool_use_id")
+		}
+		for id := range ids(t, "tool_use", "id") {
+			if !answered[id] {
+				return nil, nil, fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s", t.first, id)
 			}
 		}
 	}
 	if marks > 4 {
 		return nil, nil, fmt.Sprintf("A maximum of 4 blocks with cache_control may be provided. Found %d.", marks)
 	}
-	if thinking && req.Thinking != nil && req.Thinking.Type != "disabled" {
+	if n := len(turns); thinking && req.Thinking != nil && req.Thinking.Type != "disabled" && n >= 2 &&
+		turns[n-1].role == "user" && hasType(turns[n-1].blocks, "tool_result") {
 		// The tool turn being answered: its assistant message starts with
 		// the thinking the fake gave it.
-		n := len(req.Messages)
-		if last := req.Messages[n-1]; n >= 2 && last.Role == "user" && hasType(blocks(last.Content), "tool_result") {
-			a := blocks(req.Messages[n-2].Content)
-			if len(a) == 0 || (str(a[0]["type"]) != "thinking" && str(a[0]["type"]) != "redacted_thinking") {
-				found := "nothing"
-				if len(a) > 0 {
-					found = str(a[0]["type"])
-				}
-				return nil, nil, fmt.Sprintf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.", n-2, found)
-			}
+		a := turns[n-2].blocks
+		if typ := str(a[0]["type"]); typ != "thinking" && typ != "redacted_thinking" {
+			return nil, nil, fmt.Sprintf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.", turns[n-2].first, typ)
 		}
 	}
 	return prompt, canonical(req.System), ""
-}
-
-// answers reports whether message i-1 of msgs is an assistant message with
-// tool_use id.
-func answers(msgs []struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}, i int, id string) bool {
-	if i == 0 || msgs[i-1].Role != "assistant" {
-		return false
-	}
-	for _, b := range blocks(msgs[i-1].Content) {
-		if str(b["type"]) == "tool_use" && str(b["id"]) == id {
-			return true
-		}
-	}
-	return false
 }
 
 func hasType(bs []map[string]json.RawMessage, typ string) bool {

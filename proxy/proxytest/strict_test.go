@@ -40,6 +40,7 @@ func TestStrictRefusesWhatTheAPIsRefuse(t *testing.T) {
 		name, path, body, want string
 	}{
 		{"answered call", "/v1/messages", `{` + tools + `,"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}]}`, ""},
+		{"results in messages of their own", "/v1/messages", `{` + tools + `,"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{}},{"type":"tool_use","id":"t2","name":"read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"y"}]}]}`, ""},
 		{"unanswered call", "/v1/messages", `{` + tools + `,"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{}}]},{"role":"user","content":"next"}]}`, "without `tool_result`"},
 		{"orphan result", "/v1/messages", `{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"hi"},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t9","content":"x"}]}]}`, "unexpected `tool_use_id`"},
 		{"forged signature", "/v1/messages", `{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"thinking","thinking":"hm!","signature":"` + sig + `"},{"type":"text","text":"a"}]},{"role":"user","content":"b"}]}`, "Invalid `signature`"},
@@ -146,7 +147,7 @@ func TestStrictTapComparesTheEnvelope(t *testing.T) {
 		req.Header = r.Header.Clone()
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()
