@@ -208,3 +208,29 @@ func TestProxiedStrategyIsTheOneThatRuns(t *testing.T) {
 		}
 	}
 }
+
+// The cache reuse a proxied session shows is the prediction for the request
+// the proxy forwarded, compared with the cache counts its answer reported.
+func TestProxiedReusePredictionMeetsTheReportedUsage(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, session.Options{Clock: clk.now}, "")
+	msgs := turns(3, 2400)
+	reqs := playProxied(t, e, msgs[:len(msgs)-1], clk, time.Second, cachePolicy)
+	ctx := context.Background()
+	plan, err := e.m.ProxyPrepare(ctx, agentRequest(msgs[:len(msgs)-1]), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	predicted := plan.Stats.Reuse.ReusedTokens
+	if predicted == 0 || plan.Stats.Reuse.ReusedMessages != len(reqs[len(reqs)-1].plan.Messages)+1 {
+		t.Fatalf("the request predicts %+v: want the previous request and its answer reused", plan.Stats.Reuse)
+	}
+	usage := &history.Usage{InputTokens: 200, CacheReadTokens: 4321, OutputTokens: 10}
+	if err := e.m.ProxyRecord(ctx, plan.SessionID, plan.Turn, session.ProxyResponse{Message: msgs[len(msgs)-1], Usage: usage}); err != nil {
+		t.Fatal(err)
+	}
+	last := e.stats(plan.SessionID).Reuse.LastResponse
+	if last == nil || last.PredictedReadTokens != predicted || last.CacheReadTokens != 4321 || last.Difference != 4321-predicted {
+		t.Fatalf("last response %+v: want the prediction %d beside the reported 4321", last, predicted)
+	}
+}
