@@ -424,11 +424,8 @@
 // vtcode/tokenPressure follows every append, prepare, response, compaction,
 // restore, model switch and policy change:
 //
-//	{sessionId, workspace, projectedTokens, originalTokens, prefixTokens,
-//	 capacity, pressure, state}
-//
-// The tokens used are projectedTokens + prefixTokens (the system prompt and
-// tools): pressure is of them, as contextMap's usedTokens is.
+//	{sessionId, workspace, projectedTokens, originalTokens, capacity,
+//	 pressure, state}
 //
 // It is coalesced per session: at most one per 100 ms; the first goes out at
 // once and the last value of a burst always arrives.

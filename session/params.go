@@ -239,16 +239,13 @@ type BoundaryEvent struct {
 
 // PressureEvent is the body of vtcode/tokenPressure.
 type PressureEvent struct {
-	SessionID       string `json:"sessionId"`
-	Workspace       string `json:"workspace"`
-	ProjectedTokens int    `json:"projectedTokens"`
-	OriginalTokens  int    `json:"originalTokens"`
-	// PrefixTokens is the system prompt and tools of the request: the
-	// tokens used are ProjectedTokens + PrefixTokens, which Pressure is of.
-	PrefixTokens int     `json:"prefixTokens"`
-	Capacity     int     `json:"capacity"`
-	Pressure     float64 `json:"pressure"`
-	State        string  `json:"state"`
+	SessionID       string  `json:"sessionId"`
+	Workspace       string  `json:"workspace"`
+	ProjectedTokens int     `json:"projectedTokens"`
+	OriginalTokens  int     `json:"originalTokens"`
+	Capacity        int     `json:"capacity"`
+	Pressure        float64 `json:"pressure"`
+	State           string  `json:"state"`
 }
 
 // Stats describe a session's projection (SPEC §9).

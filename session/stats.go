@@ -95,7 +95,7 @@ func (s *Session) notifyPressure(st Stats) {
 	}
 	s.m.o.Notifier.TokenPressure(PressureEvent{
 		SessionID: s.id, Workspace: s.ws.root,
-		ProjectedTokens: st.ProjectedTokens, OriginalTokens: st.OriginalTokens, PrefixTokens: st.PrefixTokens,
+		ProjectedTokens: st.ProjectedTokens, OriginalTokens: st.OriginalTokens,
 		Capacity: st.Capacity, Pressure: st.Pressure, State: st.State,
 	})
 }

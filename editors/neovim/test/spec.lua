@@ -137,12 +137,6 @@ test("format.tokens / percent / statusline", function()
   eq(fmt.percent(0.62), "62%", "percent")
   eq(fmt.statusline({ pressure = 0.62, capacity = 128000, projectedTokens = 78100 }), "ctx 62%", "statusline")
   eq(fmt.statusline({ pressure = 0, capacity = 0, projectedTokens = 78100 }), "ctx 78.1k", "statusline without capacity")
-  eq(fmt.statusline({ pressure = 0, capacity = 0, projectedTokens = 16400, prefixTokens = 8600 }), "ctx 25k",
-    "statusline without capacity: the tokens used, prefix included")
-  eq(fmt.used({ projectedTokens = 16400, prefixTokens = 8600 }), 25000, "used tokens include the prefix")
-  eq(fmt.stats_summary({ sessionId = "s1", pressure = 25000 / 59000, capacity = 64000, projectedTokens = 16400, prefixTokens = 8600,
-    projectedMessages = 3, messages = 3, clearedResults = 0, compactions = 0, state = "ok" }):match("42%% · [^ ]+ tokens"),
-    "42% · 25k/64k tokens", "stats summary: the tokens used beside their percentage")
   eq(fmt.statusline(nil), "", "statusline without pressure")
   eq(fmt.int(1234567), "1,234,567", "int")
 end)

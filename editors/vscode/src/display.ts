@@ -44,21 +44,10 @@ export function formatPercent(pressure: number): string {
 export interface PressureView {
   sessionId: string;
   projectedTokens: number;
-  /** The tokens the next request uses: its messages and its prefix (system prompt, tools). */
-  usedTokens: number;
   capacity: number;
   pressure: number;
   state: PressureState;
   originalTokens?: number;
-}
-
-/**
- * usedTokens is the one definition of the tokens a session uses, for every figure shown beside
- * its pressure: the projected messages plus the prefix (system prompt and tools), as the
- * pressure and the context view's headline count them.
- */
-export function usedTokens(p: { projectedTokens: number; prefixTokens?: number }): number {
-  return p.projectedTokens + (p.prefixTokens ?? 0);
 }
 
 /** pressureView takes the display fields out of a notification or a stats object. */
@@ -66,7 +55,6 @@ export function pressureView(p: TokenPressure | Stats): PressureView {
   return {
     sessionId: p.sessionId,
     projectedTokens: p.projectedTokens,
-    usedTokens: usedTokens(p),
     capacity: p.capacity,
     pressure: p.pressure,
     state: p.state,
@@ -81,8 +69,8 @@ export function pressureView(p: TokenPressure | Stats): PressureView {
 export function statusText(view: PressureView | undefined, compacting = false): string {
   if (!view) return '$(pulse) VT Code';
   const icon = compacting || view.state === 'compacting' ? '$(sync~spin)' : '$(pulse)';
-  if (!(view.capacity > 0)) return `${icon} ${formatTokens(view.usedTokens)}`;
-  return `${icon} ${formatPercent(view.pressure)} · ${formatTokens(view.usedTokens)}/${formatTokens(view.capacity)}`;
+  if (!(view.capacity > 0)) return `${icon} ${formatTokens(view.projectedTokens)}`;
+  return `${icon} ${formatPercent(view.pressure)} · ${formatTokens(view.projectedTokens)}/${formatTokens(view.capacity)}`;
 }
 
 /**
@@ -181,8 +169,8 @@ export function statsSummary(s: Stats): string {
   const parts = [
     `Session ${s.sessionId}`,
     s.capacity > 0
-      ? `${formatPercent(s.pressure)} · ${formatTokens(usedTokens(s))}/${formatTokens(s.capacity)} tokens`
-      : `${formatTokens(usedTokens(s))} tokens`,
+      ? `${formatPercent(s.pressure)} · ${formatTokens(s.projectedTokens)}/${formatTokens(s.capacity)} tokens`
+      : `${formatTokens(s.projectedTokens)} tokens`,
     `${s.projectedMessages} of ${s.messages} messages sent`,
     `${s.clearedResults} tool results cleared`,
     `${s.compactions} compaction${s.compactions === 1 ? '' : 's'}`,

@@ -22,8 +22,6 @@ export interface TokenPressure {
   workspace: string;
   projectedTokens: number;
   originalTokens: number;
-  /** System prompt and tools: the tokens used are projectedTokens + prefixTokens. */
-  prefixTokens?: number;
   capacity: number;
   pressure: number;
   state: PressureState;

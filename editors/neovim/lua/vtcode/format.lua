@@ -43,16 +43,7 @@ function M.percent(p)
   return tostring(round(p * 100)) .. "%"
 end
 
---- The tokens a session uses, the one definition for every figure shown beside its pressure:
---- the projected messages plus the prefix (system prompt and tools), as the pressure and the
---- context view's headline count them.
----@param p table pressure or stats ({projectedTokens, prefixTokens})
----@return number
-function M.used(p)
-  return (p.projectedTokens or 0) + (p.prefixTokens or 0)
-end
-
---- The statusline text for a pressure table ({pressure, projectedTokens, prefixTokens, capacity, state}):
+--- The statusline text for a pressure table ({pressure, projectedTokens, capacity, state}):
 --- "ctx 62%", "ctx 78.1k" when the capacity is unknown, "" without pressure.
 ---@param p table|nil
 ---@param prefix string|nil default "ctx"
@@ -65,7 +56,7 @@ function M.statusline(p, prefix)
   if type(p.capacity) == "number" and p.capacity > 0 then
     return prefix .. " " .. M.percent(p.pressure)
   end
-  return prefix .. " " .. M.tokens(M.used(p))
+  return prefix .. " " .. M.tokens(p.projectedTokens or 0)
 end
 
 local function int(n)
@@ -88,9 +79,9 @@ M.int = int
 function M.stats_summary(s)
   local tok
   if (s.capacity or 0) > 0 then
-    tok = string.format("%s · %s/%s tokens", M.percent(s.pressure), M.tokens(M.used(s)), M.tokens(s.capacity))
+    tok = string.format("%s · %s/%s tokens", M.percent(s.pressure), M.tokens(s.projectedTokens), M.tokens(s.capacity))
   else
-    tok = M.tokens(M.used(s)) .. " tokens"
+    tok = M.tokens(s.projectedTokens) .. " tokens"
   end
   return string.format(
     "Session %s · %s · %d of %d messages sent · %d tool results cleared · %d compaction%s · state %s",
