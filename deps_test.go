@@ -29,15 +29,17 @@ var allow = map[string][]string{
 	"providers/openai":       {"providers", "history"},
 	"providers/anthropic":    {"providers", "history"},
 	"providers/chatcompat":   {"providers", "history"},
+	"providers/gemini":       {"providers", "history"},
 	"providers/providertest": {"providers", "history"},
 	"compaction":             {"history", "providers", "evidence"},
 	"store":                  {"history"},
 	"config":                 {"clearing", "compaction"}, // the engine's own defaults
 	"transcript":             {"history"},
+	"corpus":                 {}, // locates the recorded sessions; standard library only
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers"},
 	"rpc":                    {"session", "history", "config"},
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
-	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "config"},
+	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "config"},
 	"proxy/proxytest":        {},
 }
 

@@ -1,5 +1,5 @@
 // Package clearing replaces old tool results in a request projection with short
-// stubs, without calling a model (SPEC §7).
+// stubs, without calling a model (docs/design.md §7).
 //
 // [Trigger] resolves the local trigger from the configured policy and the
 // model's budget; [Clear] engages when the projection's estimate exceeds it,
@@ -65,7 +65,7 @@ type Policy struct {
 // DefaultClearAtLeastTokens is the default step of the cleared horizon.
 const DefaultClearAtLeastTokens = 5000
 
-// DefaultPolicy returns the defaults: those of SPEC §7 (enabled, a
+// DefaultPolicy returns the defaults: those of docs/design.md §7 (enabled, a
 // 40,000-token trigger, 2 tool uses, 2 recent batches, inputs kept) with the
 // cache-aware schedule on (steps of DefaultClearAtLeastTokens, TTL aware).
 func DefaultPolicy() Policy {
@@ -74,7 +74,7 @@ func DefaultPolicy() Policy {
 	return p
 }
 
-// SeedPolicy returns the policy of SPEC §7 exactly: every request clears
+// SeedPolicy returns the policy of docs/design.md §7 exactly: every request clears
 // everything above the floor.
 func SeedPolicy() Policy {
 	return Policy{Enabled: true, TriggerTokens: 40000, KeepToolUses: 2, KeepRecentToolBatches: 2}
@@ -160,7 +160,7 @@ type batch struct {
 }
 
 // Clear returns the projection of msgs with old tool results replaced by stubs,
-// and what it did: every result above the floor is cleared (SPEC §7, the
+// and what it did: every result above the floor is cleared (docs/design.md §7, the
 // seed). msgs should be normalized ([history.Normalize]); a list that is not
 // is still handled, pairing results with [history.Pair] and judging
 // unmatched results by the keep_tool_uses rule alone. Clear engages only when

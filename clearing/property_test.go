@@ -139,7 +139,7 @@ func encode(t tb, msgs []history.Message) string {
 	return string(b)
 }
 
-// checkClear checks the properties of SPEC §7.4 on one history, raw and
+// checkClear checks the properties of docs/design.md §7.4 on one history, raw and
 // normalized.
 func checkClear(t tb, est *history.Estimator, raw []history.Message, p Policy, b Budget) {
 	t.Helper()

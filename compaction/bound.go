@@ -11,7 +11,7 @@ import (
 	"github.com/vtcode/vtcode-ls/history"
 )
 
-// Bounding constants (SPEC §8.5, digest §6).
+// Bounding constants (docs/design.md §8.5).
 const (
 	// OversizedToolResult is the estimate above which a tool result is
 	// replaced by a head/tail preview before a local fork is bounded.
@@ -388,14 +388,15 @@ func groupSuffix(est *history.Estimator, grp []history.Message, budget int, allo
 	return append(out, grp[j:]...)
 }
 
-// retainedSignals are the importance cues of digest §6.5.
+// retainedSignals are the importance cues that rank the retained user
+// messages of a rebuilt history (docs/design.md §8.5).
 var (
 	errorSignals      = []string{"error", "failed", "failure", "panic", "bug", "broken", "regression"}
 	correctionSignals = []string{"no,", "wrong", "actually", "fix", "instead", "should be", "don't"}
 )
 
 // retainUserMessages picks up to max earlier user messages of prefix within
-// budget tokens, best score first (importance + recency, digest §6.5): error
+// budget tokens, best score first (importance + recency): error
 // reports 3, corrections 2.5, others 1, plus index/len. The first message
 // that does not fit is cut to the remaining budget (when more than 4 tokens
 // remain) and selection stops. The result is in original order.
@@ -471,7 +472,7 @@ func containsAny(s string, subs []string) bool {
 }
 
 // boundToWindow bounds a rebuilt history [summary, retained..., tail...] to
-// bound tokens (0: unbounded, digest §6.6): the tail first (previewed when
+// bound tokens (0: unbounded; docs/design.md §8.5): the tail first (previewed when
 // larger than bound), then the summary capped at min(remaining, 4,096), then
 // retained messages in order while they fit.
 func boundToWindow(est *history.Estimator, summary history.Message, retained, tail []history.Message, bound int) []history.Message {

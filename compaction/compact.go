@@ -43,8 +43,18 @@ type Options struct {
 	Strategy     string
 	Instructions string // extra instructions for this compaction
 	Prompt       string // summary prompt; "" means DefaultPrompt
+	// Pin is text the user pinned (compaction.pin): every local summary
+	// carries it verbatim, whichever summarizer wrote the summary.
+	Pin []string
+	// Record, when set, is the record's own writer (the offline
+	// summarizer): a model writing the summary receives its account of the
+	// record, and the model's summary is checked by it (a claim the record
+	// contradicts is removed and listed as corrected; what the record shows
+	// and the model left out is appended verbatim). When it fails, the
+	// model's claims are still checked, and nothing is appended.
+	Record providers.Summarizer
 
-	// Capacity is the resolved window (SPEC §4), 0 when unknown.
+	// Capacity is the resolved window (docs/design.md §4), 0 when unknown.
 	Capacity int
 	// ReservedOutput is the session's output reserve; the rebuilt history is
 	// bounded to leave it free (see WindowBound).
@@ -288,10 +298,21 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 	}
 
 	replaced := spanTokens(r.est, work) - spanTokens(r.est, tail) - spanTokens(r.est, retained)
+	record := ""
+	if r.checksModel() {
+		record = r.recordOf(ctx, work)
+		r.withRecord(record)
+	}
 	summary, err := r.summary(ctx, work, pruned, replaced, res)
 	if err != nil {
 		return nil, err
 	}
+	if r.checksModel() {
+		if summary, err = checked(ctx, summary, record, work); err != nil {
+			return nil, err
+		}
+	}
+	summary = withPins(summary, r.opts.Pin)
 	res.Summary = summary
 
 	sum := history.NewText(history.System, SummaryPrefix+summary)
@@ -413,7 +434,7 @@ func (r *run) budgetErr(err error, lead, budget int) error {
 
 // summarize sends lead + a fork of body bounded to the summary budget + the
 // request message, retrying with a halved budget on capacity rejections
-// (SPEC §8.5), and returns the trimmed summary.
+// (docs/design.md §8.5), and returns the trimmed summary.
 func (r *run) summarize(ctx context.Context, lead, body []history.Message, label string, pct int) (string, error) {
 	known := r.opts.Capacity > 0
 	budget := SummaryBudget(r.opts.Capacity, r.prefix, r.opts.SummaryOutputLimit)
@@ -614,7 +635,7 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 		}
 		return nil, reason, nil
 	}
-	if _, content := providers.AnthropicCompactionBlock(block); !content {
+	if providers.CompactionOf(block) != providers.AnthropicCompaction {
 		return nil, "native inline compaction returned a block without content", nil
 	}
 	var fields struct {
@@ -642,13 +663,7 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 // isCompactionItem reports whether a reasoning detail is an opaque
 // compaction item of an earlier native pass.
 func isCompactionItem(d json.RawMessage) bool {
-	if !bytes.Contains(d, []byte(`"compaction`)) {
-		return false
-	}
-	var v struct {
-		Type string `json:"type"`
-	}
-	return json.Unmarshal(d, &v) == nil && (v.Type == "compaction" || v.Type == "compaction_summary")
+	return providers.CompactionOf(d) != providers.NotCompaction
 }
 
 // boundNative bounds the input of a native standalone request to budget

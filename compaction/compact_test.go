@@ -34,7 +34,7 @@ func snapshot(msgs []history.Message) string {
 	return string(b)
 }
 
-// TestLocalBudget32k walks the §8.5 budget with a 32,768-token window by hand.
+// TestLocalBudget32k walks the docs/design.md §8.5 budget with a 32,768-token window by hand.
 func TestLocalBudget32k(t *testing.T) {
 	// 60 groups of 500 tokens (user 29 + assistant 471) = 30,000 tokens.
 	msgs := conv(60, 29, 471)

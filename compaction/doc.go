@@ -1,5 +1,5 @@
 // Package compaction replaces a session's live history with a shorter one
-// when clearing old tool results is not enough (SPEC §8).
+// when clearing old tool results is not enough (docs/design.md §8).
 //
 // [Compact] is a value transform: it takes the full live history and
 // [Options] describing the route, the window and the provider client, and
@@ -37,7 +37,7 @@
 // ([SummaryBudget]); inputs that cannot fit fail before any provider call,
 // and a context-capacity rejection is retried with a halved budget.
 //
-// [Readiness] computes the compaction and soft thresholds of §8.1, and
+// [Readiness] computes the compaction and soft thresholds of docs/design.md §8.1, and
 // [TwoPass] runs pass 1 of two-pass compaction in the background once the
 // soft threshold is crossed, so that compaction time costs one call.
 package compaction

@@ -14,7 +14,7 @@ import (
 // ErrAlreadyCompact reports a compaction that would not reduce the history's
 // estimate: nothing changes.
 //
-//lint:ignore ST1005 the text is the user-visible sentence of SPEC §8.8
+//lint:ignore ST1005 the text is the user-visible sentence of docs/design.md §8.8
 var ErrAlreadyCompact = errors.New("Conversation is already compact.")
 
 // errEmptySummary is the root cause of an empty summary.

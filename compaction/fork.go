@@ -14,7 +14,7 @@ import (
 	"github.com/vtcode/vtcode-ls/history"
 )
 
-// Fork selection (SPEC §8.5: "complete recent protocol groups (or bounded
+// Fork selection (docs/design.md §8.5: "complete recent protocol groups (or bounded
 // previews of them)"). A history that does not fit a summary budget is cut
 // at batch boundaries, never at group boundaries only: one long agent turn
 // (a user request followed by dozens of tool batches) is a single protocol

@@ -7,7 +7,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// Defaults of SPEC §8.1 and §8.7.
+// Defaults of docs/design.md §8.1 and §8.7.
 const (
 	DefaultThresholdRatio     = 0.75 // auto_compaction_threshold_ratio
 	DefaultRouteThreshold     = 1.0  // route_policy.threshold_ratio
@@ -17,7 +17,7 @@ const (
 	MaxTailTokens = 20000
 )
 
-// RoutePolicy tunes compaction for one provider/model route (SPEC §8.7).
+// RoutePolicy tunes compaction for one provider/model route (docs/design.md §8.7).
 type RoutePolicy struct {
 	// ThresholdRatio scales the compaction threshold; values above 1 are
 	// treated as 1, so it only ever makes compaction earlier. 0 means 1.
@@ -65,7 +65,7 @@ func ResolveRoutePolicy(r providers.Route, overrides []RouteOverride, base Route
 	return base
 }
 
-// Thresholds are the readiness numbers of SPEC §8.1, in tokens of
+// Thresholds are the readiness numbers of docs/design.md §8.1, in tokens of
 // projected history plus prefix.
 type Thresholds struct {
 	Effective int // capacity − reservedOutput; 0 when capacity is unknown
@@ -73,7 +73,7 @@ type Thresholds struct {
 	Soft      int // start of background pass 1: 90 % of Threshold
 }
 
-// Readiness computes the compaction thresholds (SPEC §8.1):
+// Readiness computes the compaction thresholds (docs/design.md §8.1):
 //
 //	effective = capacity − reservedOutput (saturating at 0)
 //	threshold = thresholdTokens capped at effective, when thresholdTokens > 0
@@ -112,7 +112,7 @@ func Readiness(capacity, reservedOutput, thresholdTokens int, ratio float64, rp 
 
 func soft(threshold int) int { return max(1, threshold-threshold/10) }
 
-// Budget formulas of SPEC §8.5.
+// Budget formulas of docs/design.md §8.5.
 
 // Headroom is the safety margin of a local summary request:
 // floor(capacity/8) + 512.

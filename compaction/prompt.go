@@ -4,10 +4,11 @@ import (
 	_ "embed"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/evidence"
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// DefaultPrompt is the default summary prompt (SPEC §8.5): goal, constraints
+// DefaultPrompt is the default summary prompt (docs/design.md §8.5): goal, constraints
 // and user restrictions, what was just being done, last action and result,
 // checks marked completed / running / failed / not run with exact commands and
 // exit codes, pending session ids and polling actions, unresolved approvals,
@@ -47,4 +48,22 @@ func requestText(prompt, instructions string) string {
 		prompt += instructionsHeader + s
 	}
 	return prompt
+}
+
+// withPins appends to summary, in the carrier blocks of package evidence,
+// the pinned texts it does not already carry verbatim (an offline summary
+// carries the earlier summary's blocks itself).
+func withPins(summary string, pins []string) string {
+	var add []evidence.Instruction
+	for _, p := range pins {
+		in := evidence.Instruction{Source: evidence.PinSource, Text: strings.Trim(p, "\n")}
+		if strings.TrimSpace(in.Text) == "" || strings.Contains(summary, strings.TrimRight(evidence.FormatInstructions([]evidence.Instruction{in}), "\n")) {
+			continue
+		}
+		add = append(add, in)
+	}
+	if len(add) == 0 {
+		return summary
+	}
+	return strings.TrimRight(summary, "\n") + "\n\n## Pinned by the user (verbatim)\n" + strings.TrimRight(evidence.FormatInstructions(add), "\n")
 }

@@ -10,7 +10,7 @@ import (
 // Strategy is how a route compacts.
 type Strategy string
 
-// The strategies of SPEC §8.2.
+// The strategies of docs/design.md §8.2.
 const (
 	Local            Strategy = "local"             // summary by a generate call, rebuilt locally
 	NativeStandalone Strategy = "native_standalone" // POST …/responses/compact
@@ -36,7 +36,7 @@ const (
 	NativeNever  = "never"  // always Local
 )
 
-// StrategyFor returns the compaction strategy of route r (SPEC §8.2):
+// StrategyFor returns the compaction strategy of route r (docs/design.md §8.2):
 // r.NativeCompaction "never" forces Local; "always" forces NativeInline for
 // Anthropic routes and NativeStandalone for every other (OpenAI-format) route;
 // otherwise the model catalog decides ([providers.Catalog.Lookup], the one

@@ -18,7 +18,7 @@ import (
 // summarizes.
 const TwoPassSplit = 0.95
 
-// TwoPass is the two-pass state of one session (SPEC §8.6). Once pressure
+// TwoPass is the two-pass state of one session (docs/design.md §8.6). Once pressure
 // crosses the soft threshold, [TwoPass.Prefire] summarizes the first 95 % of
 // the history in the background (pass 1) and caches the note, keyed by a
 // fingerprint of that prefix and the route's provider and model. A later

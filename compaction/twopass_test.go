@@ -15,7 +15,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSplitIndex(t *testing.T) {
-	// 40 equal weights at 0.95 → 38 (digest §7).
+	// 40 equal weights at 0.95 → 38 (docs/design.md §8.6).
 	var equal []history.Message
 	for i := range 40 {
 		equal = append(equal, msg(history.User, "m"+strings.Repeat("0", i%3), 10))

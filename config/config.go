@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,6 +21,17 @@ type Config struct {
 	Summarizer Summarizer
 	// Routes are the [[compaction.routes]] overrides, first match wins.
 	Routes []RouteOverride
+	// Writer is compaction.writer: "offline" (the offline summarizer always
+	// writes the summary), "model" (the summarizer route's model writes it,
+	// checked by the record; without that model's client the compaction
+	// fails, in proxy mode too) or "auto" (the default, "" too: the model,
+	// checked by the record, except in a proxied session without a key of
+	// the daemon's own, which summarizes offline).
+	Writer string
+	// Pin is the text of compaction.pin: what every summary carries
+	// verbatim, whatever it summarizes (each file's list after the lower
+	// files', each string once).
+	Pin []string
 	// Providers are the [providers.<name>] tables, by name. Never nil.
 	Providers map[string]ProviderConfig
 	// Models are the [[models]] catalog additions and corrections.
@@ -45,7 +57,10 @@ type Summarizer struct {
 // provider and model contain Provider and Model (an empty string matches
 // every route). Nil fields keep the base route policy.
 type RouteOverride struct {
-	Provider, Model    string
+	Provider, Model string
+	// Agent limits the entry to the sessions of a proxied agent ("codex",
+	// "claude", "opencode", as the proxy identifies it); "" matches all.
+	Agent              string
 	ThresholdRatio     *float64
 	RetainRatio        *float64
 	MaxOverflowRetries *int
@@ -74,6 +89,16 @@ type ModelEntry struct {
 	// relative to an uncached one, and the cache's lifetime. Zero: not set.
 	CacheRead, CacheWrite float64
 	CacheTTLSeconds       int
+	// List prices in US dollars per million tokens (input_price,
+	// cache_read_price, cache_write_price, cache_write_1h_price,
+	// output_price), the long-context tier (price_tier_tokens: above that
+	// many prompt tokens a request is billed at price_tier_input_multiplier
+	// × the input prices and price_tier_output_multiplier × the output
+	// price) and the date the prices were read (prices_as_of). Zero: not set.
+	InputPrice, CacheReadPrice, CacheWritePrice, CacheWrite1hPrice, OutputPrice float64
+	PriceTierTokens                                                             int
+	PriceTierInput, PriceTierOutput                                             float64
+	PricesAsOf                                                                  string
 }
 
 // Storage configures persistence ([storage]).
@@ -333,14 +358,16 @@ var tables = func() map[string]map[string]bool {
 	add("proxy", "listen", "allow_remote", "secret_env")
 	add("agent", "harness")
 	add("agent.harness", "tool_result_clearing")
-	add("compaction", "summarizer", "route_policy", "routes")
+	add("compaction", "summarizer", "route_policy", "routes", "pin", "writer")
 	add("compaction.summarizer", "provider", "model")
-	add("compaction.routes", "provider", "model", "threshold_ratio", "retain_ratio", "max_overflow_retries")
+	add("compaction.routes", "provider", "model", "agent", "threshold_ratio", "retain_ratio", "max_overflow_retries")
 	add("providers", "*")
 	add("providers.*", "base_url", "api_key_env", "native_compaction", "supports_context_edits")
 	add("models", "provider", "model", "context_window", "max_output_tokens")
 	add("storage", "dir", "keep_artifacts")
 	add("models", "cache_read_multiplier", "cache_write_multiplier", "cache_ttl_seconds")
+	add("models", "input_price", "cache_read_price", "cache_write_price", "cache_write_1h_price", "output_price",
+		"price_tier_tokens", "price_tier_input_multiplier", "price_tier_output_multiplier", "prices_as_of")
 	add("storage", "dir")
 	for _, f := range policyFields {
 		i := strings.LastIndexByte(f.toml, '.')
@@ -515,6 +542,52 @@ func (d *decoder) float(t map[string]any, key []string, k string, index int, r r
 	return &f
 }
 
+// Bounds of compaction.pin: a summary carries it whole.
+const (
+	maxPins     = 16
+	maxPinBytes = 4 << 10
+)
+
+// pin reads compaction.pin: a list of non-empty strings, each at most
+// maxPinBytes, at most maxPins of them.
+func (d *decoder) pin(raw map[string]any) []string {
+	t := tableAt(raw, "compaction")
+	if t == nil {
+		return nil
+	}
+	v, ok := t["pin"]
+	if !ok {
+		return nil
+	}
+	key := []string{"compaction", "pin"}
+	list, ok := v.([]any)
+	if !ok {
+		d.fail(key, -1, "must be a list of strings")
+		return nil
+	}
+	if len(list) > maxPins {
+		d.fail(key, -1, fmt.Sprintf("at most %d entries", maxPins))
+		return nil
+	}
+	var out []string
+	for _, e := range list {
+		s, ok := e.(string)
+		switch {
+		case !ok:
+			d.fail(key, -1, "must be a list of strings")
+			return nil
+		case strings.TrimSpace(s) == "":
+			d.fail(key, -1, "an entry is empty")
+			return nil
+		case len(s) > maxPinBytes:
+			d.fail(key, -1, fmt.Sprintf("an entry is longer than %d bytes", maxPinBytes))
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // decodeLayer applies one file, read with trust t, to c. It returns the
 // storage.dir the file sets, if any, or every problem of the file; on error c
 // is left unchanged.
@@ -569,6 +642,9 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			if s, ok := d.str(e, key, "model", i, ruleString); ok {
 				r.Model = *s
 			}
+			if s, ok := d.str(e, key, "agent", i, ruleString); ok {
+				r.Agent = *s
+			}
 			r.ThresholdRatio = d.float(e, key, "threshold_ratio", i, ruleRatio)
 			r.RetainRatio = d.float(e, key, "retain_ratio", i, ruleUnit)
 			r.MaxOverflowRetries = d.integer(e, key, "max_overflow_retries", i, ruleNonNeg)
@@ -616,6 +692,14 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			cacheRead := d.float(e, key, "cache_read_multiplier", i, ruleMultiplier)
 			cacheWrite := d.float(e, key, "cache_write_multiplier", i, ruleMultiplier)
 			cacheTTL := d.integer(e, key, "cache_ttl_seconds", i, rulePositive)
+			var prices [5]*float64
+			for k, name := range []string{"input_price", "cache_read_price", "cache_write_price", "cache_write_1h_price", "output_price"} {
+				prices[k] = d.float(e, key, name, i, rulePrice)
+			}
+			tierTokens := d.integer(e, key, "price_tier_tokens", i, rulePositive)
+			tierIn := d.float(e, key, "price_tier_input_multiplier", i, ruleMultiplier)
+			tierOut := d.float(e, key, "price_tier_output_multiplier", i, ruleMultiplier)
+			asOf, _ := d.str(e, key, "prices_as_of", i, ruleString)
 			if !okP || *provider == "" {
 				if _, present := e["provider"]; !present || okP {
 					d.fail(sub(key, "provider"), i, "must be set")
@@ -650,6 +734,24 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 			if cacheTTL != nil {
 				models[j].CacheTTLSeconds = *cacheTTL
 			}
+			for k, dst := range []*float64{&models[j].InputPrice, &models[j].CacheReadPrice, &models[j].CacheWritePrice,
+				&models[j].CacheWrite1hPrice, &models[j].OutputPrice} {
+				if prices[k] != nil {
+					*dst = *prices[k]
+				}
+			}
+			if tierTokens != nil {
+				models[j].PriceTierTokens = *tierTokens
+			}
+			if tierIn != nil {
+				models[j].PriceTierInput = *tierIn
+			}
+			if tierOut != nil {
+				models[j].PriceTierOutput = *tierOut
+			}
+			if asOf != nil {
+				models[j].PricesAsOf = *asOf
+			}
 		}
 	}
 
@@ -666,6 +768,18 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	}
 	px := c.Proxy
 	d.decodeProxy(raw, &px)
+	pin := d.pin(raw)
+	writer := c.Writer
+	if t := tableAt(raw, "compaction"); t != nil {
+		if w, ok := d.str(t, []string{"compaction"}, "writer", -1, ruleString); ok {
+			switch *w {
+			case "offline", "model", "auto":
+				writer = *w
+			default:
+				d.fail([]string{"compaction", "writer"}, -1, `must be "offline", "model" or "auto"`)
+			}
+		}
+	}
 
 	if len(d.errs) > 0 {
 		sortByLine(d.errs)
@@ -675,6 +789,12 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	c.Warnings = append(c.Warnings, d.warns...)
 	c.Policy = policy
 	c.Summarizer = summarizer
+	c.Writer = writer
+	for _, p := range pin {
+		if !slices.Contains(c.Pin, p) {
+			c.Pin = append(c.Pin, p)
+		}
+	}
 	c.Routes = append(routes, c.Routes...) // this layer's routes take precedence
 	c.Providers = providers
 	c.Models = models

@@ -41,13 +41,14 @@ func TestLoadDefaults(t *testing.T) {
 	}
 }
 
-// specTOML sets every key of SPEC §12, with values other than the defaults.
+// specTOML sets every key of docs/design.md §12, with values other than the defaults.
 const specTOML = `# every key
 [agent.harness]
 auto_compaction_enabled = false
 auto_compaction_threshold_tokens = 90000
 auto_compaction_threshold_ratio = 0.5
 compact_on_model_switch = false
+auto_compaction_mode = "ask"
 
 [agent.harness.tool_result_clearing]
 enabled = false
@@ -64,6 +65,7 @@ reserved_output_tokens = 8192
 trim_to_percent = 50
 preserve_recent_turns = 4
 tokenizer = "approx"
+stay_below_price_tier = false
 
 [compaction]
 summarizer = { provider = "openai", model = "gpt-5-mini" }
@@ -111,11 +113,11 @@ dir = "state/sessions"
 keep_artifacts = 7
 `
 
-// specJSON is the policy part of specTOML in its JSON form (SPEC §10).
+// specJSON is the policy part of specTOML in its JSON form (docs/design.md §10).
 const specJSON = `{
-  "autoCompaction": {"enabled": false, "thresholdTokens": 90000, "thresholdRatio": 0.5, "compactOnModelSwitch": false},
+  "autoCompaction": {"enabled": false, "thresholdTokens": 90000, "thresholdRatio": 0.5, "compactOnModelSwitch": false, "mode": "ask"},
   "toolResultClearing": {"enabled": false, "triggerTokens": 30000, "keepToolUses": 3, "keepRecentToolBatches": 0, "clearToolInputs": true, "clearAtLeastTokens": 7000, "cacheAware": false},
-  "context": {"maxContextTokens": 100000, "reservedOutputTokens": 8192, "trimToPercent": 50, "preserveRecentTurns": 4, "tokenizer": "approx"},
+  "context": {"maxContextTokens": 100000, "reservedOutputTokens": 8192, "trimToPercent": 50, "preserveRecentTurns": 4, "tokenizer": "approx", "stayBelowPriceTier": false},
   "routePolicy": {"thresholdRatio": 0.9, "retainRatio": 0.2, "maxOverflowRetries": 2}
 }`
 
@@ -169,6 +171,7 @@ func TestPolicyKeyMapping(t *testing.T) {
 		{"[agent.harness]\nauto_compaction_threshold_tokens = 1234", `{"autoCompaction":{"thresholdTokens":1234}}`},
 		{"[agent.harness]\nauto_compaction_threshold_ratio = 0.6", `{"autoCompaction":{"thresholdRatio":0.6}}`},
 		{"[agent.harness]\ncompact_on_model_switch = false", `{"autoCompaction":{"compactOnModelSwitch":false}}`},
+		{"[agent.harness]\nauto_compaction_mode = \"ask\"", `{"autoCompaction":{"mode":"ask"}}`},
 		{"[agent.harness.tool_result_clearing]\nenabled = false", `{"toolResultClearing":{"enabled":false}}`},
 		{"[agent.harness.tool_result_clearing]\ntrigger_tokens = 7", `{"toolResultClearing":{"triggerTokens":7}}`},
 		{"[agent.harness.tool_result_clearing]\nkeep_tool_uses = 9", `{"toolResultClearing":{"keepToolUses":9}}`},
@@ -181,6 +184,7 @@ func TestPolicyKeyMapping(t *testing.T) {
 		{"[context]\ntrim_to_percent = 1", `{"context":{"trimToPercent":1}}`},
 		{"[context]\npreserve_recent_turns = 0", `{"context":{"preserveRecentTurns":0}}`},
 		{"[context]\ntokenizer = \"approx\"", `{"context":{"tokenizer":"approx"}}`},
+		{"[context]\nstay_below_price_tier = false", `{"context":{"stayBelowPriceTier":false}}`},
 		{"[compaction.route_policy]\nthreshold_ratio = 0.5", `{"routePolicy":{"thresholdRatio":0.5}}`},
 		{"[compaction.route_policy]\nretain_ratio = 1", `{"routePolicy":{"retainRatio":1}}`},
 		{"[compaction.route_policy]\nmax_overflow_retries = 3", `{"routePolicy":{"maxOverflowRetries":3}}`},

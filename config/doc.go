@@ -1,5 +1,5 @@
-// Package config holds the vtcode-ls configuration (SPEC §12) and the session
-// policy with its JSON form (SPEC §10).
+// Package config holds the vtcode-ls configuration (docs/design.md §12) and the session
+// policy with its JSON form (docs/design.md §10).
 //
 // A [Policy] is the part of the configuration a client may change at run time:
 // auto compaction, tool-result clearing, context limits and the route policy.

@@ -13,7 +13,7 @@ import (
 )
 
 // Policy is the run-time adjustable part of the configuration. Its JSON form
-// is the policy object of SPEC §10.
+// is the policy object of docs/design.md §10.
 type Policy struct {
 	AutoCompaction     AutoCompaction     `json:"autoCompaction"`
 	ToolResultClearing ToolResultClearing `json:"toolResultClearing"`
@@ -32,6 +32,10 @@ type AutoCompaction struct {
 	ThresholdRatio float64 `json:"thresholdRatio"`
 	// CompactOnModelSwitch compacts when a switch lands on a smaller window.
 	CompactOnModelSwitch bool `json:"compactOnModelSwitch"`
+	// Mode is "auto" (compact at the threshold) or "ask" (at the soft
+	// threshold prepare a preview and propose it; until the user answers,
+	// requests go on with clearing only; at the hard limit compact anyway).
+	Mode string `json:"mode"`
 }
 
 // ToolResultClearing controls local clearing of old tool results
@@ -61,6 +65,10 @@ type ContextPolicy struct {
 	PreserveRecentTurns int `json:"preserveRecentTurns"`
 	// Tokenizer is "o200k" or "approx".
 	Tokenizer string `json:"tokenizer"`
+	// StayBelowPriceTier keeps every request under the model's long-context
+	// price tier when its window is larger (the catalog's tier threshold
+	// caps the window the projection fits in).
+	StayBelowPriceTier bool `json:"stayBelowPriceTier"`
 }
 
 // RoutePolicy is the base route policy (compaction.route_policy.*).
@@ -72,7 +80,7 @@ type RoutePolicy struct {
 	MaxOverflowRetries int     `json:"maxOverflowRetries"`
 }
 
-// Default returns the built-in policy of SPEC §12.
+// Default returns the built-in policy of docs/design.md §12.
 func Default() Policy {
 	// The engine's packages own their defaults; the policy reads them, so
 	// a zero field left to a package and an unconfigured key agree.
@@ -84,6 +92,7 @@ func Default() Policy {
 			ThresholdTokens:      0,
 			ThresholdRatio:       compaction.DefaultThresholdRatio,
 			CompactOnModelSwitch: true,
+			Mode:                 "auto",
 		},
 		ToolResultClearing: ToolResultClearing{
 			Enabled:               cl.Enabled,
@@ -100,6 +109,7 @@ func Default() Policy {
 			TrimToPercent:        60,
 			PreserveRecentTurns:  6,
 			Tokenizer:            "o200k",
+			StayBelowPriceTier:   true,
 		},
 		RoutePolicy: RoutePolicy{
 			ThresholdRatio:     rp.ThresholdRatio,
@@ -151,8 +161,15 @@ var (
 		f := v.(float64)
 		return msgIf(!(f > 0 && f <= 10), "must be > 0 and <= 10")
 	}}
+	// rulePrice is a list price in US dollars per million tokens, in (0, 10000].
+	rulePrice = rule{kind: 'f', check: func(v any) string {
+		f := v.(float64)
+		return msgIf(!(f > 0 && f <= 10000), "must be > 0 and <= 10000 (US dollars per million tokens)")
+	}}
 	ruleTokenizer = rule{kind: 's', enum: []string{"o200k", "approx"}, what: `must be "o200k" or "approx"`}
 	ruleNative    = rule{kind: 's', enum: []string{"auto", "always", "never"}, what: `must be "auto", "always" or "never"`}
+	// ruleCompactionMode is agent.harness.auto_compaction_mode.
+	ruleCompactionMode = rule{kind: 's', enum: []string{"auto", "ask"}, what: `must be "auto" or "ask"`}
 )
 
 func msgIf(bad bool, msg string) string {
@@ -236,6 +253,7 @@ var policyFields = []policyField{
 	{"autoCompaction", "thresholdTokens", "agent.harness.auto_compaction_threshold_tokens", ruleNonNeg, func(p *Policy) any { return &p.AutoCompaction.ThresholdTokens }},
 	{"autoCompaction", "thresholdRatio", "agent.harness.auto_compaction_threshold_ratio", ruleRatio, func(p *Policy) any { return &p.AutoCompaction.ThresholdRatio }},
 	{"autoCompaction", "compactOnModelSwitch", "agent.harness.compact_on_model_switch", ruleBool, func(p *Policy) any { return &p.AutoCompaction.CompactOnModelSwitch }},
+	{"autoCompaction", "mode", "agent.harness.auto_compaction_mode", ruleCompactionMode, func(p *Policy) any { return &p.AutoCompaction.Mode }},
 
 	{"toolResultClearing", "enabled", "agent.harness.tool_result_clearing.enabled", ruleBool, func(p *Policy) any { return &p.ToolResultClearing.Enabled }},
 	{"toolResultClearing", "triggerTokens", "agent.harness.tool_result_clearing.trigger_tokens", ruleNonNeg, func(p *Policy) any { return &p.ToolResultClearing.TriggerTokens }},
@@ -250,6 +268,7 @@ var policyFields = []policyField{
 	{"context", "trimToPercent", "context.trim_to_percent", rulePercent, func(p *Policy) any { return &p.Context.TrimToPercent }},
 	{"context", "preserveRecentTurns", "context.preserve_recent_turns", ruleNonNeg, func(p *Policy) any { return &p.Context.PreserveRecentTurns }},
 	{"context", "tokenizer", "context.tokenizer", ruleTokenizer, func(p *Policy) any { return &p.Context.Tokenizer }},
+	{"context", "stayBelowPriceTier", "context.stay_below_price_tier", ruleBool, func(p *Policy) any { return &p.Context.StayBelowPriceTier }},
 
 	{"routePolicy", "thresholdRatio", "compaction.route_policy.threshold_ratio", ruleRatio, func(p *Policy) any { return &p.RoutePolicy.ThresholdRatio }},
 	{"routePolicy", "retainRatio", "compaction.route_policy.retain_ratio", ruleUnit, func(p *Policy) any { return &p.RoutePolicy.RetainRatio }},
@@ -300,7 +319,7 @@ func (p Policy) Validate() error {
 }
 
 // ApplyJSON returns p with the partial policy patch applied. patch has the
-// shape of the policy JSON (SPEC §10) with any subset of sections and fields;
+// shape of the policy JSON (docs/design.md §10) with any subset of sections and fields;
 // an empty patch or null changes nothing. Unknown keys, values of the wrong
 // type and values out of range are rejected with a [*FieldError] naming the
 // field; on any error nothing is applied and p is returned unchanged.

@@ -17,9 +17,9 @@ func TestDefaultPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"autoCompaction":{"enabled":true,"thresholdTokens":0,"thresholdRatio":0.75,"compactOnModelSwitch":true},` +
+	const want = `{"autoCompaction":{"enabled":true,"thresholdTokens":0,"thresholdRatio":0.75,"compactOnModelSwitch":true,"mode":"auto"},` +
 		`"toolResultClearing":{"enabled":true,"triggerTokens":40000,"keepToolUses":2,"keepRecentToolBatches":2,"clearToolInputs":false,"clearAtLeastTokens":5000,"cacheAware":true},` +
-		`"context":{"maxContextTokens":0,"reservedOutputTokens":4096,"trimToPercent":60,"preserveRecentTurns":6,"tokenizer":"o200k"},` +
+		`"context":{"maxContextTokens":0,"reservedOutputTokens":4096,"trimToPercent":60,"preserveRecentTurns":6,"tokenizer":"o200k","stayBelowPriceTier":true},` +
 		`"routePolicy":{"thresholdRatio":1,"retainRatio":0.16,"maxOverflowRetries":1}}`
 	if string(got) != want {
 		t.Errorf("Default() JSON =\n%s\nwant\n%s", got, want)

@@ -221,8 +221,11 @@ func jsonExit(v map[string]any, depth int) (int, bool) {
 }
 
 // textExit finds the exit code a text result reports: a <returncode> tag, a
-// first line "Exit code N", a last line "[exit code: N]" / "Process exited
-// with code N" / "exit status N", else the last mention anywhere.
+// first line "Exit code N", a header line "Process exited with code N", a
+// last line "[exit code: N]", else the last mention anywhere. The harness's
+// code for the command ("exit code", "exited with code", "returncode") wins
+// over an "exit status N" in the output, which a program the command ran
+// printed (go test's test binary, make's recipe).
 func textExit(s string) (int, bool) {
 	head, tail := s, s
 	if len(s) > 2*maxScan {
@@ -231,9 +234,18 @@ func textExit(s string) (int, bool) {
 	if m := returnCodeRE.FindStringSubmatch(head); m != nil {
 		return atoi(m[1])
 	}
+	status, hasStatus := 0, false // the first "exit status N" seen, deferred
+	defer1 := func(code string) {
+		if !hasStatus {
+			status, hasStatus = atoiOr(code), true
+		}
+	}
 	if l := firstLine(head); l != "" {
 		if m := leadExitRE.FindStringSubmatch(l); m != nil {
-			return atoi(m[1])
+			if !isStatusForm(l) {
+				return atoi(m[1])
+			}
+			defer1(m[1])
 		}
 	}
 	// A header line of the harness ("Process exited with code 0" between
@@ -243,7 +255,21 @@ func textExit(s string) (int, bool) {
 			break
 		}
 		if m := tailExitRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil && !strings.Contains(l, "`") {
+			if !isStatusForm(l) {
+				return atoi(m[1])
+			}
+			defer1(m[1])
+		}
+	}
+	if l := lastLine(tail); l != "" {
+		if m := tailExitRE.FindStringSubmatch(l); m != nil && !isStatusForm(l) {
 			return atoi(m[1])
+		}
+	}
+	all := anyExitRE.FindAllStringSubmatch(tail, -1)
+	for i := len(all) - 1; i >= 0; i-- {
+		if !isStatusForm(all[i][0]) {
+			return atoi(all[i][1])
 		}
 	}
 	if l := lastLine(tail); l != "" {
@@ -251,11 +277,24 @@ func textExit(s string) (int, bool) {
 			return atoi(m[1])
 		}
 	}
-	all := anyExitRE.FindAllStringSubmatch(tail, -1)
+	if hasStatus {
+		return status, true
+	}
 	if len(all) > 0 {
 		return atoi(all[len(all)-1][1])
 	}
 	return 0, false
+}
+
+// statusFormRE matches "exit status N", the form programs print (Go's
+// os/exec, make), as opposed to the harness's "exit code N".
+var statusFormRE = regexp.MustCompile(`(?i)\bexit(?:ed)?(?: with)?[ _-]?status\b`)
+
+func isStatusForm(s string) bool { return statusFormRE.MatchString(s) }
+
+func atoiOr(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 func atoi(s string) (int, bool) {
@@ -287,30 +326,118 @@ func isRunning(out string) bool {
 	return runningRE.MatchString(HeadBytes(out, 4096)) || runningRE.MatchString(TailBytes(out, 4096))
 }
 
+// A runner's own result line, by its grammar: the outcome of a command
+// whose exit code the record does not show is read from these and from
+// nothing else (never from words such as "error" or "fail" in its output).
+// Each grammar names the counts it reads; a verdict line with a non-zero
+// failure count fails the run, one with only passes passes it.
 var (
-	// testFailRE matches a test runner's failure summary.
-	// Besides test runners: a linter's count of issues or problems, make's
-	// "*** … Error N", and a task runner's "ERROR … failed" line, which say
-	// a run failed when a pipe (| tail) hid its exit status.
-	testFailRE = regexp.MustCompile(`(?m)(\b\d+ (failed|failures?|errors?|issues?|problems?)\b|^FAIL\b|^--- FAIL:|^FAILED\b|\bTests? failed\b|^ERROR:|\bBUILD FAILED\b|\*\*\* .*\bError \d+|^(\[[\w:.-]+\] )?ERROR\b.*\bfailed\b)`)
-	testPassRE = regexp.MustCompile(`(?m)(\b\d+ passed\b|^ok\s+\S|^PASS$|\bAll checks passed\b|\b0 failures\b|\bOK \(\d+ tests?\)|^Ran \d+ tests?)`)
-	noFailRE   = regexp.MustCompile(`\b0 (failed|failures|errors|issues|problems)\b`)
+	// go test: "ok  	pkg	0.01s", "FAIL	pkg	0.01s", "FAIL	pkg [build failed]",
+	// "--- FAIL: TestX (0.00s)", a lone "FAIL" or "PASS".
+	goOkRE   = regexp.MustCompile(`(?m)^ok\s+\S+\s+(?:\(cached\)|[\d.]+s|\[no test files\])`)
+	goFailRE = regexp.MustCompile(`(?m)^(?:FAIL\s+\S+\s+(?:[\d.]+s|\[(?:build|setup) failed\])|--- FAIL: \S+|FAIL)\s*$`)
+	goPassRE = regexp.MustCompile(`(?m)^PASS\s*$`)
+	// pytest: "=== 1 failed, 37 passed in 0.52s ===", "68 passed in 4.22s".
+	pytestRE = regexp.MustCompile(`(?m)^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, )?)+) in [\d.]+s\b`)
+	// cargo test: "test result: ok. 5 passed; 0 failed; …".
+	cargoRE = regexp.MustCompile(`(?m)^test result: (ok|FAILED)\. \d+ passed; (\d+) failed`)
+	// jest: "Tests:       1 failed, 3 passed, 4 total"; vitest:
+	// " Tests  1 failed | 3 passed (4)"; phpunit: "Tests: 5, Assertions: 9, Failures: 1".
+	jestRE    = regexp.MustCompile(`(?m)^\s*Tests:\s+((?:\d+ \w+, )*\d+ total)\s*$`)
+	vitestRE  = regexp.MustCompile(`(?m)^\s*Tests\s+((?:\d+ \w+(?: \| )?)+)\s*\(\d+\)\s*$`)
+	phpunitRE = regexp.MustCompile(`(?m)^(?:OK \(\d+ tests?, \d+ assertions?\)|Tests: \d+, Assertions: \d+(?:, (Errors|Failures): (\d+))+)`)
+	// node --test and TAP: "# fail 0", "ℹ fail 2"; bun: " 5 pass", " 0 fail";
+	// mocha: "  3 passing (12ms)", "  1 failing".
+	tapFailRE = regexp.MustCompile(`(?m)^(?:# |ℹ )fail (\d+)\s*$|^\s*(\d+) (?:fail|failing)\s*$`)
+	tapPassRE = regexp.MustCompile(`(?m)^(?:# |ℹ )pass (\d+)\s*$|^\s*(\d+) (?:pass|passing(?: \(\S+\))?)\s*$`)
+	// unittest: "Ran 5 tests in 0.01s" then "OK" or "FAILED (failures=1)".
+	unittestRE = regexp.MustCompile(`(?m)^Ran \d+ tests? in [\d.]+s\s*\n+\s*(OK\b|FAILED \()`)
+	// rspec: "12 examples, 1 failure".
+	rspecRE = regexp.MustCompile(`(?m)^\d+ examples?, (\d+) failures?`)
+	// make, gradle, maven: their own closing lines.
+	makeFailRE  = regexp.MustCompile(`(?m)^(?:g?make(?:\[\d+\])?|ninja): \*\*\* .*Error \d+|^ninja: build stopped`)
+	buildDoneRE = regexp.MustCompile(`(?m)^(?:\[INFO\] )?BUILD (SUCCESS(?:FUL)?|FAIL(?:ED|URE))\b`)
+	// linters: ruff "All checks passed!", "Found 3 errors."; tsc and mypy
+	// "Found 2 errors in 1 file."; mypy "Success: no issues found"; eslint
+	// "✖ 4 problems (3 errors, 1 warning)"; golangci-lint "3 issues:" then
+	// "* linter: 3", or "0 issues.".
+	lintPassRE = regexp.MustCompile(`(?m)^(?:All checks passed!|Success: no issues found|0 issues\.)`)
+	lintFailRE = regexp.MustCompile(`(?m)^(?:Found (\d+) errors?\b|✖ \d+ problems? \((\d+) errors?|(\d+) issues?:\s*\n\* \w)`)
+	countRE    = regexp.MustCompile(`(\d+) (\w+)`)
 )
 
-// testVerdict reads a test runner's summary: Failed, Passed or "".
+// testVerdict reads a runner's own result lines (see above): Failed, Passed
+// or "" when the output holds none.
 func testVerdict(out string) Outcome {
 	t := TailBytes(out, 8192)
-	fails := testFailRE.FindAllString(t, -1)
-	nf := 0
-	for _, f := range fails {
-		if !noFailRE.MatchString(f) {
-			nf++
+	fail, pass := false, false
+	counts := func(s string) {
+		for _, m := range countRE.FindAllStringSubmatch(s, -1) {
+			n, _ := strconv.Atoi(m[1])
+			switch w := strings.ToLower(m[2]); {
+			case strings.HasPrefix(w, "fail") || strings.HasPrefix(w, "error"):
+				fail = fail || n > 0
+			case strings.HasPrefix(w, "pass"):
+				pass = pass || n > 0
+			}
 		}
 	}
-	if nf > 0 {
-		return Failed
+	nonZero := func(s string) bool { n, _ := strconv.Atoi(s); return n > 0 }
+	if goFailRE.MatchString(t) {
+		fail = true
 	}
-	if testPassRE.MatchString(t) {
+	if goOkRE.MatchString(t) || goPassRE.MatchString(t) {
+		pass = true
+	}
+	for _, re := range []*regexp.Regexp{pytestRE, jestRE, vitestRE} {
+		for _, m := range re.FindAllStringSubmatch(t, -1) {
+			counts(m[1])
+		}
+	}
+	for _, m := range cargoRE.FindAllStringSubmatch(t, -1) {
+		fail = fail || m[1] == "FAILED" || nonZero(m[2])
+		pass = pass || m[1] == "ok"
+	}
+	for _, m := range phpunitRE.FindAllStringSubmatch(t, -1) {
+		if strings.HasPrefix(m[0], "OK") {
+			pass = true
+		} else if nonZero(m[2]) {
+			fail = true
+		} else {
+			pass = true
+		}
+	}
+	for _, m := range tapFailRE.FindAllStringSubmatch(t, -1) {
+		fail = fail || nonZero(m[1]+m[2])
+	}
+	for _, m := range tapPassRE.FindAllStringSubmatch(t, -1) {
+		pass = pass || nonZero(m[1]+m[2])
+	}
+	for _, m := range unittestRE.FindAllStringSubmatch(t, -1) {
+		fail = fail || strings.HasPrefix(m[1], "FAILED")
+		pass = pass || m[1] == "OK"
+	}
+	for _, m := range rspecRE.FindAllStringSubmatch(t, -1) {
+		fail = fail || nonZero(m[1])
+		pass = pass || !nonZero(m[1])
+	}
+	if makeFailRE.MatchString(t) {
+		fail = true
+	}
+	for _, m := range buildDoneRE.FindAllStringSubmatch(t, -1) {
+		fail = fail || strings.HasPrefix(m[1], "FAIL")
+		pass = pass || strings.HasPrefix(m[1], "SUCCESS")
+	}
+	for _, m := range lintFailRE.FindAllStringSubmatch(t, -1) {
+		fail = fail || nonZero(m[1]+m[2]+m[3])
+	}
+	if lintPassRE.MatchString(t) {
+		pass = true
+	}
+	switch {
+	case fail:
+		return Failed
+	case pass:
 		return Passed
 	}
 	return ""
@@ -487,4 +614,37 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// searchTools are the programs whose exit status 1 means "no match".
+var searchTools = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ag": true, "ack": true, "zgrep": true}
+
+// isSearch reports whether the exit status of a command line is a
+// search's: its last simple command is grep, rg, ag or git grep.
+func isSearch(cmd string) bool {
+	seg := segments(cmd)
+	if len(seg) == 0 {
+		return false
+	}
+	w := shellWords(seg[len(seg)-1])
+	if len(w) == 0 {
+		return false
+	}
+	prog := w[0][strings.LastIndex(w[0], "/")+1:]
+	return searchTools[prog] || prog == "git" && len(w) > 1 && w[1] == "grep"
+}
+
+// harnessHeaderRE matches a line a harness puts around a command's output
+// (Codex's "Wall time: 0.1 seconds", "Output:", "Chunk ID: …").
+var harnessHeaderRE = regexp.MustCompile(`(?i)^(wall time:.*|output:|chunk id:.*|original token count:.*|\(no output\)|<[a-z_-]+>|</[a-z_-]+>)$`)
+
+// emptyOutput reports whether a result holds no output besides the lines
+// that report its exit code and the harness's header lines.
+func emptyOutput(out string) bool {
+	for _, l := range nonEmptyLines(HeadBytes(out, 4096)) {
+		if !leadExitRE.MatchString(l) && !tailExitRE.MatchString(l) && !harnessHeaderRE.MatchString(l) && !returnCodeRE.MatchString(l) {
+			return false
+		}
+	}
+	return len(out) <= 4096
 }

@@ -19,7 +19,17 @@ import (
 //   - an interruption: a line that says a call was interrupted while every
 //     call of the record has a result (or the call it names has one);
 //   - the final state: a line about the final state that says the work was
-//     submitted, committed or pushed while the record shows no such step.
+//     submitted, committed or pushed while the record shows no such step,
+//     or names as the last commit one older than the record's last;
+//   - an outcome the record does not show: a line that says a command
+//     passed or failed while its last run reported neither an exit code nor
+//     a runner's result line, or that a search which found no match failed;
+//   - a stale step: "Fix the failure of `X`" while X's last run did not
+//     fail or a later run fixed it, "Poll `X`" while X is not running;
+//   - a file only read: "`p`: read" (without a change word) while the
+//     record shows p changed;
+//   - no checks: a "## Checks" section that says none while the summary
+//     names a command the record ran as a check.
 //
 // The user's own words that a summary quotes are not its claims: the
 // sections about the goal, the requests, the restrictions and the focus,
@@ -27,6 +37,7 @@ import (
 func Contradictions(summary string, rec *Record) []string {
 	var out []string
 	quoting := false
+	section, checksNone, namesCheck := "", false, ""
 	for _, raw := range strings.Split(summary, "\n") {
 		line := strings.TrimSpace(raw)
 		if line == "" {
@@ -34,7 +45,19 @@ func Contradictions(summary string, rec *Record) []string {
 		}
 		if strings.HasPrefix(line, "#") {
 			quoting = userSectionRE.MatchString(line)
+			section = strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "# ")))
 			continue
+		}
+		if section == "checks" && strings.EqualFold(line, "none") {
+			checksNone = true
+		}
+		if !quoting && namesCheck == "" {
+			for _, t := range backquoted(line) {
+				if matchCommand(t, "", rec) >= 0 {
+					namesCheck = t
+					break
+				}
+			}
 		}
 		if quoting || userLineRE.MatchString(line) {
 			continue
@@ -49,8 +72,65 @@ func Contradictions(summary string, rec *Record) []string {
 			out = append(out, c)
 		}
 		out = append(out, finalClaims(line, lower, rec)...)
+		if c := stepClaim(line, ticks, rec); c != "" {
+			out = append(out, c)
+		}
+		if c := readClaim(line, ticks, rec); c != "" {
+			out = append(out, c)
+		}
+	}
+	if checksNone && namesCheck != "" {
+		out = append(out, fmt.Sprintf("says no checks ran; it names `%s`, which the record ran", namesCheck))
 	}
 	return out
+}
+
+var (
+	fixStepRE  = regexp.MustCompile("(?i)\\bfix the failure of `")
+	pollStepRE = regexp.MustCompile("(?i)^\\W*(?:\\d+\\.\\s*)?poll `")
+	// readOnlyRE matches a file line that says the file was only read.
+	readOnlyRE = regexp.MustCompile("^\\W*`[^`]+`: read\\b")
+)
+
+// stepClaim reads a next step about a check.
+func stepClaim(line string, ticks []string, rec *Record) string {
+	if len(ticks) == 0 {
+		return ""
+	}
+	switch {
+	case fixStepRE.MatchString(line):
+		dir := ""
+		if len(ticks) > 1 && strings.Contains(line, "`"+ticks[0]+"` in `"+ticks[1]+"`") {
+			dir = ticks[1]
+		}
+		i := matchCommand(ticks[0], dir, rec)
+		if i < 0 {
+			return ""
+		}
+		c := rec.Checks[i]
+		switch {
+		case c.Outcome != Failed:
+			return fmt.Sprintf("says to fix the failure of `%s`; its last run %s", ticks[0], c.Outcome)
+		case c.FixedBy >= 0:
+			return fmt.Sprintf("says to fix the failure of `%s`; a later run of `%s` passed", ticks[0], clip(rec.Checks[c.FixedBy].Command, commandChars))
+		}
+	case pollStepRE.MatchString(line):
+		if i := matchCommand(ticks[0], "", rec); i >= 0 && rec.Checks[i].Outcome != Running {
+			return fmt.Sprintf("says to poll `%s`; it is not running (%s)", ticks[0], rec.Checks[i].Outcome)
+		}
+	}
+	return ""
+}
+
+// readClaim reads a file line that says a file was only read.
+func readClaim(line string, ticks []string, rec *Record) string {
+	if len(ticks) == 0 || !readOnlyRE.MatchString(line) || changeWordRE.MatchString(line) || negatedEditRE.MatchString(line) {
+		return ""
+	}
+	if known, changed := pathStatus(ticks[0], rec); known && changed {
+		return fmt.Sprintf("says `%s` was only read; the record shows it changed", ticks[0])
+	}
+	return ""
 }
 
 var (
@@ -122,6 +202,10 @@ func checkClaim(line, lower string, ticks []string, rec *Record) string {
 	}
 	passes, fails := passWordRE.MatchString(claim), claimFailRE.MatchString(claim)
 	switch {
+	case (passes || fails) && last.Outcome == Unknown && !last.Flagged:
+		return fmt.Sprintf("says `%s` %s; its last run shows neither an exit code nor a runner's result line", ticks[0], map[bool]string{true: "passed", false: "failed"}[passes && !fails])
+	case fails && !passes && last.Outcome == NoMatch && !strings.Contains(lower, "no match"):
+		return fmt.Sprintf("says `%s` failed; it found no match (exit 1, no output)", ticks[0])
 	case passes && !fails && last.Outcome == Failed:
 		return fmt.Sprintf("says `%s` passed; its last run failed (%s)", ticks[0], exitText(last))
 	case fails && !passes && last.Outcome == Passed && !fixedRE.MatchString(claim):
@@ -243,5 +327,22 @@ func finalClaims(line, lower string, rec *Record) []string {
 			out = append(out, fmt.Sprintf("says the work was %s; the record shows no such step", k))
 		}
 	}
+	if n := len(rec.Final.Commits); n > 0 {
+		newest := rec.Final.Commits[n-1]
+		for _, m := range lastCommitRE.FindAllStringSubmatch(line, -1) {
+			ref := strings.ToLower(m[1])
+			if !strings.HasPrefix(newest.Ref, ref) && !strings.HasPrefix(ref, newest.Ref) {
+				for _, c := range rec.Final.Commits[:n-1] {
+					if strings.HasPrefix(c.Ref, ref) || strings.HasPrefix(ref, c.Ref) {
+						out = append(out, fmt.Sprintf("says the last commit is %s; the record's last is %s", m[1], newest.Ref))
+						break
+					}
+				}
+			}
+		}
+	}
 	return out
 }
+
+// lastCommitRE finds "the last <ref>", "committed <ref>", "last commit <ref>".
+var lastCommitRE = regexp.MustCompile(`(?i)\b(?:the last|last commit|committed)\s+` + "`?" + `([0-9a-f]{7,40})\b`)

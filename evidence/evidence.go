@@ -66,6 +66,10 @@ const (
 	// Submitted is a command that hands the work in and ends the record
 	// without a result.
 	Submitted Outcome = "submitted"
+	// NoMatch is a search (grep, rg, ag, git grep, as the last command of
+	// its line) that exited 1 and printed nothing: it found no match, which
+	// is an answer, not a failure to fix.
+	NoMatch Outcome = "no match"
 )
 
 // Action is one tool call, or one command an agent wrote in a fenced block
@@ -79,7 +83,11 @@ type Action struct {
 	Command string
 	Args    map[string]any // decoded JSON arguments, nil when none
 	Input   string         // freeform input (patches)
-	Output  string         // the result's text (the output of a JSON envelope)
+	// Dir is the folder the call ran in when its arguments say so (Codex's
+	// exec_command workdir, a cwd argument), "" otherwise: the relative paths
+	// it names are relative to it.
+	Dir     string
+	Output  string // the result's text (the output of a JSON envelope)
 	Exit    int
 	HasExit bool
 	// Flagged is true when the harness marked the result as an error.
@@ -219,7 +227,9 @@ type Record struct {
 	// WorkDir is the workspace folder the harness reported (a <cwd> block),
 	// "" when none.
 	WorkDir string
-	Final   Final
+	// Plan is the agent's own plan as it last wrote it, nil when none.
+	Plan  *Plan
+	Final Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -289,7 +299,7 @@ const maxScan = 256 << 10
 // Extract reads msgs and returns what the record shows. It fails only with
 // ctx's error.
 func Extract(ctx context.Context, msgs []history.Message) (*Record, error) {
-	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}}
+	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}, unseenCommit: -1}
 	if err := x.run(); err != nil {
 		return nil, err
 	}
@@ -309,6 +319,9 @@ type extractor struct {
 	// line-range edit commands that name no file).
 	openFile string
 	flagging bool // the harness flags failed results
+	// unseenCommit is the message index of a git commit whose output showed
+	// no commit line, -1 when none: a later git log shows what it made.
+	unseenCommit int
 	// running maps the id a command running in the background printed
 	// ("running in background with ID: 7d95c5", "session ID 3") to its
 	// check, until a later poll reports how it ended.
@@ -336,8 +349,11 @@ func (x *extractor) run() error {
 	if err != nil {
 		return err
 	}
+	// The harness flags failed commands (Claude Code's is_error) when it
+	// flagged a shell tool's result; a harness that flags only tool errors
+	// says nothing of the commands it did not flag.
 	for i := range x.msgs {
-		if isFlagged(&x.msgs[i]) {
+		if m := &x.msgs[i]; isFlagged(m) && (m.ToolName == "" || isCommandTool(m.ToolName)) {
 			x.flagging = true
 			break
 		}
@@ -409,6 +425,7 @@ func (x *extractor) run() error {
 				x.record(a)
 			}
 			x.textChanges(i, m.Text())
+			x.notification(i, m.Text())
 			if x.r.WorkDir == "" {
 				x.r.WorkDir = cwdOf(m.Text())
 			}
@@ -438,6 +455,17 @@ func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
 		}
 	}
 	a.Command = commandOf(&a)
+	for _, k := range []string{"workdir", "cwd", "working_directory"} {
+		if d, ok := a.Args[k].(string); ok && strings.HasPrefix(d, "/") {
+			a.Dir = strings.TrimSuffix(d, "/")
+			break
+		}
+	}
+	if x.r.WorkDir == "" && a.Dir != "" {
+		// The folder the first call ran in: the session's working folder as
+		// far as the record shows.
+		x.r.WorkDir = a.Dir
+	}
 	if res >= 0 {
 		rm := &x.msgs[res]
 		raw := rm.Text()
@@ -537,6 +565,9 @@ func (x *extractor) record(a Action) {
 		}
 	}
 	x.poll(ap)
+	if p := planOf(ap); p != nil && !ap.Flagged && ap.Command == "" {
+		x.r.Plan = mergePlan(x.r.Plan, p, ap)
+	}
 	if ap.Command != "" {
 		x.check(ai, ap)
 	} else if ap.HasResult() && !ap.Flagged {
@@ -555,6 +586,8 @@ func (x *extractor) check(ai int, a *Action) {
 		c.Outcome = Interrupted
 	case a.HasExit && a.Exit == 0:
 		c.Outcome = Passed
+	case a.HasExit && a.Exit == 1 && isSearch(a.Command) && emptyOutput(a.Output):
+		c.Outcome = NoMatch
 	case a.HasExit:
 		c.Outcome = Failed
 	case a.Flagged:
@@ -656,6 +689,70 @@ func (x *extractor) poll(a *Action) {
 	}
 }
 
+var (
+	// notifIDRE and notifStatusRE read a harness's notification that a
+	// background task ended (Claude Code's <task-notification> with
+	// <task-id> and <status>).
+	notifIDRE     = regexp.MustCompile(`<(?:task|shell|bash|process)[-_]?id>\s*([^<\s]+)\s*</`)
+	notifStatusRE = regexp.MustCompile(`<status>\s*([A-Za-z_ -]+?)\s*</status>`)
+)
+
+// notification ends the background task an injected notification names
+// with the status it reports: completed passes, failed, killed or an exit
+// code other than 0 fails; another status leaves it running.
+func (x *extractor) notification(i int, text string) {
+	if len(x.running) == 0 {
+		return
+	}
+	body, ok := tagBody(text, "task-notification")
+	if !ok {
+		if body, ok = tagBody(text, "task_notification"); !ok {
+			return
+		}
+	}
+	m := notifIDRE.FindStringSubmatch(body)
+	if m == nil {
+		return
+	}
+	ci, ok := x.running[m[1]]
+	if !ok {
+		return
+	}
+	status := ""
+	if s := notifStatusRE.FindStringSubmatch(body); s != nil {
+		status = strings.ToLower(s[1])
+	}
+	c := &x.r.Checks[ci]
+	code, hasCode := 0, false
+	if all := anyExitRE.FindAllStringSubmatch(body, -1); len(all) > 0 {
+		code, hasCode = atoi(all[len(all)-1][1])
+	}
+	switch {
+	case hasCode:
+		c.Exit, c.HasExit = code, true
+		c.Outcome = Passed
+		if code != 0 {
+			c.Outcome = Failed
+		}
+	case status == "completed" || status == "success" || status == "succeeded":
+		c.Outcome = Passed
+	case status == "failed" || status == "error":
+		c.Outcome = Failed
+	case stoppedRE.MatchString(status):
+		c.Outcome = Unknown
+	default:
+		return
+	}
+	if sum, ok := tagBody(body, "summary"); ok && sum != "" {
+		c.Detail = clip(sum, detailChars)
+	}
+	for id, j := range x.running {
+		if j == ci {
+			delete(x.running, id)
+		}
+	}
+}
+
 // refusedRE matches the first line of a result that says the user or a
 // permission rule refused the call ("The user doesn't want to proceed with
 // this tool use. The tool use was rejected …", "exec command rejected by
@@ -720,6 +817,7 @@ func (x *extractor) finish() error {
 		}
 		r.Checks[i].FixedBy = nextPass[i]
 		want := commandWords(r.Checks[i].Command)
+		segs := segments(r.Checks[i].Command)
 		for j := i + 1; j < limit; j++ {
 			if r.Checks[j].Outcome != Passed {
 				continue
@@ -727,7 +825,7 @@ func (x *extractor) finish() error {
 			if words[j] == nil {
 				words[j] = commandWords(r.Checks[j].Command)
 			}
-			if coversWords(words[j], want) {
+			if coversWords(words[j], want) || r.Checks[j].Dir == r.Checks[i].Dir && rechecksAll(r.Checks[j].Command, segs) {
 				r.Checks[i].FixedBy = j
 				break
 			}
@@ -761,8 +859,9 @@ func coversWords(have, want []string) bool {
 	for _, w := range want {
 		found := false
 		for _, h := range have {
-			// A path given relative to another folder names the same file.
-			if h == w || pathSuffix(h, w) || pathSuffix(w, h) {
+			// A path given relative to another folder names the same file;
+			// a folder (or the whole tree) holds the files under it.
+			if h == w || pathSuffix(h, w) || pathSuffix(w, h) || holdsPath(h, w) {
 				found = true
 				break
 			}
@@ -772,6 +871,25 @@ func coversWords(have, want []string) bool {
 		}
 	}
 	return true
+}
+
+// holdsPath reports whether the target h of a passing run holds the target
+// w of a failed one: a folder and a file or folder under it
+// ("src/" and "src/a.ts", "./..." and "./pkg"), a test file and one of its
+// tests ("t/a.py" and "t/a.py::test_x").
+func holdsPath(h, w string) bool {
+	if !strings.ContainsAny(w, "/.") {
+		return false
+	}
+	hs := strings.TrimPrefix(strings.TrimSuffix(strings.TrimSuffix(h, "..."), "/"), "./")
+	ws := strings.TrimPrefix(w, "./")
+	if base, _, ok := strings.Cut(ws, "::"); ok && (base == hs || pathSuffix(base, hs) || pathSuffix(hs, base)) {
+		return true
+	}
+	if h == "./..." || h == "..." || h == "." {
+		return !strings.HasPrefix(ws, "/") && !strings.HasPrefix(ws, "-")
+	}
+	return hs != "" && strings.Contains(h, "/") && (strings.HasPrefix(ws, hs+"/") || strings.Contains(ws, "/"+hs+"/"))
 }
 
 // pathSuffix reports whether long ends with "/" + short.

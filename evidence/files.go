@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -32,6 +33,12 @@ func (x *extractor) files(ai int, a *Action) {
 			reads = shellReads(a.Command)
 		}
 		changes = append(changes, patchChanges(a.Command)...)
+	case isSubAgent(a):
+		// A sub-agent's writes are the session's: its report (the call's
+		// result) is all the record keeps of them.
+		if a.HasResult() {
+			changes = subAgentChanges(a.Output)
+		}
 	default:
 		op, changes0 := toolOp(a)
 		for _, p := range toolPaths(a) {
@@ -43,6 +50,36 @@ func (x *extractor) files(ai int, a *Action) {
 		}
 		changes = append(changes, changes0...)
 	}
+	// Relative paths are relative to the folder the call ran in, where
+	// the record shows it (a leading "cd DIR &&" inside it).
+	base := a.Dir
+	if wd := WorkDir(a.Command); wd != "" {
+		if strings.HasPrefix(wd, "/") || base == "" {
+			base = wd
+		} else {
+			base = path.Join(base, wd)
+		}
+	}
+	resolve := func(p string) string {
+		if base == "" || !strings.HasPrefix(base, "/") || p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "$") {
+			return p
+		}
+		return path.Join(base, p)
+	}
+	for i := range changes {
+		if p := strings.TrimPrefix(strings.Trim(changes[i].path, `"'`), "./"); changes[i].op == Deleted && strings.ContainsAny(p, "*?[") {
+			changes[i].path = resolve(p) // a glob, expanded below
+			continue
+		}
+		changes[i].path = resolve(cleanPath(changes[i].path))
+		if changes[i].from != "" {
+			changes[i].from = resolve(cleanPath(changes[i].from))
+		}
+	}
+	for i := range reads {
+		reads[i] = resolve(cleanPath(reads[i]))
+	}
+	changes = x.expandGlobs(changes)
 	for _, c := range changes {
 		ch := Change{Path: cleanPath(c.path), Op: c.op, From: cleanPath(c.from), Index: a.Index, Action: ai, Via: a.Tool, Where: c.where}
 		if ch.Path == "" {
@@ -60,6 +97,49 @@ func (x *extractor) files(ai int, a *Action) {
 	for _, p := range reads {
 		x.noteRead(p)
 	}
+}
+
+// expandGlobs replaces a deletion of a glob ("rm -f test_*.py") by the
+// deletions of the files the record knows that it matches (by the same
+// number of trailing path elements); the record cannot name the files of a
+// glob that matches none.
+func (x *extractor) expandGlobs(changes []fileChange) []fileChange {
+	var out []fileChange
+	for _, c := range changes {
+		p := strings.TrimPrefix(strings.Trim(c.path, `"'`), "./")
+		if c.op != Deleted || !strings.ContainsAny(p, "*?[") {
+			out = append(out, c)
+			continue
+		}
+		n := strings.Count(p, "/") + 1
+		known := append(append([]string(nil), x.readOrd...), x.changedOrder()...)
+		seen := map[string]bool{}
+		for _, k := range known {
+			parts := strings.Split(k, "/")
+			if len(parts) < n || seen[k] {
+				continue
+			}
+			tail := strings.Join(parts[len(parts)-n:], "/")
+			if ok, err := path.Match(p, tail); err == nil && ok && (n == len(parts) || !strings.HasPrefix(p, "/")) {
+				seen[k] = true
+				out = append(out, fileChange{path: k, op: Deleted})
+			}
+		}
+	}
+	return out
+}
+
+// changedOrder returns the changed paths in first-change order.
+func (x *extractor) changedOrder() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range x.r.Changes {
+		if !seen[c.Path] {
+			seen[c.Path] = true
+			out = append(out, c.Path)
+		}
+	}
+	return out
 }
 
 func (x *extractor) noteRead(p string) {
@@ -714,11 +794,65 @@ func (x *extractor) finalState(ai int, a *Action) {
 			x.r.Final.Released = true
 		}
 	}
+	reported, committedHere := false, false
 	for _, m := range commitLineRE.FindAllStringSubmatch(HeadBytes(a.Output, 8192), -1) {
 		if m[3] != "" {
 			x.addCommit(Commit{Ref: m[3], Message: clip(m[4], detailChars), Index: a.Index})
+			reported = true
 		}
 	}
+	for _, seg := range segments(a.Command) {
+		w := shellWords(seg)
+		if len(w) >= 2 && w[0] == "git" && w[1] == "-C" && len(w) >= 4 {
+			w = append([]string{"git"}, w[3:]...)
+		}
+		switch {
+		case len(w) >= 2 && w[0] == "git" && w[1] == "commit" && !reported:
+			// A commit whose output the command hid (-q, | tail -1): a git
+			// log after it shows it.
+			x.unseenCommit, committedHere = a.Index, true
+		case len(w) >= 2 && w[0] == "git" && w[1] == "log" && x.unseenCommit >= 0 && (a.Index > x.unseenCommit || committedHere):
+			if c, ok := newestLogged(a.Output); ok {
+				c.Index = x.unseenCommit
+				x.addCommit(c)
+				x.unseenCommit = -1
+			}
+		}
+	}
+}
+
+var (
+	// logOnelineRE matches git log --oneline's first line: "9f8e7d6 (HEAD ->
+	// main) feat: x".
+	logOnelineRE = regexp.MustCompile(`^([0-9a-f]{7,40})\s+(?:\([^)]*\)\s+)?(.+)$`)
+	// logCommitRE matches git log's "commit <sha>" header.
+	logCommitRE = regexp.MustCompile(`^commit ([0-9a-f]{40})\b`)
+)
+
+// newestLogged returns the first (newest) commit a git log output shows.
+func newestLogged(out string) (Commit, bool) {
+	lines := nonEmptyLines(HeadBytes(out, 4096))
+	// The log's first line, after what the line's earlier commands printed
+	// (an echo of the command, git status).
+	for i, l := range lines {
+		if i == 20 {
+			break
+		}
+		if m := logCommitRE.FindStringSubmatch(l); m != nil {
+			msg := ""
+			for _, l := range lines[i+1:] {
+				if !strings.HasPrefix(l, "Author:") && !strings.HasPrefix(l, "Date:") && !strings.HasPrefix(l, "Merge:") {
+					msg = l
+					break
+				}
+			}
+			return Commit{Ref: m[1][:7], Message: clip(msg, detailChars)}, true
+		}
+		if m := logOnelineRE.FindStringSubmatch(l); m != nil {
+			return Commit{Ref: m[1], Message: clip(m[2], detailChars)}, true
+		}
+	}
+	return Commit{}, false
 }
 
 // versionTagRE matches a release tag ("v1.2.3", "1.4.0").
@@ -742,4 +876,71 @@ func isSubmit(a *Action) bool {
 		return true
 	}
 	return strings.HasPrefix(c, "echo") && submitRE.MatchString(c)
+}
+
+// isSubAgent reports whether a call delegates to a sub-agent (Claude Code's
+// Task and Agent tools, and any tool named for a sub-agent) with a prompt.
+func isSubAgent(a *Action) bool {
+	n := strings.ToLower(a.Tool)
+	if n != "task" && n != "agent" && !strings.Contains(n, "subagent") && !strings.Contains(n, "sub_agent") {
+		return false
+	}
+	p, ok := a.Args["prompt"].(string)
+	return ok && strings.TrimSpace(p) != ""
+}
+
+var (
+	// subWriteRE matches a report line that starts with a write verb and
+	// names a file: "- Created `src/a.ts`", "**Modified:** src/b.go",
+	// "1. Updated the file tests/test_x.py".
+	subWriteRE = regexp.MustCompile("(?im)^\\s*(?:[-*•]|\\d+[.)])?\\s*(?:\\*\\*)?(created|wrote|written|added|modified|updated|edited|changed|deleted|removed)(?:\\*\\*)?:?(?:\\*\\*)?\\s+(?:(?:the |a |new )?files?:?\\s+)?`?([\\w~./-]*[\\w-]\\.[A-Za-z0-9]{1,8})`?")
+	// subListRE matches the heading of a list of changed files ("Files
+	// modified:", "## Files created").
+	subListRE = regexp.MustCompile(`(?i)^\s*(?:#+\s*)?(?:\*\*)?(?:files? (created|modified|changed|edited|written|updated|deleted|removed)|changes made)(?:\*\*)?:?(?:\*\*)?\s*$`)
+	// subItemRE matches an item of such a list: "- `path` …", "* path - …".
+	subItemRE = regexp.MustCompile("^\\s*(?:[-*•]|\\d+[.)])\\s+`?([\\w~./-]*[\\w-]\\.[A-Za-z0-9]{1,8})`?")
+)
+
+// subAgentChanges reads the files a sub-agent's report says it wrote.
+func subAgentChanges(report string) []fileChange {
+	opOf := func(verb string) Op {
+		switch strings.ToLower(verb) {
+		case "created", "wrote", "written", "added":
+			return Created
+		case "deleted", "removed":
+			return Deleted
+		}
+		return Modified
+	}
+	var out []fileChange
+	seen := map[string]bool{}
+	add := func(p string, op Op) {
+		if looksLikeFile(p) && !seen[p] {
+			seen[p] = true
+			out = append(out, fileChange{path: p, op: op})
+		}
+	}
+	t := HeadBytes(report, maxScan)
+	for _, m := range subWriteRE.FindAllStringSubmatch(t, -1) {
+		add(m[2], opOf(m[1]))
+	}
+	list := Op("")
+	for _, l := range strings.Split(t, "\n") {
+		if m := subListRE.FindStringSubmatch(l); m != nil {
+			list = opOf(m[1])
+			if m[1] == "" {
+				list = Modified
+			}
+			continue
+		}
+		if list == "" {
+			continue
+		}
+		if m := subItemRE.FindStringSubmatch(l); m != nil {
+			add(m[1], list)
+		} else if strings.TrimSpace(l) != "" {
+			list = ""
+		}
+	}
+	return out
 }

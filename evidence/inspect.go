@@ -5,14 +5,14 @@ import (
 	"strings"
 )
 
-// inspectionTools are commands that only read the workspace or print (and
-// the housekeeping of scratch files): a run that passed says nothing a
+// inspectionTools are commands that only read the workspace or print (rm
+// and touch change files, so they are not among them): a run that passed says nothing a
 // colleague must re-check, and what it printed is file content, not errors.
 var inspectionTools = map[string]bool{
 	"ls": true, "cat": true, "head": true, "tail": true, "nl": true, "grep": true, "egrep": true, "rg": true,
 	"ag": true, "find": true, "fd": true, "wc": true, "tree": true, "pwd": true, "echo": true, "which": true,
 	"file": true, "stat": true, "du": true, "sort": true, "uniq": true, "cut": true, "awk": true, "less": true,
-	"diff": true, "printf": true, "true": true, "cd": true, "rm": true, "mkdir": true, "touch": true,
+	"diff": true, "printf": true, "true": true, "cd": true, "mkdir": true,
 }
 
 // IsInspection reports whether every command of a shell line (split at

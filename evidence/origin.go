@@ -76,7 +76,7 @@ func classify(ctx context.Context, msgs []history.Message) ([]Origin, error) {
 		switch {
 		case hasFlag(m, "isCompactSummary") || IsSummary(text):
 			out[i] = OriginSummary
-		case hasAnyFlag(m) || isHarnessBlock(text) || isStatusLine(text):
+		case hasAnyFlag(m) || isHarnessBlock(text) || isStatusLine(text) || isInstructionFile(text):
 			out[i] = OriginInjected
 		case isDelegated(msgs, i, text):
 			out[i] = OriginDelegated
@@ -150,6 +150,16 @@ func WithoutHarnessBlocks(text string) string {
 func leadingHarnessBlocks(text string) (rest string, blocks int) {
 	t := strings.TrimSpace(text)
 	for t != "" {
+		// A heading line that titles the block after it ("# AGENTS.md
+		// instructions for /repo" before Codex's <INSTRUCTIONS>) is part of it.
+		if strings.HasPrefix(t, "#") {
+			if head, after, ok := strings.Cut(t, "\n"); ok && len(head) < 300 {
+				after = strings.TrimSpace(after)
+				if m := tagOpenRE.FindStringSubmatch(after); m != nil && harnessTags[strings.ToLower(m[1])] {
+					t = after
+				}
+			}
+		}
 		m := tagOpenRE.FindStringSubmatch(t)
 		if m == nil || !harnessTags[strings.ToLower(m[1])] {
 			return t, blocks
@@ -162,6 +172,14 @@ func leadingHarnessBlocks(text string) (rest string, blocks int) {
 		t = strings.TrimSpace(t[end+len("</"+m[1]+">"):])
 	}
 	return t, blocks
+}
+
+// isInstructionFile reports whether text is an instruction file a harness
+// put in the user's turn by itself: Gemini CLI's and Qwen Code's "--- Context
+// from: F ---" blocks, opencode's "Instructions from: F".
+func isInstructionFile(text string) bool {
+	t := strings.TrimSpace(HeadBytes(text, 4096))
+	return contextFromRE.MatchString(t) && strings.HasPrefix(t, "--- Context from: ") || strings.HasPrefix(t, "Instructions from: ") && instrFromRE.MatchString(t)
 }
 
 // isStatusLine reports whether text is one bracketed status line that a

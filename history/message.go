@@ -59,11 +59,17 @@ type ToolCall struct {
 
 // Usage is the token usage a provider reported for one response.
 type Usage struct {
-	InputTokens         int               `json:"inputTokens"`
-	OutputTokens        int               `json:"outputTokens"`
-	CacheReadTokens     int               `json:"cacheReadTokens,omitempty"`
-	CacheCreationTokens int               `json:"cacheCreationTokens,omitempty"`
-	Iterations          []json.RawMessage `json:"iterations,omitempty"`
+	InputTokens         int `json:"inputTokens"`
+	OutputTokens        int `json:"outputTokens"`
+	CacheReadTokens     int `json:"cacheReadTokens,omitempty"`
+	CacheCreationTokens int `json:"cacheCreationTokens,omitempty"`
+	// CacheCreation1hTokens is the part of CacheCreationTokens written with
+	// a 1-hour lifetime (Anthropic's cache_creation.ephemeral_1h_input_tokens);
+	// the rest has the default 5-minute one.
+	CacheCreation1hTokens int `json:"cacheCreation1hTokens,omitempty"`
+	// ReasoningTokens is the part of OutputTokens the model spent reasoning.
+	ReasoningTokens int               `json:"reasoningTokens,omitempty"`
+	Iterations      []json.RawMessage `json:"iterations,omitempty"`
 }
 
 // NewText returns a message of role r whose content is the string text.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// formulaMessage exercises every term of the estimate (SPEC §3).
+// formulaMessage exercises every term of the estimate (docs/design.md §3).
 func formulaMessage(t *testing.T) Message {
 	t.Helper()
 	var m Message

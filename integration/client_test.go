@@ -24,7 +24,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// Wire shapes of the protocol (SPEC §2, §10), declared here so the tests
+// Wire shapes of the protocol (docs/design.md §2, §10), declared here so the tests
 // depend on the protocol only, never on the daemon's Go packages.
 
 type toolCall struct {
@@ -118,7 +118,7 @@ type failedData struct {
 	RootCause   string `json:"rootCause"`
 }
 
-// JSON-RPC error codes of SPEC §1.
+// JSON-RPC error codes of docs/design.md §1.
 const (
 	codeParse          = -32700
 	codeInvalidRequest = -32600

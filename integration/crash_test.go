@@ -615,7 +615,7 @@ func readFile(tb testing.TB, path string) string {
 }
 
 // TestSessionOwnership checks the single-writer rule the crash recovery
-// relies on (SPEC §11): while a daemon owns a session, a second daemon on
+// relies on (docs/design.md §11): while a daemon owns a session, a second daemon on
 // the same workspace gets -32004 naming the owner's pid; once the owner is
 // SIGKILLed, the kernel releases the lock and the second daemon resumes the
 // session with everything acknowledged.

@@ -544,7 +544,7 @@ func checkNoSecret(t *testing.T, secret string, d *daemon, ws string, extraFiles
 }
 
 // checkBoundedTexts fails when a user-visible notification text is over
-// 1 KiB (SPEC §1, §10).
+// 1 KiB (docs/design.md §1, §10).
 func checkBoundedTexts(t *testing.T, notes []notification) {
 	t.Helper()
 	for _, n := range notes {
@@ -567,7 +567,7 @@ func checkBoundedTexts(t *testing.T, notes []notification) {
 
 // TestCancelAutoCompaction cancels a prepareRequest whose automatic
 // compaction waits on a hung provider: the reply is -32800 and the state is
-// exactly as before the request (SPEC §1): the request's messages are not
+// exactly as before the request (docs/design.md §1): the request's messages are not
 // appended, no artifact is written, and the session goes on.
 func TestCancelAutoCompaction(t *testing.T) {
 	h := &hangs{held: make(chan struct{}, 1), released: make(chan struct{}, 1), stop: make(chan struct{})}

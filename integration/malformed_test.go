@@ -239,7 +239,7 @@ func (r *rawDaemon) finish() {
 	checkNoPanicText(r.t, readFile(r.t, r.stderr))
 }
 
-// TestMalformedInput feeds the daemon hostile bytes (SPEC §1, rpc/doc.go
+// TestMalformedInput feeds the daemon hostile bytes (docs/design.md §1, rpc/doc.go
 // "Framing"): frames that can be skipped get an error reply and the
 // connection stays usable; a malformed header ends the process with exit
 // code 1 and one log line; nothing ever panics.

@@ -21,7 +21,7 @@ import (
 )
 
 // badIDs are session or artifact ids that must be rejected with -32602
-// (SPEC §11: ids match ^[A-Za-z0-9._-]{1,64}$ and are not "." or "..").
+// (docs/design.md §11: ids match ^[A-Za-z0-9._-]{1,64}$ and are not "." or "..").
 var badIDs = []string{
 	"../x", "a/b", "..", ".", "%2e%2e", "..%2f..%2fetc", strings.Repeat("a", 65), "a\x00b", "/etc/passwd",
 	`a\b`, "x y", "ü", "~root", "../../../../tmp/vtcode-escape", "a\nb",

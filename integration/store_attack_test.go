@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// TestStoreAttackLostArtifact replays item 1 of issue 11 against the real
+// TestStoreAttackLostArtifact replays a lost artifact against the real
 // daemon: compact, restore that artifact, append one message, shut down,
 // delete every artifact (then, in a second round, truncate the new ones at
 // a line boundary). The restarted daemon opens the session with every
@@ -99,7 +99,7 @@ func TestStoreAttackLostArtifact(t *testing.T) {
 	}
 }
 
-// TestStoreAttackCommittedSymlink replays item 10 of issue 11: a
+// TestStoreAttackCommittedSymlink replays a committed symlink: a
 // repository that commits .vtcode as a symlink to a folder outside it (or a
 // vtcode.toml whose storage.dir climbs out) cannot make the daemon write
 // there: a symlinked store fails openSession with a clear error; a

@@ -2,7 +2,6 @@ package providers
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
 )
@@ -11,7 +10,7 @@ import (
 // ladder a client sends and reads usage iterations, compaction recognizes
 // compaction blocks): one definition here, used by providers/anthropic too.
 
-// The context-management edits of the inline ladder (SPEC §8.4).
+// The context-management edits of the inline ladder (docs/design.md §8.4).
 const (
 	AnthropicEditClearThinking = "clear_thinking_20251015"
 	AnthropicEditClearToolUses = "clear_tool_uses_20250919"
@@ -78,29 +77,6 @@ func AnthropicEdits(clearing, compact bool, trigger int, instructions string) []
 			PauseAfterCompaction: true, Instructions: instructions})
 	}
 	return edits
-}
-
-// AnthropicCompactionBlock reports whether a reasoningDetails entry is an
-// Anthropic compaction block ({"type":"compaction","content":…}; an OpenAI
-// compaction item has encrypted_content and no content field) and whether
-// its content is usable (present and not null: a null content is a failed
-// compaction, which the API treats as a no-op). Entries stored as a JSON
-// string holding the object are recognized too.
-func AnthropicCompactionBlock(raw json.RawMessage) (block, hasContent bool) {
-	obj, typ, ok := DetailObject(raw)
-	if !ok || typ != "compaction" {
-		return false, false
-	}
-	var v map[string]json.RawMessage
-	if json.Unmarshal(obj, &v) != nil {
-		return false, false
-	}
-	content, has := v["content"]
-	if !has {
-		return false, false
-	}
-	c := strings.TrimSpace(string(content))
-	return true, c != "" && c != "null"
 }
 
 // anthropicIteration is one entry of usage.iterations, in Anthropic's

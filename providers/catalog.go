@@ -38,9 +38,16 @@ type ModelInfo struct {
 	// without streaming for this model; 0 means the general bound
 	// ([MaxNonStreamingOutputTokens]).
 	NonStreamingOutputTokens int
-	// Cache overrides the route's prompt-cache pricing in [[models]]
-	// entries (zero fields: not set); see [Catalog.Cost].
+	// Cache is the model's prompt-cache pricing where it differs from its
+	// vendor's (built-in rows), or the [[models]] override (zero fields: not
+	// set); see [Catalog.Cost].
 	Cache CacheCost
+	// Price is the model's list price; the zero value means unknown.
+	Price Price
+	// UsageExcludesCache reports that the route reports input tokens
+	// without the cached part (Anthropic-format routes, MiniMax): the
+	// prompt is input + cache reads + cache writes.
+	UsageExcludesCache bool
 }
 
 // Model is the typed result of [Catalog.Lookup].
@@ -122,6 +129,7 @@ func (c *Catalog) Lookup(provider, model string) (ModelInfo, bool) {
 				info.Responses = info.Responses || e.Responses
 				info.InlineCompaction = info.InlineCompaction || e.InlineCompaction
 				info.ContextEdits = info.ContextEdits || e.ContextEdits
+				info.Price = info.Price.withPrice(e.Price)
 				return info, true
 			}
 		}
@@ -156,12 +164,12 @@ var vendorProviders = map[string]string{
 // gateways route vendor/model ids to other vendors' models.
 var gateways = map[string]bool{"vercel": true, "openrouter": true, "merge": true, "openresponses": true}
 
-func lookupBuiltin(provider, model string) (ModelInfo, bool) {
-	m := strings.ToLower(strings.TrimSpace(model))
-	if m == "" && provider != "openresponses" {
-		return ModelInfo{Provider: provider, Model: model}, false
-	}
-	vendor := provider
+// vendorOf returns the vendor whose table serves model on provider and the
+// model id to look up there (lower case, vendor prefix removed, Claude dots
+// as dashes), and whether it asked for the 1M-token window ("[1m]").
+func vendorOf(provider, model string) (vendor, m string, oneM bool) {
+	m = strings.ToLower(strings.TrimSpace(model))
+	vendor = provider
 	if i := strings.IndexByte(m, '/'); i > 0 {
 		if v, ok := vendorProviders[m[:i]]; ok {
 			vendor, m = v, m[i+1:]
@@ -169,13 +177,17 @@ func lookupBuiltin(provider, model string) (ModelInfo, bool) {
 	} else if gateways[provider] || endpoints[provider].wire == "" {
 		vendor = guessVendor(m)
 	}
-	oneM := false
 	if base, ok := strings.CutSuffix(m, "[1m]"); ok {
 		m, oneM = base, true
 	}
 	if vendor == "anthropic" || strings.HasPrefix(m, "claude-") {
 		m = strings.ReplaceAll(m, ".", "-")
 	}
+	return vendor, m, oneM
+}
+
+// builtinRow returns the longest built-in row of vendor matching m.
+func builtinRow(vendor, m string) *ModelInfo {
 	var best *ModelInfo
 	for i := range builtinModels {
 		e := &builtinModels[i]
@@ -186,6 +198,15 @@ func lookupBuiltin(provider, model string) (ModelInfo, bool) {
 			best = e
 		}
 	}
+	return best
+}
+
+func lookupBuiltin(provider, model string) (ModelInfo, bool) {
+	if strings.TrimSpace(model) == "" && provider != "openresponses" {
+		return ModelInfo{Provider: provider, Model: model}, false
+	}
+	vendor, m, oneM := vendorOf(provider, model)
+	best := builtinRow(vendor, m)
 	info := ModelInfo{}
 	if best != nil {
 		info = *best
@@ -194,6 +215,7 @@ func lookupBuiltin(provider, model string) (ModelInfo, bool) {
 	if best != nil && oneM && info.ContextWindow < 1_000_000 && vendor == "anthropic" {
 		info.ContextWindow = 1_000_000
 	}
+	info.UsageExcludesCache = WireOf(provider) == WireAnthropic || vendorFacts[provider].usageExcludesCache
 	familyCapabilities(&info, provider, vendor, m)
 	return info, best != nil
 }
@@ -350,8 +372,12 @@ func guessVendor(m string) string {
 }
 
 // builtinModels is the built-in catalog (model ids are lower-case prefixes):
-// the vendors' published limits, which [[models]] entries correct. The
-// capabilities come from the family rules above, not from these rows.
+// one row per model family with the vendors' published limits, the cache
+// pricing where it differs from the vendor's ([vendorFacts]) and the list
+// price where it was verified on the vendor's pricing page (see the price
+// variables below; a row without one shows tokens and no cost). [[models]]
+// entries correct any of it. The capabilities come from the family rules
+// above, not from these rows.
 var builtinModels = []ModelInfo{
 	// OpenAI.
 	{Provider: "openai", Model: "gpt-5.6", ContextWindow: 1_050_000, MaxOutputTokens: 128_000},
@@ -367,35 +393,35 @@ var builtinModels = []ModelInfo{
 	{Provider: "openai", Model: "gpt-5.1-codex-mini", ContextWindow: 400_000, MaxOutputTokens: 128_000},
 	{Provider: "openai", Model: "gpt-5.1-codex-max", ContextWindow: 400_000, MaxOutputTokens: 128_000},
 	{Provider: "openai", Model: "gpt-5.1-chat", ContextWindow: 128_000, MaxOutputTokens: 16_384},
-	{Provider: "openai", Model: "gpt-5", ContextWindow: 400_000, MaxOutputTokens: 128_000},
-	{Provider: "openai", Model: "gpt-5-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000},
+	{Provider: "openai", Model: "gpt-5", ContextWindow: 400_000, MaxOutputTokens: 128_000, Price: openaiGPT5},
+	{Provider: "openai", Model: "gpt-5-codex", ContextWindow: 400_000, MaxOutputTokens: 128_000, Price: openaiGPT5},
 	{Provider: "openai", Model: "gpt-5-mini", ContextWindow: 400_000, MaxOutputTokens: 128_000},
 	{Provider: "openai", Model: "gpt-5-nano", ContextWindow: 400_000, MaxOutputTokens: 128_000},
 	{Provider: "openai", Model: "gpt-5-chat", ContextWindow: 128_000, MaxOutputTokens: 16_384},
-	{Provider: "openai", Model: "gpt-4.1", ContextWindow: 1_047_576, MaxOutputTokens: 32_768},
-	{Provider: "openai", Model: "gpt-4o", ContextWindow: 128_000, MaxOutputTokens: 16_384},
-	{Provider: "openai", Model: "o4-mini", ContextWindow: 200_000, MaxOutputTokens: 100_000},
-	{Provider: "openai", Model: "o3", ContextWindow: 200_000, MaxOutputTokens: 100_000},
-	{Provider: "openai", Model: "o1", ContextWindow: 200_000, MaxOutputTokens: 100_000},
-	{Provider: "openai", Model: "codex-mini", ContextWindow: 200_000, MaxOutputTokens: 100_000},
+	{Provider: "openai", Model: "gpt-4.1", ContextWindow: 1_047_576, MaxOutputTokens: 32_768, Cache: CacheCost{Read: 0.25}},
+	{Provider: "openai", Model: "gpt-4o", ContextWindow: 128_000, MaxOutputTokens: 16_384, Cache: CacheCost{Read: 0.5}},
+	{Provider: "openai", Model: "o4", ContextWindow: 200_000, MaxOutputTokens: 100_000, Cache: CacheCost{Read: 0.25}},
+	{Provider: "openai", Model: "o3", ContextWindow: 200_000, MaxOutputTokens: 100_000, Cache: CacheCost{Read: 0.25}},
+	{Provider: "openai", Model: "o1", ContextWindow: 200_000, MaxOutputTokens: 100_000, Cache: CacheCost{Read: 0.5}},
+	{Provider: "openai", Model: "codex-mini", ContextWindow: 200_000, MaxOutputTokens: 100_000, Cache: CacheCost{Read: 0.25}},
 
 	// Anthropic. Sonnet 4 and 4.5 reach 1M tokens only with the context-1m
 	// beta (model id suffix "[1m]"). Opus 4 and 4.1 serve at most 8,192
 	// output tokens without streaming.
-	{Provider: "anthropic", Model: "claude-opus-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
-	{Provider: "anthropic", Model: "claude-sonnet-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
-	{Provider: "anthropic", Model: "claude-fable-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
-	{Provider: "anthropic", Model: "claude-mythos-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
-	{Provider: "anthropic", Model: "claude-opus-4-8", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
-	{Provider: "anthropic", Model: "claude-opus-4-7", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
-	{Provider: "anthropic", Model: "claude-opus-4-6", ContextWindow: 1_000_000, MaxOutputTokens: 128_000},
+	{Provider: "anthropic", Model: "claude-opus-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, Price: claudeOpus45},
+	{Provider: "anthropic", Model: "claude-sonnet-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, Price: claudeSonnet5},
+	{Provider: "anthropic", Model: "claude-fable-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, Price: claudeFable5},
+	{Provider: "anthropic", Model: "claude-mythos-5", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, Price: claudeFable5},
+	{Provider: "anthropic", Model: "claude-opus-4-8", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, Price: claudeOpus45},
+	{Provider: "anthropic", Model: "claude-opus-4-7", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, Price: claudeOpus45},
+	{Provider: "anthropic", Model: "claude-opus-4-6", ContextWindow: 1_000_000, MaxOutputTokens: 128_000, Price: claudeOpus45},
 	{Provider: "anthropic", Model: "claude-sonnet-4-6", ContextWindow: 1_000_000, MaxOutputTokens: 64_000},
-	{Provider: "anthropic", Model: "claude-opus-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000},
-	{Provider: "anthropic", Model: "claude-opus-4-1", ContextWindow: 200_000, MaxOutputTokens: 32_000, NonStreamingOutputTokens: 8_192},
-	{Provider: "anthropic", Model: "claude-opus-4", ContextWindow: 200_000, MaxOutputTokens: 32_000, NonStreamingOutputTokens: 8_192},
-	{Provider: "anthropic", Model: "claude-sonnet-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000},
-	{Provider: "anthropic", Model: "claude-sonnet-4", ContextWindow: 200_000, MaxOutputTokens: 64_000},
-	{Provider: "anthropic", Model: "claude-haiku-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000},
+	{Provider: "anthropic", Model: "claude-opus-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000, Price: claudeOpus45},
+	{Provider: "anthropic", Model: "claude-opus-4-1", ContextWindow: 200_000, MaxOutputTokens: 32_000, NonStreamingOutputTokens: 8_192, Price: claudeOpus4},
+	{Provider: "anthropic", Model: "claude-opus-4", ContextWindow: 200_000, MaxOutputTokens: 32_000, NonStreamingOutputTokens: 8_192, Price: claudeOpus4},
+	{Provider: "anthropic", Model: "claude-sonnet-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000, Price: claudeSonnet4},
+	{Provider: "anthropic", Model: "claude-sonnet-4", ContextWindow: 200_000, MaxOutputTokens: 64_000, Price: claudeSonnet4},
+	{Provider: "anthropic", Model: "claude-haiku-4-5", ContextWindow: 200_000, MaxOutputTokens: 64_000, Price: claudeHaiku45},
 	{Provider: "anthropic", Model: "claude-3-7-sonnet", ContextWindow: 200_000, MaxOutputTokens: 64_000},
 	{Provider: "anthropic", Model: "claude-3-5-haiku", ContextWindow: 200_000, MaxOutputTokens: 8_192},
 
@@ -403,8 +429,8 @@ var builtinModels = []ModelInfo{
 	{Provider: "gemini", Model: "gemini-3.5", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
 	{Provider: "gemini", Model: "gemini-3.1", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
 	{Provider: "gemini", Model: "gemini-3", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
-	{Provider: "gemini", Model: "gemini-2.5", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
-	{Provider: "gemini", Model: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192},
+	{Provider: "gemini", Model: "gemini-2.5", ContextWindow: 1_048_576, MaxOutputTokens: 65_536, Cache: CacheCost{Read: 0.25}},
+	{Provider: "gemini", Model: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192, Cache: CacheCost{Read: 0.25}},
 
 	// xAI.
 	{Provider: "xai", Model: "grok-4", ContextWindow: 256_000},
@@ -422,3 +448,23 @@ var builtinModels = []ModelInfo{
 	{Provider: "minimax", Model: "minimax-m2", ContextWindow: 204_800, MaxOutputTokens: 128_000},
 	{Provider: "minimax", Model: "minimax-m1", ContextWindow: 1_000_000, MaxOutputTokens: 40_000},
 }
+
+// The list prices of the rows above, in US dollars per million tokens, read
+// from the vendors' own pages on the date in AsOf:
+// platform.claude.com/docs/en/about-claude/pricing (the model table; the
+// Sonnet 4 and 4.5 long-context tier over 200k prompt tokens with the 1M
+// beta: 2× input, 1.5× output) and the models' overview pages, and
+// developers.openai.com/api/docs/models (GPT-5, GPT-5-Codex). Models whose
+// price was not verified there carry none.
+const pricesAsOf = "2026-12-01"
+
+var (
+	claudeFable5  = Price{Input: 10, CacheWrite5m: 12.5, CacheWrite1h: 20, CacheRead: 1, Output: 50, AsOf: pricesAsOf}
+	claudeOpus45  = Price{Input: 5, CacheWrite5m: 6.25, CacheWrite1h: 10, CacheRead: 0.5, Output: 25, AsOf: pricesAsOf}
+	claudeOpus4   = Price{Input: 15, CacheWrite5m: 18.75, CacheWrite1h: 30, CacheRead: 1.5, Output: 75, AsOf: pricesAsOf}
+	claudeSonnet5 = Price{Input: 2, CacheWrite5m: 2.5, CacheWrite1h: 4, CacheRead: 0.2, Output: 10, AsOf: pricesAsOf}
+	claudeSonnet4 = Price{Input: 3, CacheWrite5m: 3.75, CacheWrite1h: 6, CacheRead: 0.3, Output: 15,
+		TierTokens: 200_000, TierInput: 2, TierOutput: 1.5, AsOf: pricesAsOf}
+	claudeHaiku45 = Price{Input: 1, CacheWrite5m: 1.25, CacheWrite1h: 2, CacheRead: 0.1, Output: 5, AsOf: pricesAsOf}
+	openaiGPT5    = Price{Input: 1.25, CacheRead: 0.125, Output: 10, AsOf: pricesAsOf}
+)

@@ -63,47 +63,41 @@ const (
 	defaultCacheTTL  = 5 * time.Minute
 )
 
-// costPrefixes are the cached-input multipliers of the vendors whose price
-// depends on the model (longest prefix wins).
-var costPrefixes = map[string][]struct {
-	prefix string
-	read   float64
+// vendorFacts are what a vendor's models share unless their catalog row
+// says otherwise: the cache pricing, and (by provider name) whether its
+// usage reports input without the cached part. A vendor not listed bills
+// cache reads at 0.1 with no write premium and a 5-minute lifetime.
+var vendorFacts = map[string]struct {
+	cache              CacheCost
+	usageExcludesCache bool
 }{
-	"openai": {
-		{"gpt-5", 0.1}, {"gpt-4.1", 0.25}, {"gpt-4o", 0.5}, {"o4", 0.25}, {"o3", 0.25}, {"o1", 0.5}, {"codex-mini", 0.25},
-	},
-	"gemini": {
-		{"gemini-2", 0.25}, {"gemini-3", 0.1},
-	},
+	"anthropic": {cache: CacheCost{Read: 0.1, Write: anthropicWrite5m, TTL: defaultCacheTTL}, usageExcludesCache: true},
+	"xai":       {cache: CacheCost{Read: 0.25, Write: 1, TTL: defaultCacheTTL}},
+	"minimax":   {cache: CacheCost{Read: 0.1, Write: 1, TTL: defaultCacheTTL}, usageExcludesCache: true},
 }
 
-// builtinCost is the built-in cache pricing of a route.
+var defaultCache = CacheCost{Read: 0.1, Write: 1, TTL: defaultCacheTTL}
+
+// builtinCost is the built-in cache pricing of a route: an Anthropic-format
+// route's, else the vendor's, with the model row's fields replacing them.
 func builtinCost(provider, model string) CacheCost {
-	m := strings.ToLower(strings.TrimSpace(model))
-	vendor := provider
-	if i := strings.IndexByte(m, '/'); i > 0 {
-		if v, ok := vendorProviders[m[:i]]; ok {
-			vendor, m = v, m[i+1:]
+	vendor, m, _ := vendorOf(provider, model)
+	if WireOf(provider) == WireAnthropic {
+		vendor = "anthropic"
+	}
+	cc := defaultCache
+	if f, ok := vendorFacts[vendor]; ok {
+		cc = f.cache
+	}
+	if row := builtinRow(vendor, m); row != nil {
+		if row.Cache.Read > 0 {
+			cc.Read = row.Cache.Read
 		}
-	} else if gateways[provider] || endpoints[provider].wire == "" {
-		if v := guessVendor(m); v != "" {
-			vendor = v
+		if row.Cache.Write > 0 {
+			cc.Write = row.Cache.Write
 		}
-	}
-	if WireOf(provider) == WireAnthropic || vendor == "anthropic" {
-		return CacheCost{Read: 0.1, Write: anthropicWrite5m, TTL: defaultCacheTTL}
-	}
-	cc := CacheCost{Read: 0.1, Write: 1, TTL: defaultCacheTTL}
-	switch vendor {
-	case "xai":
-		cc.Read = 0.25
-	case "deepseek", "minimax":
-		cc.Read = 0.1
-	}
-	best := -1
-	for _, e := range costPrefixes[vendor] {
-		if strings.HasPrefix(m, e.prefix) && len(e.prefix) > best {
-			cc.Read, best = e.read, len(e.prefix)
+		if row.Cache.TTL > 0 {
+			cc.TTL = row.Cache.TTL
 		}
 	}
 	return cc
@@ -116,13 +110,19 @@ func builtinCost(provider, model string) CacheCost {
 // cache_creation_input_tokens; OpenAI's input_tokens (or prompt_tokens),
 // output_tokens (or completion_tokens), input_tokens_details.cached_tokens
 // (or prompt_tokens_details.cached_tokens) and cache_write_tokens (top level
-// or in the details). It decodes with encoding/json's own rules, so a
-// decoding error names the field.
+// or in the details). The 1-hour part of the cache writes is
+// cacheCreation1hTokens or Anthropic's
+// cache_creation.ephemeral_1h_input_tokens; the reasoning part of the output
+// reasoningTokens or OpenAI's output_tokens_details.reasoning_tokens (or
+// completion_tokens_details.reasoning_tokens). It decodes with
+// encoding/json's own rules, so a decoding error names the field.
 type ReportedUsage struct {
 	InputTokens         *int              `json:"inputTokens,omitempty"`
 	OutputTokens        *int              `json:"outputTokens,omitempty"`
 	CacheReadTokens     *int              `json:"cacheReadTokens,omitempty"`
 	CacheCreationTokens *int              `json:"cacheCreationTokens,omitempty"`
+	CacheCreation1h     *int              `json:"cacheCreation1hTokens,omitempty"`
+	ReasoningTokens     *int              `json:"reasoningTokens,omitempty"`
 	Iterations          []json.RawMessage `json:"iterations,omitempty"`
 
 	Input         *int          `json:"input_tokens,omitempty"`
@@ -134,11 +134,21 @@ type ReportedUsage struct {
 	CacheWrite    *int          `json:"cache_write_tokens,omitempty"`
 	InputDetails  *usageDetails `json:"input_tokens_details,omitempty"`
 	PromptDetails *usageDetails `json:"prompt_tokens_details,omitempty"`
+	// Anthropic's split of the cache writes by lifetime, OpenAI's output details.
+	CacheCreationSplit *struct {
+		Ephemeral1h *int `json:"ephemeral_1h_input_tokens,omitempty"`
+	} `json:"cache_creation,omitempty"`
+	OutputDetails     *outputDetails `json:"output_tokens_details,omitempty"`
+	CompletionDetails *outputDetails `json:"completion_tokens_details,omitempty"`
 }
 
 type usageDetails struct {
 	Cached     *int `json:"cached_tokens,omitempty"`
 	CacheWrite *int `json:"cache_write_tokens,omitempty"`
+}
+
+type outputDetails struct {
+	Reasoning *int `json:"reasoning_tokens,omitempty"`
 }
 
 // Usage returns the counts in this protocol's shape; a camelCase field wins
@@ -151,12 +161,23 @@ func (r *ReportedUsage) Usage() history.Usage {
 	if d == nil {
 		d = &usageDetails{}
 	}
+	var oneHour, reasoning *int
+	if c := r.CacheCreationSplit; c != nil {
+		oneHour = c.Ephemeral1h
+	}
+	for _, o := range []*outputDetails{r.OutputDetails, r.CompletionDetails} {
+		if o != nil && reasoning == nil {
+			reasoning = o.Reasoning
+		}
+	}
 	return history.Usage{
-		InputTokens:         firstCount(r.InputTokens, r.Input, r.Prompt),
-		OutputTokens:        firstCount(r.OutputTokens, r.Output, r.Completion),
-		CacheReadTokens:     firstCount(r.CacheReadTokens, r.CacheRead, d.Cached),
-		CacheCreationTokens: firstCount(r.CacheCreationTokens, r.CacheCreation, r.CacheWrite, d.CacheWrite),
-		Iterations:          r.Iterations,
+		InputTokens:           firstCount(r.InputTokens, r.Input, r.Prompt),
+		OutputTokens:          firstCount(r.OutputTokens, r.Output, r.Completion),
+		CacheReadTokens:       firstCount(r.CacheReadTokens, r.CacheRead, d.Cached),
+		CacheCreationTokens:   firstCount(r.CacheCreationTokens, r.CacheCreation, r.CacheWrite, d.CacheWrite),
+		CacheCreation1hTokens: firstCount(r.CacheCreation1h, oneHour),
+		ReasoningTokens:       firstCount(r.ReasoningTokens, reasoning),
+		Iterations:            r.Iterations,
 	}
 }
 

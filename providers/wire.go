@@ -58,6 +58,55 @@ func ParseTool(raw json.RawMessage) (t Tool, form Wire, ok bool) {
 	return Tool{}, "", false
 }
 
+// Compaction is what a reasoningDetails entry is as the result of a native
+// compaction: [CompactionOf] answers it, the one place that does.
+type Compaction int
+
+const (
+	// NotCompaction: any other entry (thinking, reasoning, not an object).
+	NotCompaction Compaction = iota
+	// OpenAICompaction: an opaque Responses compaction item, type
+	// "compaction" with encrypted_content and no content field, or
+	// "compaction_summary".
+	OpenAICompaction
+	// AnthropicCompaction: an Anthropic compaction block
+	// ({"type":"compaction","content":…}) with its content.
+	AnthropicCompaction
+	// FailedCompaction: an Anthropic compaction block whose content is
+	// null, a failed compaction that the API treats as a no-op.
+	FailedCompaction
+)
+
+// CompactionOf says whether a reasoningDetails entry is the opaque result of
+// a native compaction, and which: the same answer for the object and for a
+// JSON string holding it (as [DetailObject] unwraps).
+func CompactionOf(raw json.RawMessage) Compaction {
+	if !bytes.Contains(raw, []byte("compaction")) {
+		return NotCompaction // the common case, without parsing
+	}
+	obj, typ, ok := DetailObject(raw)
+	switch {
+	case !ok:
+		return NotCompaction
+	case typ == "compaction_summary":
+		return OpenAICompaction
+	case typ != "compaction":
+		return NotCompaction
+	}
+	var v map[string]json.RawMessage
+	if json.Unmarshal(obj, &v) != nil {
+		return NotCompaction
+	}
+	content, has := v["content"]
+	switch c := strings.TrimSpace(string(content)); {
+	case !has:
+		return OpenAICompaction
+	case c == "" || c == "null":
+		return FailedCompaction
+	}
+	return AnthropicCompaction
+}
+
 // DetailObject returns a reasoningDetails entry as a compact JSON object with
 // its "type" field. Entries stored as a JSON string holding an object are
 // unwrapped. ok is false for anything that is not an object.

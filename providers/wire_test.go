@@ -65,3 +65,39 @@ func TestBaseURLAndParseTool(t *testing.T) {
 		t.Error("number accepted as a detail object")
 	}
 }
+
+// CompactionOf gives one answer per shape, the same for an entry stored as a
+// JSON string holding the object; session, compaction and both vendor
+// clients ask it.
+func TestCompactionOf(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want Compaction
+	}{
+		{`{"type":"compaction","content":"Summary so far.","signature":"s"}`, AnthropicCompaction},
+		{` {"type": "compaction", "content": {"text":"x"}} `, AnthropicCompaction},
+		{`{"type":"compaction","content":null}`, FailedCompaction},
+		{`{"type":"compaction","encrypted_content":"gAAA"}`, OpenAICompaction},
+		{`{"type":"compaction_summary","encrypted_content":"gAAA"}`, OpenAICompaction},
+		{`{"type":"thinking","thinking":"compaction is near","signature":"s"}`, NotCompaction},
+		{`{"type":"reasoning.text","text":"no"}`, NotCompaction},
+		{`"compaction"`, NotCompaction},
+		{`[{"type":"compaction","content":"x"}]`, NotCompaction},
+		{`{"type":"compaction",`, NotCompaction},
+		{``, NotCompaction},
+	} {
+		if got := CompactionOf(json.RawMessage(tc.raw)); got != tc.want {
+			t.Errorf("CompactionOf(%s) = %d, want %d", tc.raw, got, tc.want)
+		}
+		if tc.raw == "" || tc.raw[0] != '{' && tc.raw[0] != ' ' {
+			continue
+		}
+		wrapped, err := json.Marshal(tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := CompactionOf(wrapped); got != tc.want {
+			t.Errorf("CompactionOf(%s), string-wrapped = %d, want %d as unwrapped", tc.raw, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,6 @@
 // Package proxy is vtcode-ls's second transport: a local HTTP proxy that
 // speaks the providers' own APIs, so that an existing coding agent (Claude
-// Code, Codex CLI, opencode, qwen-code, …) pointed at it with its usual
+// Code, Codex CLI, opencode, qwen-code, Gemini CLI, …) pointed at it with its usual
 // base-URL setting gets pairing repair, tool-result clearing and compaction
 // on every request, and its sessions show up in the editors.
 //
@@ -10,6 +10,9 @@
 //	POST /v1/messages/count_tokens     counts the request as it will be forwarded
 //	POST /v1/responses                 OpenAI Responses, stateless input
 //	POST /v1/chat/completions          OpenAI chat completions
+//	POST /v1beta/models/{m}:generateContent, :streamGenerateContent[?alt=sse], :countTokens
+//	                                   the Gemini API (gemini.go), provider "gemini"
+//	GET with Upgrade: websocket        refused with 426 (websocket.go)
 //	/p/<provider>/…                    the same, to another configured provider
 //	GET  /vtcode-ls/stats              the proxy's counters (JSON)
 //	anything else                      passed through untouched
@@ -18,12 +21,15 @@
 // official endpoint. Both base-URL conventions work: a base URL with a path
 // (https://api.openai.com/v1) replaces the request's /v1, one without
 // (https://api.anthropic.com) takes the whole path. Requests without
-// /p/<provider> go to "anthropic" (messages) or "openai" (responses, chat).
+// /p/<provider> go to "anthropic" (messages), "openai" (responses, chat) or
+// "gemini" (the Gemini API's paths, whose official base has no version:
+// https://generativelanguage.googleapis.com).
 //
 // # A request
 //
 // The body is decoded by the vendor package of its wire format
-// (providers/anthropic, providers/openai, providers/chatcompat) into
+// (providers/anthropic, providers/openai, providers/chatcompat,
+// providers/gemini) into
 // history messages, handed to session.Manager.ProxyPrepare, and the
 // projection it returns is encoded back into the agent's own body: every
 // message (and content block) the engine did not change is copied byte for
@@ -39,8 +45,10 @@
 //
 // The session is named by what the agent sends: x-claude-code-session-id or
 // the session_id in metadata.user_id (Claude Code), session-id / thread-id
-// or prompt_cache_key (Codex), x-session-id (opencode), else a fingerprint
-// of the system prompt and the first user message. Proxied sessions are
+// or prompt_cache_key (Codex), x-session-id (opencode), the first user
+// message up to its directory tree for Gemini CLI's requests with tools and
+// its compression requests (it sends no id), else a fingerprint of the
+// system prompt and the first user message. Proxied sessions are
 // sessions of the workspace like any other (vtcode/listSessions,
 // vtcode/tokenPressure, $/progress, vtcode/compactBoundary, vtcode/compact).
 //

@@ -29,6 +29,8 @@ func sessionKey(ep endpoint, h http.Header, wr *providers.WireRequest) string {
 		return "opencode\x00" + v
 	}
 	switch {
+	case ep.isGemini():
+		return geminiKey(ep, h, wr)
 	case wr.SessionHint == "":
 		return ""
 	case ep == messages || ep == countTokens: // metadata.user_id
@@ -57,6 +59,11 @@ var compactionMarkers = []struct {
 	// qwen-code's summarizer prompt, inside the conversation or as system.
 	{chat, []string{"summarizes a conversation when its context window"}, false, "qwen-code"},
 	{chat, []string{"summarizes a conversation when its context window"}, true, "qwen-code"},
+	// Gemini CLI's chat compression (/compress, or its automatic one): a
+	// summary request and a verification request, both with its
+	// compression system prompt and no tools.
+	{geminiGenerate, []string{"distilling chat history into a structured xml <state_snapshot>"}, true, "gemini-cli"},
+	{geminiStream, []string{"distilling chat history into a structured xml <state_snapshot>"}, true, "gemini-cli"},
 }
 
 // isAgentCompaction reports whether a request is the agent's own

@@ -83,7 +83,13 @@ func readTurns(n int) []proxytest.Turn {
 
 func setup(t *testing.T, extraTOML string, turns []proxytest.Turn, secret string) *env {
 	t.Helper()
-	up, err := proxytest.Start(turns, proxytest.Options{})
+	return setupWith(t, proxytest.Options{}, extraTOML, turns, secret)
+}
+
+// setupWith is setup with a fake upstream configured by o.
+func setupWith(t *testing.T, o proxytest.Options, extraTOML string, turns []proxytest.Turn, secret string) *env {
+	t.Helper()
+	up, err := proxytest.Start(turns, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,10 +121,13 @@ const (
 	countTokens
 	responses
 	chat
+	geminiGenerate
+	geminiStream
+	geminiCount
 )
 
 func (e endpoint) String() string {
-	return [...]string{"pass-through", "messages", "count_tokens", "responses", "chat/completions"}[e]
+	return [...]string{"pass-through", "messages", "count_tokens", "responses", "chat/completions", "generateContent", "streamGenerateContent", "countTokens"}[e]
 }
 
 // route splits a request path into the provider it selects ("" for the
@@ -145,6 +148,8 @@ func route(path string) (provider, rest string, ep endpoint) {
 		ep = responses
 	case trimmed == "/v1/chat/completions" || trimmed == "/chat/completions":
 		ep = chat
+	default:
+		ep, _ = geminiRoute(trimmed)
 	}
 	return provider, rest, ep
 }
@@ -164,6 +169,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == StatsPath && r.Method == http.MethodGet {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.Stats())
+		return
+	}
+	if isUpgrade(r) {
+		s.refuseUpgrade(w, r) // websocket.go
 		return
 	}
 	provider, rest, ep := route(r.URL.Path)
@@ -200,6 +209,11 @@ func defaultProvider(ep endpoint, r *http.Request) string {
 		return "anthropic"
 	case responses, chat:
 		return "openai"
+	case geminiGenerate, geminiStream, geminiCount:
+		return "gemini"
+	}
+	if looksGemini(r) {
+		return "gemini"
 	}
 	if r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != "" || strings.Contains(r.URL.Path, "/messages") {
 		return "anthropic"
@@ -228,6 +242,9 @@ func (s *Server) upstream(provider, path, query string) (*neturl.URL, error) {
 		if name == "anthropic" {
 			base = strings.TrimSuffix(base, "/v1")
 		}
+	}
+	if gep, _ := geminiRoute(path); name == "gemini" && (gep != passThrough || looksGeminiPath(path)) {
+		base, path = geminiUpstream(pc.BaseURL, path)
 	}
 	if base == "" {
 		return nil, fmt.Errorf("provider %q has no base_url: set [providers.%s] base_url", provider, provider)
@@ -297,8 +314,10 @@ type decoded struct {
 	record   func([]byte) (providers.Recorded, error)
 }
 
-func decode(ep endpoint, body []byte, cache *providers.DecodeCache) (*decoded, error) {
+func decode(ep endpoint, path string, body []byte, cache *providers.DecodeCache) (*decoded, error) {
 	switch ep {
+	case geminiGenerate, geminiStream, geminiCount:
+		return decodeGemini(ep, path, body, cache)
 	case messages, countTokens:
 		wr, err := anthropic.DecodeMessages(body, cache)
 		return &decoded{wr, anthropic.MessagesRecorder, anthropic.RecordMessage}, err
@@ -314,7 +333,7 @@ func decode(ep endpoint, body []byte, cache *providers.DecodeCache) (*decoded, e
 
 // engine runs a request through the session and forwards the projection.
 func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record) {
-	d, err := decode(ep, body, s.cache)
+	d, err := decode(ep, r.URL.Path, body, s.cache)
 	if err != nil {
 		s.failOpen(w, r, target, body, rec, ep, err.Error())
 		return
@@ -326,7 +345,7 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 	}
 	kind := session.ProxyTurn
 	switch {
-	case ep == countTokens:
+	case ep == countTokens || ep == geminiCount:
 		kind = session.ProxyCount
 	case isAgentCompaction(ep, r.Header, d.wr):
 		kind = session.ProxyAgentCompaction
@@ -366,6 +385,8 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 			session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
 		if err != nil {
 			s.logger.Warn("proxy: recording the answer failed", "session", plan.SessionID, "err", err)
+		} else if rc, err := s.o.Manager.Receipt(context.WithoutCancel(r.Context()), plan.SessionID); err == nil {
+			s.stats.receipt(plan.SessionID, rc)
 		}
 	}
 	s.forward(w, r, target, bytes.NewReader(out), int64(len(out)), &tee{d: d, done: done}, rec)

@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"sort"
 	"sync"
 	"time"
+
+	"github.com/vtcode/vtcode-ls/session"
 )
 
 // record describes one proxied request in [Stats].
@@ -35,14 +38,31 @@ type Stats struct {
 	BytesIn          int64    `json:"bytesIn"`
 	BytesOut         int64    `json:"bytesOut"`
 	Recent           []record `json:"recent"`
+	// Receipt adds the receipts of the sessions this proxy served: what
+	// their answers cost, and the estimate without vtcode-ls.
+	Receipt *session.Receipt `json:"receipt,omitempty"`
 }
 
 // maxRecent bounds Stats.Recent.
 const maxRecent = 512
 
 type statsBook struct {
-	mu sync.Mutex
-	st Stats
+	mu       sync.Mutex
+	st       Stats
+	receipts map[string]session.Receipt // by session
+}
+
+// receipt keeps the latest receipt of a session.
+func (b *statsBook) receipt(id string, rc *session.Receipt) {
+	if rc == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.receipts == nil {
+		b.receipts = map[string]session.Receipt{}
+	}
+	b.receipts[id] = *rc
 }
 
 func (b *statsBook) add(r record, now time.Time) {
@@ -82,5 +102,17 @@ func (s *Server) Stats() Stats {
 	defer s.stats.mu.Unlock()
 	st := s.stats.st
 	st.Recent = append([]record(nil), st.Recent...)
+	ids := make([]string, 0, len(s.stats.receipts))
+	for id := range s.stats.receipts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for i, id := range ids {
+		rc := s.stats.receipts[id]
+		if i > 0 {
+			rc = st.Receipt.Add(rc)
+		}
+		st.Receipt = &rc
+	}
 	return st
 }

@@ -95,7 +95,8 @@
 //
 //	{"capabilities":{"experimental":{"vtcode":{"protocolVersion":1,
 //	  "methods":["vtcode/appendMessages", ...every vtcode/* method...],
-//	  "notifications":["vtcode/compactBoundary","vtcode/tokenPressure"]}}},
+//	  "notifications":["vtcode/compactBoundary","vtcode/compactionProposed",
+//	                   "vtcode/tokenPressure"]}}},
 //	 "serverInfo":{"name":"vtcode-ls","version":"..."}}
 //
 // # Sessions and ordering
@@ -133,7 +134,7 @@
 // Past a limit the call gets -32602 naming the field
 // ("messages[3].toolCalls: at most 1024 tool calls per message, got 5000")
 // and nothing of it is applied. Every cost of a call is linear in what it
-// carries; the limits bound the constant (session.Limits sets them). Messages have the shape of SPEC §2 (role, content,
+// carries; the limits bound the constant (session.Limits sets them). Messages have the shape of docs/design.md §2 (role, content,
 // toolCalls, toolCallId, toolName, reasoning, reasoningDetails, and any
 // other field, kept verbatim). Unknown fields in params are ignored, so
 // that newer clients work with older servers; unknown fields in a policy are
@@ -156,7 +157,12 @@
 // vtcode/listSessions lists the stored sessions of a workspace, or of all.
 //
 //	params: {workspace?}
-//	result: [{sessionId, workspace, messages, updatedAt}]
+//	result: [{sessionId, workspace, messages, updatedAt, active?}]
+//
+// Each workspace's sessions come most recently updated first. active: true
+// marks the one session of the listing a client follows until the user
+// picks one (the most recently updated; then it follows the sessions that
+// vtcode/tokenPressure names), so that no client compares dates itself.
 //
 // vtcode/appendMessages appends messages to the session history (durably:
 // fsynced before the response).
@@ -214,12 +220,17 @@
 //	         capacity, reservedOutput, compactionThreshold, pressure, state,
 //	         lastReportedInputTokens?, lastRequestEstimate?,
 //	         reportedDifference?, strategy, compactions,
-//	         lastCompaction?, cache?, reuse?}
+//	         lastCompaction?, cache?, reuse?, receipt?, display}
 //
 // state is "ok", "warn", "compacting" or "critical"; pressure is
 // (projectedTokens + prefixTokens) / (capacity − reservedOutput), and a
 // pressure over 1 (the request cannot fit, as when the prefix alone is
-// larger than the window) is always "critical". After a
+// larger than the window) is always "critical". display is the gauge as an
+// editor shows it, formatted by the server so that every client shows the
+// same text: {percent: "62%", used: "78.1k", window: "128k", text: "62% ·
+// 78.1k/128k"}, where used is prefixTokens + projectedTokens (the tokens
+// the request holds, as the pressure counts them); without a capacity
+// percent and window are "" and text is used alone ("78.1k"). After a
 // vtcode/recordResponse with usage, lastReportedInputTokens is the
 // provider's input count, lastRequestEstimate the local estimate of the
 // request it answered (projectedTokens + prefixTokens of the last
@@ -236,14 +247,21 @@
 // is partial:
 //
 //	params: {sessionId?, workspace?, policy: {
-//	  autoCompaction?: {enabled, thresholdTokens, thresholdRatio, compactOnModelSwitch},
+//	  autoCompaction?: {enabled, thresholdTokens, thresholdRatio, compactOnModelSwitch,
+//	                    mode ("auto"|"ask")},
 //	  toolResultClearing?: {enabled, triggerTokens, keepToolUses,
 //	                        keepRecentToolBatches, clearToolInputs,
 //	                        clearAtLeastTokens, cacheAware},
 //	  context?: {maxContextTokens, reservedOutputTokens, trimToPercent,
-//	             preserveRecentTurns, tokenizer},
+//	             preserveRecentTurns, tokenizer, stayBelowPriceTier},
 //	  routePolicy?: {thresholdRatio, retainRatio, maxOverflowRetries}}}
 //	result: the effective policy (every field)
+//
+// context.stayBelowPriceTier (default true) keeps every request under the
+// model's long-context price tier when its window is larger: capacity is
+// then the tier's threshold plus the reserved output, so clearing and
+// compaction keep the prompt under it (the receipt's withoutTierRequests
+// counts the requests that would have paid the tier).
 //
 // A bad value or unknown key fails with -32602 naming the field
 // ("policy.toolResultClearing.keepToolUses: must be >= 0") and nothing of
@@ -317,7 +335,7 @@
 //
 //	params: {sessionId}
 //	result: {sessionId, capacity, reservedOutput, compactionThreshold,
-//	         usedTokens, pressure, state, messages, projectedMessages,
+//	         usedTokens, pressure, state, display, messages, projectedMessages,
 //	         categories: [{category, tokens, messages}],
 //	         turns: [{turn, tokens, capacity, pressure, state, messages,
 //	                  trimmed?, clearedResults?, clearedTokens?,
@@ -326,7 +344,7 @@
 //	                        compactedTokens, artifactId}],
 //	         cleared: [{tool, callId, originalTokens, stubTokens, turn,
 //	                    pending?}],
-//	         artifacts: [as vtcode/listArtifacts]}
+//	         artifacts: [as vtcode/listArtifacts], receipt?}
 //
 // categories are always these nine, in window order: prefix (the last
 // request's system prompt and tool schemas, and system messages of the
@@ -352,7 +370,7 @@
 //
 // Providers bill a cached prompt prefix at a fraction of the price, and a
 // changed byte invalidates the cache from there on. Above the protected
-// floor of §7 (evidence window, keepToolUses, keepRecentToolBatches, small
+// floor of docs/design.md §7 (evidence window, keepToolUses, keepRecentToolBatches, small
 // results), old tool results are cleared in steps: a result is cleared only
 // before the session's cleared horizon, which moves forward (clearing
 // everything above the floor at once) when that removes at least
@@ -366,7 +384,7 @@
 // the request at the compaction threshold. Between steps each request
 // starts with the previous request and its answer, byte for byte. The
 // horizon is stored as a session event, so a restarted daemon projects the
-// same bytes. clearAtLeastTokens 0 with cacheAware false is exactly §7: every
+// same bytes. clearAtLeastTokens 0 with cacheAware false is exactly docs/design.md §7: every
 // request clears everything above the floor. With cacheAware, a request
 // whose cache has expired and whose pressure is past the soft threshold
 // (90 % of the compaction threshold) compacts now: the prefix is written
@@ -397,6 +415,35 @@
 // output_tokens or completion_tokens, input_tokens_details.cached_tokens or
 // prompt_tokens_details.cached_tokens, and cache_write_tokens.
 //
+// Stats and the context map carry the session's receipt once an answer
+// with usage was recorded: what the provider billed, from its own usage of
+// every answer, and an estimate of the same requests without vtcode-ls.
+//
+//	receipt: {requests, tokens, paidUsd?, withoutTokens, withoutUsd?,
+//	          savedUsd?, withoutIsEstimate: true, tierRequests?,
+//	          withoutTierRequests?, compactions?: [{trigger, mode,
+//	          originalTokens, compactedTokens, model?, tokens, usd?}],
+//	          unpriced?, pricesAsOf?}
+//	tokens:  {input, cacheRead, cacheWrite5m, cacheWrite1h, output,
+//	          reasoning?}
+//
+// tokens are disjoint (input is the uncached part) and add the calls of
+// the compactions vtcode-ls made; requests counts the answers. Costs are US
+// dollars under the model's list price (built in, dated pricesAsOf, or
+// [[models]] input_price, cache_read_price, cache_write_price,
+// cache_write_1h_price, output_price); with a model whose price is unknown
+// (named in unpriced) the receipt has tokens and no cost. The estimate
+// without vtcode-ls is the agent's whole request each time (the history
+// before clearing and compaction, at most the window, scaled by the
+// provider's count over the local estimate), with the agent's own cache
+// breakpoints (the previous request read from the cache within the route's
+// TTL). tierRequests counts the requests billed at a long-context tier,
+// withoutTierRequests those that would have been. recordResponse's usage
+// also reads the 1-hour part of the cache writes (cacheCreation1hTokens, or
+// Anthropic's cache_creation.ephemeral_1h_input_tokens) and the reasoning
+// part of the output (reasoningTokens, or OpenAI's
+// output_tokens_details.reasoning_tokens).
+//
 // # Projection deltas
 //
 // A client that sets capabilities.experimental.vtcode.projectionDelta: true
@@ -425,16 +472,41 @@
 // restore, model switch and policy change:
 //
 //	{sessionId, workspace, projectedTokens, originalTokens, capacity,
-//	 pressure, state}
+//	 pressure, state, display}
 //
-// It is coalesced per session: at most one per 100 ms; the first goes out at
-// once and the last value of a burst always arrives.
+// display is that of the stats (vtcode/projectionStats). It is coalesced
+// per session: at most one per 100 ms; the first goes out at once and the
+// last value of a burst always arrives, at the latest before the response
+// that leaves the session with no request in flight (so a client that waits
+// for each response sees the pressure its request caused first; pipelined
+// requests stay coalesced).
 //
 // vtcode/compactBoundary follows each successful compaction:
 //
 //	{sessionId, workspace, trigger, mode, strategy, originalMessageCount,
 //	 compactedMessageCount, originalTokens, compactedTokens, artifactId,
 //	 elapsedMs}
+//
+// With autoCompaction.mode "ask" (agent.harness.auto_compaction_mode), a
+// request past the soft threshold (90 % of the compaction threshold) is
+// not compacted: the session prepares the compaction in the background
+// (pass 1) and proposes it once (testdata/compaction_proposed.txtar):
+//
+//	vtcode/compactionProposed: {sessionId, workspace, usedTokens, threshold,
+//	                            limit, message}
+//
+// Until the user answers, requests go on with clearing only, past the
+// threshold. The answers: vtcode/compact (compact now; the pass-1 note
+// makes it one summary call), vtcode/compact with preview then previewId
+// (review and edit first), or
+//
+//	vtcode/declineCompaction  params: {sessionId}  result: stats
+//
+// (not now: the proposal is made again once the request has grown by the
+// gap between the soft threshold and the threshold). A request over limit
+// (capacity − reservedOutput: it would not fit) compacts anyway, followed
+// by a window/showMessage warning that says so; a request is never sent
+// over budget and a proxied agent is never blocked waiting for an answer.
 //
 // window/logMessage and window/showMessage report failures (a compaction
 // that fell back or failed, a configuration file that does not parse, with

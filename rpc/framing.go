@@ -3,6 +3,7 @@ package rpc
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +80,7 @@ type stream struct {
 	grace    time.Duration
 
 	// params holds the raw params of the request most recently returned by
-	// ReadObject. Only the read-loop goroutine touches it.
+	// ReadObject. Only the read-loop goroutine touches it (see connect).
 	params    json.RawMessage
 	hasParams bool
 	cancelled bool
@@ -94,6 +95,16 @@ type stream struct {
 	doneOnce sync.Once
 	done     chan struct{} // closed when ReadObject has failed for good
 	readErr  error         // why; valid after done is closed
+}
+
+// connect starts the jsonrpc2 connection of a stream with handler h. The
+// stream's side slot for params (takeParams) is correct only because the
+// library calls h synchronously on its read loop, right after the
+// ReadObject that returned the request and before the next one; h is
+// therefore never wrapped in jsonrpc2.AsyncHandler, and
+// TestHandlerRunsOnTheReadLoop fails if the library stops doing so.
+func connect(ctx context.Context, st jsonrpc2.ObjectStream, h jsonrpc2.Handler, opts ...jsonrpc2.ConnOpt) *jsonrpc2.Conn {
+	return jsonrpc2.NewConn(ctx, st, h, opts...)
 }
 
 // newStream returns a stream reading frames from r and writing to w.

@@ -59,6 +59,8 @@ func (s *server) methodTable() map[string]method {
 		"vtcode/switchModel":     {paramsRequired: true, prepare: handler((*server).switchModel, func(p *SwitchModelParams) string { return p.SessionID })},
 		"vtcode/compactPrompt":   {paramsRequired: true, prepare: handler((*server).compactPrompt, workspaceQueue[session.PromptParams])},
 		"vtcode/contextMap":      {paramsRequired: true, prepare: handler((*server).contextMap, (*sessionParams).queue)},
+		"vtcode/declineCompaction": {paramsRequired: true, prepare: handler((*server).declineCompaction,
+			func(p *session.DeclineParams) string { return p.SessionID })},
 	}
 }
 
@@ -77,7 +79,7 @@ func Methods() []string {
 // Notifications returns the vtcode/* notifications the server sends,
 // sorted.
 func Notifications() []string {
-	return []string{"vtcode/compactBoundary", "vtcode/tokenPressure"}
+	return []string{"vtcode/compactBoundary", "vtcode/compactionProposed", "vtcode/tokenPressure"}
 }
 
 // workDoneParams are params that carry a work-done token.
@@ -213,6 +215,10 @@ func (s *server) history(ctx context.Context, p *session.HistoryParams, _ sessio
 
 func (s *server) projectionStats(ctx context.Context, p *sessionParams, _ session.Progress) (*session.Stats, error) {
 	return s.mgr.ProjectionStats(ctx, p.SessionID)
+}
+
+func (s *server) declineCompaction(ctx context.Context, p *session.DeclineParams, _ session.Progress) (*session.Stats, error) {
+	return s.mgr.DeclineCompaction(ctx, *p)
 }
 
 func (s *server) setPolicy(ctx context.Context, p *session.SetPolicyParams, _ session.Progress) (*config.Policy, error) {

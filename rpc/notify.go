@@ -78,6 +78,26 @@ func (n *notifier) trail(l *pressureLane) {
 	l.pending = nil
 }
 
+// settle delivers the coalesced event of session id now, if one waits, so
+// that the pressure a request caused precedes its response (a trailing edge
+// after the response would leave the client showing an older value until
+// it fires). The interval then counts from now.
+func (n *notifier) settle(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l := n.lanes[id]
+	if n.closed || l == nil || l.pending == nil {
+		return
+	}
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	l.last = time.Now()
+	n.notify("vtcode/tokenPressure", *l.pending)
+	l.pending = nil
+}
+
 // flush delivers every coalesced event now and drops later ones.
 func (n *notifier) flush() {
 	n.mu.Lock()
@@ -98,6 +118,11 @@ func (n *notifier) flush() {
 // CompactBoundary implements session.Notifier.
 func (n *notifier) CompactBoundary(ev session.BoundaryEvent) {
 	n.notify("vtcode/compactBoundary", ev)
+}
+
+// CompactionProposed implements session.ProposalNotifier.
+func (n *notifier) CompactionProposed(ev session.ProposalEvent) {
+	n.notify("vtcode/compactionProposed", ev)
 }
 
 // ShowMessage implements session.Notifier.

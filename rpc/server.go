@@ -85,7 +85,7 @@ func ExitCode(err error) int {
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	s := newServer(ctx, r, w, opts)
 	defer s.cancelAll()
-	s.conn = jsonrpc2.NewConn(s.base, s.stream, s, jsonrpc2.SetLogger(libLogger{s.logger}))
+	s.conn = connect(s.base, s.stream, s, jsonrpc2.SetLogger(libLogger{s.logger}))
 	s.out.start()
 
 	var ctxErr, readErr error
@@ -165,6 +165,7 @@ type server struct {
 	state        state
 	shutdownSeen bool
 	inflight     map[jsonrpc2.ID]context.CancelFunc // running or queued vtcode/* requests
+	queued       map[string]int                     // per session: its requests dispatched and not answered
 	exitCh       chan struct{}                      // closed by exit
 }
 
@@ -179,6 +180,7 @@ func newServer(ctx context.Context, r io.Reader, w io.Writer, opts Options) *ser
 		stream:       newStream(r, w, opts.MaxMessageBytes),
 		out:          newOutbox(orDefault(opts.OutboxBytes, DefaultOutboxBytes), orDefault(opts.OutboxFrames, DefaultOutboxFrames)),
 		inflight:     map[jsonrpc2.ID]context.CancelFunc{},
+		queued:       map[string]int{},
 		exitCh:       make(chan struct{}),
 		maxInFlight:  orDefault(opts.MaxInFlight, DefaultMaxInFlight),
 		flushTimeout: orDefault(opts.FlushTimeout, DefaultFlushTimeout),
@@ -344,6 +346,9 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call, cance
 		cancel()
 	}
 	s.inflight[id] = cancel
+	if c.queue != "" {
+		s.queued[c.queue]++
+	}
 	s.inFlight.Add(1)
 	// Inv: work.Add happens under mu before teardown marks the state
 	// exited and waits.
@@ -383,10 +388,24 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call, cance
 		wd.finish(err)
 		s.mu.Lock()
 		delete(s.inflight, id)
+		last := false
+		if c.queue != "" {
+			s.queued[c.queue]--
+			if last = s.queued[c.queue] == 0; last {
+				delete(s.queued, c.queue)
+			}
+		}
 		s.mu.Unlock()
 		// Backpressure: with the outbox full the response waits, holding
 		// the session's turn, until the client reads.
 		s.out.waitRoom(s.base)
+		if last {
+			// The session's last request in flight: the pressure it
+			// caused goes before its response, even when coalescing
+			// holds it back (a burst of pipelined requests stays
+			// coalesced: the later ones carry it).
+			s.notes.settle(c.queue)
+		}
 		s.reply(id, res, err)
 		ticket.Release()
 		s.inFlight.Add(-1)

@@ -2,8 +2,8 @@
 # make test-windows: the unit tests of the packages under the store (store, config, history)
 # built for windows/amd64 and run under Wine, headless. Wine (Debian 12's wine64 8.0) and the
 # MinGW compiler are installed on first use when missing, as root with apt-get; without them
-# the script says why it cannot run and exits 0 (make cross, the Windows build and vet, stays
-# the check). Two shims make Go programs run under Wine 8.0, and are said on every run:
+# the script says in one line why it cannot run and exits 0 (make cross, the Windows build and
+# vet, stays the check), or, with CI=true, fails (scripts/suite.sh). Two shims make Go programs run under Wine 8.0, and are said on every run:
 #   - bcryptprimitives.dll (scripts/wine/bcryptprimitives.c): the Go runtime needs ProcessPrng;
 #   - a build overlay of the Go toolchain's internal/syscall/windows/at_windows.go: Wine 8.0
 #     answers STATUS_NOT_IMPLEMENTED to FileDispositionInformationEx (POSIX-semantics delete),
@@ -19,6 +19,9 @@ CACHE=${VTCODE_CACHE:-$ROOT/.cache}
 PKGS=${WINDOWS_PKGS:-"./store/ ./config/ ./history/ ./session/"}
 SKIP='^TestSymlinkedSessionRefused$'
 say() { echo "test-windows: $*" >&2; }
+. scripts/suite.sh
+SUITE=test-windows
+SUITE_HOW="make test-windows as root on Debian 12 with its archive reachable, or after apt-get install wine64 gcc-mingw-w64-x86-64-win32 (make cross stays the Windows check)"
 
 wine_bin() {
   command -v wine64 2>/dev/null || { [ -x /usr/lib/wine/wine64 ] && echo /usr/lib/wine/wine64; } || true
@@ -29,20 +32,16 @@ if [ -z "$WINE" ] || [ -z "$CC" ]; then
   missing=()
   [ -z "$WINE" ] && missing+=(wine64)
   [ -z "$CC" ] && missing+=(gcc-mingw-w64-x86-64-win32)
-  if [ "$(id -u)" != 0 ]; then
-    say "cannot run: ${missing[*]} not installed and not root (apt-get install -y --no-install-recommends ${missing[*]}); make cross stays the Windows check"
-    exit 0
-  fi
-  if ! command -v apt-get >/dev/null; then
-    say "cannot run: ${missing[*]} not installed and no apt-get on this system; make cross stays the Windows check"
-    exit 0
-  fi
+  suite_can_install || suite_unavailable "${missing[*]}, not installed, and installing them takes apt-get as root"
+  sudo=; [ "$(id -u)" = 0 ] || sudo="sudo -n"
   say "installing ${missing[*]} (apt-get, first use)"
   # A fresh machine may have no package lists yet: update once, then retry.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
-    { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2; }
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
+    { $sudo apt-get update >&2 && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}" >&2; } ||
+    suite_unavailable "${missing[*]}, which apt-get could not install (see above)"
   WINE=$(wine_bin)
-  CC=$(command -v x86_64-w64-mingw32-gcc)
+  CC=$(command -v x86_64-w64-mingw32-gcc || true)
+  [ -n "$WINE" ] && [ -n "$CC" ] || suite_unavailable "wine64 and gcc-mingw-w64-x86-64-win32, still missing after apt-get install"
 fi
 
 W=$CACHE/wine

@@ -269,7 +269,7 @@ func (s *Session) keepHorizon(h clearing.Horizon) error {
 }
 
 // compactWhileCold reports whether a request whose projection p is near the
-// compaction threshold (over the soft threshold of §8.6) should compact now
+// compaction threshold (over the soft threshold of docs/design.md §8.6) should compact now
 // because the route's prompt cache has expired: the next request rewrites the
 // whole prefix anyway, so compacting now costs no cache, while compacting
 // later, at the threshold, would break a warm one.

@@ -12,7 +12,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// Human-readable outcomes (SPEC §8.8, §10).
+// Human-readable outcomes (docs/design.md §8.8, §10).
 const (
 	msgAlreadyCompact = "Conversation is already compact."
 	msgCancelled      = "Compaction cancelled."
@@ -35,6 +35,7 @@ type commitWith struct {
 	response *responseData // the response carrying a provider compaction block
 	// proxy says the proxy aligns its mirror itself after this commit.
 	proxy bool
+	cost  *receiptLine // the bill of the compaction's provider calls
 }
 
 // compactJob describes one compaction.
@@ -96,11 +97,16 @@ func (s *Session) client(r providers.Route, e *env) (providers.Generator, provid
 // offlineRoute is the offline summarizer's route.
 var offlineRoute = providers.Route{Provider: "offline"}
 
-// strategy is the compaction strategy a compaction on e would run: the
-// route's, or the offline summarizer's (local) for a proxied session whose
-// summarizer has no client, as client decides.
+// strategy is the compaction strategy a compaction on e would run, as
+// compactOptions decides: the offline summarizer's (local) when it is the
+// configured writer, or for a proxied session whose summarizer has no
+// client (client); else the route's.
 func (s *Session) strategy(e *env) compaction.Strategy {
-	if r := summarizerRoute(e); s.px.init && r.Provider != offlineRoute.Provider && s.m.o.Clients != nil {
+	r := summarizerRoute(e)
+	switch {
+	case e.cfg.Writer == "offline":
+		return compaction.StrategyFor(offlineRoute)
+	case e.cfg.Writer != "model" && s.px.init && r.Provider != offlineRoute.Provider && s.m.o.Clients != nil:
 		if _, err := s.m.o.Clients(r, e.cfg); err != nil {
 			return compaction.StrategyFor(offlineRoute)
 		}
@@ -111,7 +117,23 @@ func (s *Session) strategy(e *env) compaction.Strategy {
 // compactOptions builds the compaction options of j.
 func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 	r := summarizerRoute(j.e)
-	client, _, err := s.client(r, j.e)
+	writer := j.e.cfg.Writer
+	if writer == "offline" {
+		r = providers.Route{Provider: "offline"}
+	}
+	var client providers.Generator
+	var err error
+	switch {
+	case writer == "model" && s.m.o.Clients != nil:
+		// The model or a clear failure: no offline fallback, not even in
+		// proxy mode.
+		client, err = s.m.o.Clients(r, j.e.cfg)
+		if err == nil && client == nil {
+			err = fmt.Errorf("no client for provider %q", r.Provider)
+		}
+	default:
+		client, _, err = s.client(r, j.e)
+	}
 	if err != nil {
 		return compaction.Options{}, &FailedError{Kind: compaction.KindProvider, Provider: r.Provider, Model: r.Model,
 			RootCause: bound(err.Error(), maxRootCause), err: err}
@@ -126,6 +148,7 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 		Strategy:       j.strategy,
 		Instructions:   j.instructions,
 		Prompt:         prompt,
+		Pin:            j.e.cfg.Pin,
 		Capacity:       j.e.capacity,
 		ReservedOutput: j.e.reserved,
 		Prefix:         j.e.prefix,
@@ -136,6 +159,15 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 		Estimator:      s.est,
 		TwoPass:        j.twoPass,
 		Logger:         s.m.logger.With("session", s.id),
+	}
+	if r.Provider != "offline" {
+		// A model writes the summary: the record's own writer gives it the
+		// record and checks what it wrote.
+		if rc, _, err := s.client(offlineRoute, j.e); err == nil {
+			if sm, ok := rc.(providers.Summarizer); ok {
+				opts.Record = sm
+			}
+		}
 	}
 	if j.prog != nil {
 		opts.Progress = j.prog.Report
@@ -232,7 +264,9 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		OriginalTokens: res.OriginalTokens, CompactedTokens: res.CompactedTokens,
 		ElapsedMs: elapsed.Milliseconds(),
 	}
-	if err := s.commit(ctx, msgs, res.Messages, &b, j.with); err != nil {
+	with := j.with
+	with.cost = compactionCost(opts.Client, opts.Route, res.Usage)
+	if err := s.commit(ctx, msgs, res.Messages, &b, with); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -306,7 +340,7 @@ func awaitPassOne(ctx context.Context, tp *compaction.TwoPass, limit time.Durati
 }
 
 // commit makes a compaction outcome durable and current, in the order of
-// §8.8: the artifact of the full pre-compaction history first, then one
+// docs/design.md §8.8: the artifact of the full pre-compaction history first, then one
 // boundary event carrying the new live history, the artifact's ref and what
 // is committed with it, then the swap (by applying that event) and the
 // notification. The append is the commit point: when it fails, or ctx is
@@ -325,7 +359,7 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 		s.dropArtifact(ref.ID)
 		return err
 	}
-	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response, Timeline: s.cm.timeline()}
+	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response, Timeline: s.cm.timeline(), Cost: with.cost}
 	if err := s.record(evBoundary, d); err != nil {
 		s.dropArtifact(ref.ID)
 		return err

@@ -291,6 +291,35 @@ func TestAnthropicCompactionBlock(t *testing.T) {
 	}
 }
 
+// An Anthropic compaction block stored as a JSON string holding the object
+// (as some clients keep reasoningDetails) is the same block: the session
+// compacts at it, as the vendor code replays it (providers.CompactionOf).
+func TestAnthropicCompactionBlockStringWrapped(t *testing.T) {
+	e := newEnv(t, session.Options{}, "")
+	ctx := context.Background()
+	id := e.open(session.OpenParams{Provider: "anthropic", Model: "claude-sonnet-4-6", ContextWindow: 200000})
+	e.append(id, turns(10, 1000)...)
+
+	block, err := json.Marshal(`{"type":"compaction","content":"Summary of the work so far.","signature":"sig"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg history.Message
+	if err := json.Unmarshal([]byte(`{"role":"assistant","content":"Continuing.","reasoningDetails":[`+string(block)+`]}`), &msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.RecordResponse(ctx, session.RecordParams{SessionID: id, Message: msg, StopReason: "pause_turn"}); err != nil {
+		t.Fatal(err)
+	}
+	h := e.history(id)
+	if len(h) != 1 || jsonOf(t, h[0]) != jsonOf(t, msg) {
+		t.Fatalf("live history = %s, want only the response with its block", jsonOf(t, h))
+	}
+	if bs := e.rec.boundaries(); len(bs) != 1 || bs[0].Mode != "provider" || bs[0].OriginalMessageCount != 61 {
+		t.Fatalf("boundaries = %+v, want one provider boundary over 61 messages", bs)
+	}
+}
+
 func TestCompactPromptPerWorkspace(t *testing.T) {
 	e := newEnv(t, session.Options{}, "")
 	ctx := context.Background()

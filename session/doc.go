@@ -6,7 +6,7 @@
 // durable history (an append-only event log in the workspace store), its
 // route (provider, model, context window), its policy overrides and its
 // cache/usage statistics. Every method of the Manager mirrors one vtcode/*
-// method of the protocol (SPEC §10); its parameter and result structs carry
+// method of the protocol (docs/design.md §10); its parameter and result structs carry
 // the JSON names of those methods, so the JSON-RPC transport can decode
 // params into them and encode results as they are. The package knows nothing
 // about a transport: no progress tokens (progress is a [Progress] the caller
@@ -42,7 +42,7 @@
 // replays the log when a session is resumed, so a resumed session has exactly
 // the live history it had. Events: "messages" (appendMessages and the
 // messages of prepareRequest), "response" (recordResponse, with usage),
-// "compact_boundary" (the §8.8 fields, the new live history, the ref of the
+// "compact_boundary" (the docs/design.md §8.8 fields, the new live history, the ref of the
 // artifact, and the route or response committed with it), "restore" (with
 // the restored history), "policy" (a session override patch) and
 // "model_switch". Boundaries and restores are checkpoints: a resume decodes

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/store"
 )
 
@@ -161,7 +162,7 @@ func (m *Manager) History(ctx context.Context, p HistoryParams) (*HistoryResult,
 	})
 }
 
-// PrepareRequest runs the request pipeline of SPEC §5 and returns the
+// PrepareRequest runs the request pipeline of docs/design.md §5 and returns the
 // projection to send. prog receives the progress of an automatic
 // compaction; nil for none. The call is atomic: when ctx is cancelled before
 // it commits, nothing changes, not even the appended messages.
@@ -228,7 +229,8 @@ func (m *Manager) RecordResponse(ctx context.Context, p RecordParams) (*RecordRe
 		s.snapMu.Lock()
 		estimate := s.snap.ProjectedTokens + s.snap.PrefixTokens
 		s.snapMu.Unlock()
-		resp := responseData{Message: p.Message, Usage: p.Usage, StopReason: p.StopReason, RequestEstimate: estimate}
+		resp := responseData{Message: p.Message, Usage: p.Usage, StopReason: p.StopReason, RequestEstimate: estimate,
+			Receipt: s.receiptOf(p.Usage, "")}
 		if !s.providerCompaction(ctx, resp) {
 			if err := s.record(evResponse, resp); err != nil {
 				return nil, err
@@ -283,17 +285,11 @@ func (s *Session) providerCompaction(ctx context.Context, resp responseData) boo
 // and whether its content is usable (present and not null).
 func compactionBlock(details []json.RawMessage) (found, ok bool) {
 	for _, d := range details {
-		var b map[string]json.RawMessage
-		if json.Unmarshal(d, &b) != nil || string(b["type"]) != `"compaction"` {
-			continue
-		}
-		content, has := b["content"]
-		if !has {
-			continue // an OpenAI compaction item (encrypted_content), not Anthropic's
-		}
-		found = true
-		if !isJSONNull(content) {
+		switch providers.CompactionOf(d) {
+		case providers.AnthropicCompaction:
 			return true, true
+		case providers.FailedCompaction:
+			found = true
 		}
 	}
 	return found, false

@@ -11,7 +11,7 @@ import (
 
 // The parameter and result structs of this file are the inputs and outputs
 // of the Manager's calls. Their JSON names are those of the vtcode/*
-// methods (SPEC §10), so the JSON-RPC transport decodes params into them and
+// methods (docs/design.md §10), so the JSON-RPC transport decodes params into them and
 // encodes results as they are; what belongs to a transport alone (progress
 // tokens, request ids, ordering) is not here: progress is a [Progress] the
 // transport passes, ordering a [Ticket]. A "count" field named messages is
@@ -49,6 +49,9 @@ type SessionInfo struct {
 	Workspace string    `json:"workspace"`
 	Messages  int       `json:"messages"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// Active marks the one session of the listing a client follows until
+	// the user picks one: the most recently updated.
+	Active bool `json:"active,omitempty"`
 }
 
 // AppendParams are the parameters of vtcode/appendMessages.
@@ -214,7 +217,7 @@ type PromptResult struct {
 	IsDefault bool   `json:"isDefault"`
 }
 
-// Boundary is a compaction boundary (SPEC §8.8): the event recorded when a
+// Boundary is a compaction boundary (docs/design.md §8.8): the event recorded when a
 // compaction replaced the live history, and the body of
 // vtcode/compactBoundary.
 type Boundary struct {
@@ -246,9 +249,10 @@ type PressureEvent struct {
 	Capacity        int     `json:"capacity"`
 	Pressure        float64 `json:"pressure"`
 	State           string  `json:"state"`
+	Display         Display `json:"display"`
 }
 
-// Stats describe a session's projection (SPEC §9).
+// Stats describe a session's projection (docs/design.md §9).
 type Stats struct {
 	SessionID         string `json:"sessionId"`
 	Messages          int    `json:"messages"`
@@ -287,6 +291,11 @@ type Stats struct {
 	// Reuse predicts the prompt-cache reuse and cost of the request (see
 	// cache.go).
 	Reuse *ReuseStats `json:"reuse,omitempty"`
+	// Receipt is what the session's calls cost so far (receipt.go).
+	Receipt *Receipt `json:"receipt,omitempty"`
+	// Display is the pressure, the used tokens (prefix included) and the
+	// window as an editor shows them.
+	Display Display `json:"display"`
 }
 
 // CacheStats track the provider's prompt-cache reuse as reported by

@@ -29,6 +29,7 @@ type (
 	responseUsage struct {
 		Usage           *history.Usage `json:"usage,omitempty"`
 		RequestEstimate int            `json:"requestEstimate,omitempty"`
+		Receipt         *receiptLine   `json:"receipt,omitempty"`
 	}
 	boundaryMeta struct {
 		Boundary
@@ -36,6 +37,7 @@ type (
 		Route    *route             `json:"route,omitempty"`
 		Response *responseUsage     `json:"response,omitempty"`
 		Timeline *timelineData      `json:"timeline,omitempty"`
+		Cost     *receiptLine       `json:"cost,omitempty"`
 	}
 	restoreMeta struct {
 		BackupArtifactID string             `json:"backupArtifactId,omitempty"`
@@ -68,7 +70,8 @@ func (s *Session) applyResponse(msg *history.Message, usage *history.Usage, esti
 		s.appendLive(*msg)
 	}
 	if usage != nil {
-		s.usage.record(*usage, s.route.Provider, estimate)
+		mi, _ := s.catalog().Lookup(s.route.Provider, s.route.Model)
+		s.usage.record(*usage, mi.UsageExcludesCache, estimate)
 	}
 }
 
@@ -89,6 +92,7 @@ func (s *Session) applyBoundary(ev store.Event, b Boundary, ref *store.ArtifactR
 	}
 	s.artifacts.add(ev, r, b.Trigger, b.Mode)
 	s.usage.compacted()
+	s.ask = askState{} // a compaction answers a proposal (ask.go)
 }
 
 // applyRestore records a restore (the live history is already swapped).

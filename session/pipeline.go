@@ -14,7 +14,7 @@ import (
 )
 
 // env is what one operation resolved from a route, the effective policy and
-// the request: capacity (§4), thresholds (§8.1) and the clearing budget (§7.1).
+// the request (docs/design.md): capacity (§4), thresholds (§8.1) and the clearing budget (§7.1).
 type env struct {
 	cfg      config.Config
 	pol      config.Policy
@@ -29,6 +29,7 @@ type env struct {
 	clear    clearing.Policy
 	budget   clearing.Budget
 	cost     providers.CacheCost // the route's cache pricing (cache.go)
+	tier     int                 // the price tier's threshold capping capacity, 0 if none
 }
 
 // env resolves the environment of route r with the given reserved output
@@ -37,17 +38,21 @@ func (s *Session) env(r route, reserved *int, prefix int) *env {
 	cfg, pol, cat := s.effective()
 	e := &env{cfg: cfg, pol: pol, cat: cat, r: r, route: providerRoute(r, cfg, cat), prefix: prefix}
 	window := r.ContextWindow
-	if window <= 0 {
-		if mi, ok := cat.Lookup(e.route.Provider, r.Model); ok {
-			window = mi.ContextWindow
-		}
+	mi, known := cat.Lookup(e.route.Provider, r.Model)
+	if window <= 0 && known {
+		window = mi.ContextWindow
 	}
 	e.capacity = intersect(window, pol.Context.MaxContextTokens)
 	e.reserved = pol.Context.ReservedOutputTokens
 	if reserved != nil {
 		e.reserved = *reserved
 	}
-	e.rp = compaction.ResolveRoutePolicy(e.route, routeOverrides(cfg), compaction.RoutePolicy{
+	if t := mi.Price.TierTokens; pol.Context.StayBelowPriceTier && t > 0 && e.capacity > t+e.reserved {
+		// Requests stay under the long-context tier: the prompt gets at
+		// most its threshold, the output its reserve.
+		e.capacity, e.tier = t+e.reserved, t
+	}
+	e.rp = compaction.ResolveRoutePolicy(e.route, routeOverrides(cfg, s.agent), compaction.RoutePolicy{
 		ThresholdRatio:     pol.RoutePolicy.ThresholdRatio,
 		RetainRatio:        pol.RoutePolicy.RetainRatio,
 		MaxOverflowRetries: pol.RoutePolicy.MaxOverflowRetries,
@@ -98,7 +103,7 @@ type projection struct {
 	shared int
 }
 
-// project normalizes msgs and clears old tool results (steps 2 and 3 of §5).
+// project normalizes msgs and clears old tool results (steps 2 and 3 of docs/design.md §5).
 // It never modifies msgs; it may write past their end, into the spare
 // capacity of msgs's array (history.NormalizeGrow). With base, the
 // projection is built on the last request sent (clearing.Request.Base):
@@ -146,7 +151,7 @@ func (s *Session) projectFrom(msgs []history.Message, hz clearing.Horizon, e *en
 	return p
 }
 
-// trim is the last rung (§5 step 5): when the projection plus prefix exceeds
+// trim is the last rung (docs/design.md §5 step 5): when the projection plus prefix exceeds
 // capacity − reservedOutput, keep the leading system messages and the newest
 // messages within trimToPercent % of that budget minus the prefix, cutting
 // only at a user message (or, without one, between batches), and never
@@ -223,7 +228,7 @@ func (s *Session) view(e *env, skipClearing, base bool) projection {
 	return p
 }
 
-// prepare is vtcode/prepareRequest (§5).
+// prepare is vtcode/prepareRequest (docs/design.md §5).
 func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (*PrepareResult, error) {
 	s.syncEstimator()
 	// 1. Synchronize: the messages are committed with the outcome below, so a
@@ -265,7 +270,12 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	// 4. Readiness.
 	var report *CompactResult
 	auto := e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
+	used := proj.tokens + prefix
 	switch {
+	case auto && e.asks() && !e.overLimit(used): // ask.go
+		if used >= e.th.Soft {
+			s.propose(pre, e, envelope, used)
+		}
 	case auto && (proj.tokens+prefix >= e.th.Threshold || s.compactWhileCold(e, proj)):
 		res, err := s.compactHistory(ctx, pre, compactJob{
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
@@ -278,6 +288,9 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		if ok {
 			fresh = nil // committed with the boundary
 			proj = s.project(s.live, e, skip, true)
+			if e.asks() {
+				s.compactedUnasked(used, e)
+			}
 		}
 		report = res
 	case auto && proj.tokens+prefix >= e.th.Soft && s.cache.prefireDue(proj.tokens, e.th.Threshold):
@@ -350,7 +363,7 @@ func aliases(a, b []history.Message) bool {
 	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
 }
 
-// prefire starts pass 1 of two-pass compaction in the background (§8.6).
+// prefire starts pass 1 of two-pass compaction in the background (docs/design.md §8.6).
 func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.Envelope) {
 	opts, err := s.compactOptions(compactJob{trigger: compaction.TriggerAuto, strategy: "auto", e: e, envelope: envelope, twoPass: s.twoPass})
 	if err != nil {
@@ -363,7 +376,7 @@ func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.E
 }
 
 // contextEdits returns the edit ladder for a request on an Anthropic route
-// (§8.4, built by [providers.AnthropicEdits]): the clearing edits when the
+// (docs/design.md §8.4, built by [providers.AnthropicEdits]): the clearing edits when the
 // route supports context edits, then the compact edit when the model
 // compacts natively and auto compaction is on, triggered at the threshold.
 // Nil when the ladder is empty.

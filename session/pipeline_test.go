@@ -32,7 +32,7 @@ func TestPrepareClearsOldToolResults(t *testing.T) {
 	if res.Compaction != nil || res.Trimmed {
 		t.Fatalf("no compaction or trim expected: compaction=%+v trimmed=%v", res.Compaction, res.Trimmed)
 	}
-	// capacity 32,000, 4,096 reserved, prefix → §7.1.
+	// capacity 32,000, 4,096 reserved, prefix → docs/design.md §7.1.
 	if want := min(40000, (32000-4096-st.PrefixTokens)*3/5); st.LocalTrigger != want {
 		t.Errorf("localTrigger = %d, want %d", st.LocalTrigger, want)
 	}

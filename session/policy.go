@@ -72,15 +72,24 @@ func catalogEntries(cfg config.Config) []providers.ModelInfo {
 	for _, m := range cfg.Models {
 		out = append(out, providers.ModelInfo{Provider: providers.CanonicalProvider(m.Provider), Model: m.Model,
 			ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
-			Cache: providers.CacheCost{Read: m.CacheRead, Write: m.CacheWrite, TTL: time.Duration(m.CacheTTLSeconds) * time.Second}})
+			Cache: providers.CacheCost{Read: m.CacheRead, Write: m.CacheWrite, TTL: time.Duration(m.CacheTTLSeconds) * time.Second},
+			Price: providers.Price{Input: m.InputPrice, CacheRead: m.CacheReadPrice, CacheWrite5m: m.CacheWritePrice,
+				CacheWrite1h: m.CacheWrite1hPrice, Output: m.OutputPrice, TierTokens: m.PriceTierTokens,
+				TierInput: m.PriceTierInput, TierOutput: m.PriceTierOutput, AsOf: m.PricesAsOf}})
 	}
 	return out
 }
 
-// routeOverrides converts the [[compaction.routes]] entries of cfg.
-func routeOverrides(cfg config.Config) []compaction.RouteOverride {
+// routeOverrides converts the [[compaction.routes]] entries of cfg that
+// apply to a session of agent (the proxied agent's family, "" for one an
+// editor drives): an entry naming an agent applies to that agent's
+// sessions only.
+func routeOverrides(cfg config.Config, agent string) []compaction.RouteOverride {
 	out := make([]compaction.RouteOverride, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
+		if r.Agent != "" && !agentIs(r.Agent, agent) {
+			continue
+		}
 		out = append(out, compaction.RouteOverride{Provider: r.Provider, Model: r.Model,
 			ThresholdRatio: r.ThresholdRatio, RetainRatio: r.RetainRatio, MaxOverflowRetries: r.MaxOverflowRetries})
 	}

@@ -59,6 +59,7 @@ type pendingPreview struct {
 	res     *compaction.Result
 	summary int // index of the summary message in res.Messages; -1: none
 	elapsed time.Duration
+	cost    *receiptLine // the bill of its provider calls (receipt.go)
 }
 
 // current reports whether the live history is still the one p was made
@@ -127,7 +128,8 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 		return nil, fe
 	}
 
-	pp := &pendingPreview{id: newID(s.m.now()), base: s.live, res: res, summary: summaryIndex(res.Messages), elapsed: elapsed}
+	pp := &pendingPreview{id: newID(s.m.now()), base: s.live, res: res, summary: summaryIndex(res.Messages), elapsed: elapsed,
+		cost: compactionCost(opts.Client, opts.Route, res.Usage)}
 	s.cm.preview = pp
 	out := &CompactPreview{
 		PreviewID: pp.id, Summary: res.Summary, Editable: pp.summary >= 0,
@@ -207,7 +209,7 @@ func (s *Session) commitPreview(ctx context.Context, p CommitParams) (*CompactRe
 		OriginalTokens: pp.res.OriginalTokens, CompactedTokens: compacted,
 		ElapsedMs: pp.elapsed.Milliseconds(),
 	}
-	if err := s.commit(ctx, pp.base, next, &b, commitWith{}); err != nil {
+	if err := s.commit(ctx, pp.base, next, &b, commitWith{cost: pp.cost}); err != nil {
 		return nil, err
 	}
 	s.cm.preview = nil

@@ -535,6 +535,7 @@ func (s *Session) proxyLiveIndex(j int, key string) int {
 
 // proxyPrepare is ProxyPrepare on the chosen session.
 func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, keys []string, prog Progress) (*ProxyPlan, error) {
+	s.agent = agentOf(key)
 	s.syncEstimator()
 	s.proxyInit()
 	s.proxyRealign()
@@ -618,7 +619,12 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	plan := &ProxyPlan{SessionID: s.id, Disposition: disp}
 	turn := &proxyTurn{key: key, disp: disp, keys: keys, msgs: r.Messages, c: c, window: r.WindowID}
 	auto := disp == ProxyAppend && e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
+	used := proj.tokens + prefix
 	switch {
+	case auto && e.asks() && !e.overLimit(used): // ask.go: the agent is never blocked
+		if used >= e.th.Soft {
+			s.propose(pre, e, envelope, used)
+		}
 	case auto && proj.tokens+prefix >= e.th.Threshold:
 		// The new messages are committed with the boundary: the artifact
 		// holds pre, the boundary the history that replaces it.
@@ -633,6 +639,9 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		if ok {
 			s.proxyCompacted(pre, keys, px.covered, px.head)
 			proj = s.project(s.live, e, false, false)
+			if e.asks() {
+				s.compactedUnasked(used, e)
+			}
 		}
 		plan.Compaction = res
 	case auto && proj.tokens+prefix >= e.th.Soft:
@@ -706,7 +715,14 @@ func (m *Manager) ProxyRecord(ctx context.Context, id string, turn uint64, resp 
 			return fmt.Errorf("proxy record: no pending request %d in session %s", turn, s.id)
 		}
 		delete(s.px.pending, turn)
-		return s.proxyRecord(ctx, t, resp)
+		s.rc.billed = false
+		if err := s.proxyRecord(ctx, t, resp); err != nil {
+			return err
+		}
+		if !s.rc.billed && t.disp != ProxyBranch { // an answer recorded nowhere: its bill alone
+			return s.recordReceipt(s.receiptOf(s.proxyUsage(resp.Usage), agentOf(t.key)))
+		}
+		return nil
 	})
 }
 
@@ -741,7 +757,7 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 			s.recordRequest(t.request)
 		}
 		px.keys = slices.Clone(t.keys)
-		if err := s.recordAnswer(resp); err != nil {
+		if err := s.recordAnswer(t, resp); err != nil {
 			return err
 		}
 		px.keys = append(px.keys, respKey)
@@ -761,7 +777,7 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 		}
 		s.recordRequest(t.request)
 		s.keepCleared(t.horizon)
-		if err := s.recordAnswer(resp); err != nil {
+		if err := s.recordAnswer(t, resp); err != nil {
 			return err
 		}
 		s.px = proxyState{init: true, keys: append(slices.Clone(t.keys), respKey), window: t.window, turn: px.turn, pending: px.pending,
@@ -776,12 +792,15 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 	return nil
 }
 
-// recordAnswer records the assistant message and usage of an answer.
-func (s *Session) recordAnswer(resp ProxyResponse) error {
+// recordAnswer records the assistant message, usage and bill of an answer.
+func (s *Session) recordAnswer(t *proxyTurn, resp ProxyResponse) error {
 	s.snapMu.Lock()
 	estimate := s.snap.ProjectedTokens + s.snap.PrefixTokens
 	s.snapMu.Unlock()
-	return s.record(evResponse, responseData{Message: resp.Message, Usage: resp.Usage, StopReason: resp.StopReason, RequestEstimate: estimate})
+	usage := s.proxyUsage(resp.Usage)
+	s.rc.billed = true
+	return s.record(evResponse, responseData{Message: resp.Message, Usage: usage, StopReason: resp.StopReason, RequestEstimate: estimate,
+		Receipt: s.receiptOf(usage, agentOf(t.key))})
 }
 
 // proxyBranch records a request that diverged from the conversation as a
@@ -814,7 +833,7 @@ func (s *Session) proxyBranch(ctx context.Context, t *proxyTurn, resp ProxyRespo
 				return err
 			}
 		}
-		if err := b.recordAnswer(resp); err != nil {
+		if err := b.recordAnswer(t, resp); err != nil {
 			return err
 		}
 		b.px.keys = append(slices.Clone(t.keys), respKey)

@@ -48,6 +48,9 @@ type Session struct {
 	lastCompaction *Boundary
 	artifacts      artifactSet // artifacts referenced by events
 	usage          usageState
+	rc             receiptState // the bills of the session's calls (receipt.go)
+	agent          string       // the proxied agent's family ("" for an editor's session)
+	ask            askState     // the compaction proposal of ask mode (ask.go)
 	pol            polCache
 	cm             contextState // context map timeline and compaction preview
 	cache          cacheState   // cleared horizon, clearing memo, reuse prediction (cache.go)
@@ -97,6 +100,8 @@ type (
 		// RequestEstimate is the estimate (projection + prefix) of the last
 		// request prepared before the response, for the usage comparison.
 		RequestEstimate int `json:"requestEstimate,omitempty"`
+		// Receipt is the answer's bill (receipt.go).
+		Receipt *receiptLine `json:"receipt,omitempty"`
 	}
 	// boundaryData carries the new live history, so replay needs no
 	// recomputation and no artifact (it is a checkpoint), and the ref of the
@@ -111,6 +116,7 @@ type (
 		Route    *route             `json:"route,omitempty"`
 		Response *responseData      `json:"response,omitempty"`
 		Timeline *timelineData      `json:"timeline,omitempty"` // the context map's state (contextmap.go)
+		Cost     *receiptLine       `json:"cost,omitempty"`     // the bill of the compaction's calls (receipt.go)
 	}
 	// restoreData names the artifact restored and carries its messages
 	// (History, a checkpoint), so the log never depends on the artifact.
@@ -267,6 +273,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 				return err
 			}
 			s.applyResponse(nil, d.Usage, d.RequestEstimate)
+			s.rc.answer(ev.Time, d.Receipt, s.catalog())
 			return nil
 		}
 		d, err := payload[responseData](ev, data)
@@ -274,6 +281,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 			return err
 		}
 		s.applyResponse(&d.Message, d.Usage, d.RequestEstimate)
+		s.rc.answer(ev.Time, d.Receipt, s.catalog())
 		s.cache.responded(d.Message, d.Usage, s.route.Provider)
 	case evBoundary:
 		if past {
@@ -286,8 +294,10 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 			}
 			if r := d.Response; r != nil {
 				s.applyResponse(nil, r.Usage, r.RequestEstimate)
+				s.rc.answer(ev.Time, r.Receipt, s.catalog())
 			}
 			s.applyBoundary(ev, d.Boundary, d.Artifact)
+			s.rc.compacted(d.Boundary, d.Cost, s.catalog())
 			s.cm.applyBoundary(d.Boundary, d.Timeline)
 			return nil
 		}
@@ -300,11 +310,13 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 		}
 		if r := d.Response; r != nil {
 			s.applyResponse(nil, r.Usage, r.RequestEstimate)
+			s.rc.answer(ev.Time, r.Receipt, s.catalog())
 		}
 		s.live = nil
 		s.cache.gen++ // a new history: no projection of the old one serves
 		s.appendLive(d.Messages...)
 		s.applyBoundary(ev, d.Boundary, d.Artifact)
+		s.rc.compacted(d.Boundary, d.Cost, s.catalog())
 		s.cm.applyBoundary(d.Boundary, d.Timeline)
 	case evRestore:
 		if past {
@@ -313,6 +325,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 				return err
 			}
 			s.applyRestore(ev, d.BackupArtifactID, d.Backup)
+			s.rc.restored()
 			s.cm.checkpoint(d.Timeline)
 			return nil
 		}
@@ -330,6 +343,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 		s.cache.gen++ // a new history: no projection of the old one serves
 		s.appendLive(msgs...)
 		s.applyRestore(ev, d.BackupArtifactID, d.Backup)
+		s.rc.restored()
 		s.cm.checkpoint(d.Timeline)
 	case evPolicy:
 		d, err := payload[policyData](ev, data)
@@ -347,6 +361,12 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 		s.applyRoute(d)
 	case evRequest:
 		return s.applyContextEvent(ev, data)
+	case evReceipt:
+		l, err := payload[receiptLine](ev, data)
+		if err != nil {
+			return err
+		}
+		s.rc.answer(ev.Time, &l, s.catalog())
 	case evProxyMirror:
 		return s.applyMirror(ev, data, past)
 	default:

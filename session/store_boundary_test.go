@@ -12,8 +12,8 @@ import (
 	"github.com/vtcode/vtcode-ls/session"
 )
 
-// TestStoreStaysInsideWorkspace reproduces item 10 of issue 11 at the
-// session level: a storage.dir from the workspace's own file that is
+// TestStoreStaysInsideWorkspace reproduces a store pointed outside the workspace
+// at the session level: a storage.dir from the workspace's own file that is
 // absolute or climbs out, and a .vtcode or .vtcode/sessions symlink
 // committed in the repository, cannot move the store out of the workspace:
 // the storage.dir is ignored (config reports it) and the session lives in the

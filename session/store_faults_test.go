@@ -126,7 +126,7 @@ func countText(msgs []history.Message, text string) int {
 	return n
 }
 
-// TestRestoreSurvivesLostArtifact reproduces item 1 of issue 11: compact,
+// TestRestoreSurvivesLostArtifact reproduces a lost artifact: compact,
 // restore that artifact, append one message, shut down, then delete (or
 // truncate at a line boundary) every artifact. The session still opens
 // with every acknowledged message, listSessions says what open yields, and
@@ -220,7 +220,7 @@ func TestRestoreFromChangedArtifactChangesNothing(t *testing.T) {
 	}
 }
 
-// TestPrepareOnFullDisk reproduces item 2 and 3 of issue 11: an automatic
+// TestPrepareOnFullDisk reproduces a full disk during a request: an automatic
 // compaction whose outcome cannot be stored never answers an error after
 // committing the request's messages, never stores them twice, and leaves
 // no file behind.
@@ -448,7 +448,7 @@ func TestUnreferencedArtifactsRemovedOnOpen(t *testing.T) {
 	}
 }
 
-// TestDamagedLogOpensWithValidPrefix reproduces item 4 of issue 11 at the
+// TestDamagedLogOpensWithValidPrefix reproduces a damaged log at the
 // session level: a corrupt line in the middle of the log no longer makes
 // the session unopenable; it opens with the events before it, the user is
 // told where the damaged copy is, and listSessions agrees with open.

@@ -19,18 +19,18 @@ type usageState struct {
 
 // record folds one response's usage in.
 //
-// Input is normalized to the total prompt size: providers that report input
-// exclusive of cached tokens (Anthropic-format routes and MiniMax, or any
-// usage with iterations or whose cached part exceeds its input) get
-// input + cacheRead + cacheCreation. With Anthropic usage iterations the
+// Input is normalized to the total prompt size: routes that report input
+// exclusive of cached tokens (excludesCache, from the catalog:
+// Anthropic-format routes and MiniMax), and any usage with iterations or
+// whose cached part exceeds its input, get input + cacheRead +
+// cacheCreation. With Anthropic usage iterations the
 // context size after the response (the last reported input, and the hit
 // rate) is the last message iteration's, while the cumulative counts add
 // every billed iteration (see [providers.AnthropicIterations]). The hit
 // rate is cacheRead / input. A response after the first whose hit rate is
 // under 0.5 extends the low-reuse streak; one at or over 0.5 ends it.
-func (u *usageState) record(us history.Usage, provider string, estimate int) {
-	name := providers.CanonicalProvider(provider)
-	exclusive := providers.WireOf(name) == providers.WireAnthropic || name == "minimax"
+func (u *usageState) record(us history.Usage, excludesCache bool, estimate int) {
+	exclusive := excludesCache
 	last, billed := us, us
 	if b, c, ok := providers.AnthropicIterations(us.Iterations); ok {
 		last, billed, exclusive = c, b, true

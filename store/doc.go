@@ -1,4 +1,4 @@
-// Package store persists vtcode-ls sessions on disk (SPEC §11).
+// Package store persists vtcode-ls sessions on disk (docs/design.md §11).
 //
 // A [Store] is a root folder, by default <workspace>/.vtcode/sessions.
 // Each session lives in its own folder:

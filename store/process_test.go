@@ -172,8 +172,8 @@ func foreignLock(root string) int {
 	return 0
 }
 
-// TestBusyNamesTheRealOwner reproduces the second point of item 15 of
-// issue 11: the lock file still records the pid of a dead owner while a
+// TestBusyNamesTheRealOwner reproduces a lock held by a foreign process
+// after its recorded owner died: the lock file still records the pid of a dead owner while a
 // foreign process holds the lock. The BusyError names the real owner (on
 // Linux, from /proc/locks) or no pid at all, never the dead one; once the
 // holder is gone the stale lock is taken over and records our pid.

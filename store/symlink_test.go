@@ -11,7 +11,7 @@ import (
 	"github.com/vtcode/vtcode-ls/history"
 )
 
-// TestSymlinksSwappedAfterOpen reproduces item 10 of issue 11: the
+// TestSymlinksSwappedAfterOpen reproduces a store swapped for a symlink: the
 // artifacts folder, or the whole session folder, replaced by a symlink to
 // a folder outside the store after the session was opened. The next
 // artifact write is refused (artifacts/) or lands in the session's own

@@ -12,6 +12,17 @@ import (
 // several records (one per content block) that share message.id. Everything
 // else (summary, system, progress, file-history-snapshot, queue-operation) is
 // bookkeeping of the CLI and is skipped.
+//
+// One kind of bookkeeping carries the user's words: a message the user types
+// while the agent works is queued (a queue-operation "enqueue" with the text
+// as content) and handed to the model when the queue gives it up ("remove"
+// while a turn runs, "dequeue" when the next turn starts; "popAll" hands
+// the queue back to the input box). A handed-over message that no later
+// user record repeats reached the model only that way, so it is imported as
+// a user message after the results of the calls that were running (the
+// records themselves are still counted as skipped). Queued slash commands,
+// task notifications and background-task bookkeeping (JSON) are not typed
+// text and stay out.
 
 // pending is a message under construction: text blocks are joined at the end.
 type pending struct {
@@ -19,6 +30,9 @@ type pending struct {
 	parts []history.Part // content blocks in order
 	reas  []string       // thinking texts
 	msgID string         // Anthropic message id, for merging split records
+	// queued marks a message typed while the agent worked, imported from
+	// the CLI's queue.
+	queued bool
 }
 
 func (p *pending) finish() history.Message {
@@ -62,6 +76,10 @@ type claudeConv struct {
 	// open is the index in out of the last assistant message, while only tool
 	// results have followed it; -1 otherwise.
 	open int
+	// queued holds the typed messages waiting in the CLI's queue; handed
+	// holds those the queue gave to the model, until the running calls'
+	// results are in.
+	queued, handed []string
 }
 
 func convertClaude(lines []line) (*Transcript, error) {
@@ -79,6 +97,9 @@ func convertClaude(lines []line) (*Transcript, error) {
 			c.user(o, msg)
 		case typ == "assistant" && msg != nil:
 			c.assistant(o, msg)
+		case typ == "queue-operation":
+			c.queueOp(o)
+			c.b.skip(typ)
 		default:
 			kind := typ
 			if kind == "" {
@@ -90,13 +111,67 @@ func convertClaude(lines []line) (*Transcript, error) {
 			c.b.skip(kind)
 		}
 	}
-	for _, p := range c.out {
+	c.flushHanded()
+	for i, p := range c.out {
+		if p.queued && repeatedLater(c.out[i+1:], p.msg.Content.Text()) {
+			continue // delivered as a prompt of its own, recorded below
+		}
 		c.b.add(p.finish())
 	}
 	return c.b.done(), nil
 }
 
 func isTrue(v json.RawMessage) bool { return string(v) == "true" }
+
+// queueOp follows the CLI's queue of messages typed during a turn.
+func (c *claudeConv) queueOp(o map[string]json.RawMessage) {
+	switch str(o["operation"]) {
+	case "enqueue":
+		text := str(o["content"])
+		if t := strings.TrimSpace(text); t == "" || strings.ContainsAny(t[:1], "{</") {
+			return // bookkeeping, a notification or a slash command
+		}
+		c.queued = append(c.queued, text)
+	case "remove", "dequeue":
+		if len(c.queued) > 0 {
+			c.handed = append(c.handed, c.queued[0])
+			c.queued = c.queued[1:]
+		}
+	case "popAll":
+		c.queued = nil
+	}
+}
+
+// flushHanded adds the queued messages handed to the model, before the next
+// response or prompt.
+func (c *claudeConv) flushHanded() {
+	for _, text := range c.handed {
+		c.push(&pending{msg: history.NewText(history.User, text), queued: true})
+	}
+	if len(c.handed) > 0 {
+		c.open = -1
+	}
+	c.handed = nil
+}
+
+// repeatedLater reports whether a later user message carries text.
+func repeatedLater(later []*pending, text string) bool {
+	text = strings.TrimSpace(text)
+	for _, p := range later {
+		if p.msg.Role != history.User || p.queued {
+			continue
+		}
+		for _, part := range p.parts {
+			if strings.Contains(part.Text, text) {
+				return true
+			}
+		}
+		if strings.Contains(p.msg.Content.Text(), text) {
+			return true
+		}
+	}
+	return false
+}
 
 func (c *claudeConv) push(p *pending) { c.out = append(c.out, p) }
 
@@ -122,6 +197,7 @@ func (c *claudeConv) user(rec, msg map[string]json.RawMessage) {
 	id := str(rec["uuid"])
 	content := msg["content"]
 	if len(content) > 0 && content[0] == '"' {
+		c.flushHanded()
 		c.open = -1
 		c.push(&pending{msg: history.Message{ID: id, Role: history.User, Content: history.Text(str(content)), Extra: userFlags(rec)}})
 		return
@@ -154,6 +230,7 @@ func (c *claudeConv) user(rec, msg map[string]json.RawMessage) {
 		}
 	}
 	if len(user) > 0 {
+		c.flushHanded()
 		c.open = -1
 		m := history.Message{Role: history.User, Extra: userFlags(rec)}
 		if results == 0 {
@@ -205,6 +282,7 @@ func (c *claudeConv) assistant(rec, msg map[string]json.RawMessage) {
 	if c.open >= 0 && msgID != "" && c.out[c.open].msgID == msgID {
 		p = c.out[c.open] // another block of the same response
 	} else {
+		c.flushHanded()
 		id := msgID
 		if id == "" {
 			id = str(rec["uuid"])

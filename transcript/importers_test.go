@@ -332,3 +332,184 @@ func TestOpenHandsV1ConversationDirectory(t *testing.T) {
 		t.Errorf("empty directory: %v", err)
 	}
 }
+
+// TestOpencodeExport: an `opencode export` session. Each model step of an
+// assistant message becomes a message with its calls, followed by their
+// results (a tool part holds both); the shell's exit code (metadata.exit)
+// reaches the result text; a failed tool is a flagged error; text opencode
+// wrote itself is kept apart and marked; a compaction's summary message is
+// a user message marked as such; a call still running at export time has no
+// result; duplicate call ids (a redacted export) get the part's own id.
+func TestOpencodeExport(t *testing.T) {
+	tr := load(t, "opencode-export.json")
+	if tr.Format != transcript.FormatOpencode {
+		t.Fatalf("format = %s", tr.Format)
+	}
+	todos := `{"todos":[{"content":"Reproduce the 500","status":"completed","priority":"high","id":"1"},{"content":"Validate the title in createTodo","status":"in_progress","priority":"high","id":"2"}]}`
+	patch := `{"patchText":"*** Begin Patch\n*** Update File: src/routes.ts\n@@\n-  const todo = await store.create(body)\n+  if (!body.title) return res.status(400).json({error: 'title required'})\n+  const todo = await store.create(body)\n*** End Patch"}`
+	want := []string{
+		"user#msg_u1 The /todos endpoint returns 500 when the title is empty. Fix it; do not change the public API.",
+		`user Called the Read tool with the following input: {"filePath":"/home/ana/todo-api/src/routes.ts"}`,
+		`assistant#msg_a1 Running the tests. call(call_bash1 bash {"command":"npm test","description":"Runs the test suite"}) call(call_todo1 todowrite ` + todos + `) reasoning(Reproduce the failure first.)`,
+		"tool FAIL src/routes.test.ts\n  x rejects empty title (5 ms)\nTests: 1 failed, 11 passed\n[exit code 1] result(call_bash1 bash)",
+		"tool [\n  {\n    \"content\": \"Reproduce the 500\",\n    \"status\": \"completed\"\n  }\n] result(call_todo1 todowrite)",
+		`assistant The validator is missing; patching createTodo. call(REDACTED apply_patch ` + patch + `) call(prt_a10 bash {"command":"npm run lint","description":"Lints"})`,
+		"tool Success. Updated the following files:\nM src/routes.ts result(REDACTED apply_patch)",
+		"tool Error: Tool execution aborted result(prt_a10 bash)",
+		"assistant#msg_a2 [error: rate limited]",
+		"user#msg_a3 Summary: empty titles now get a 400 in src/routes.ts; npm test failed before the patch and was not re-run.",
+		"user#msg_u3 Run the tests again.",
+		`assistant#msg_a4 call(call_bash2 bash {"command":"npm test","description":"Runs the test suite"})`,
+	}
+	if diff := cmp.Diff(want, summary(tr.Messages)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	flags := map[int]string{1: "isSynthetic", 7: "isError", 9: "isCompactSummary"}
+	for i, m := range tr.Messages {
+		for _, k := range []string{"isSynthetic", "isError", "isCompactSummary"} {
+			if got := string(m.Extra[k]) == "true"; got != (flags[i] == k) {
+				t.Errorf("message %d: %s = %v", i, k, got)
+			}
+		}
+	}
+	wantSkipped := map[string]int{"part/compaction": 1, "part/file": 1, "part/patch": 1, "part/step-finish": 3, "tool/running": 1}
+	if diff := cmp.Diff(wantSkipped, tr.SkippedByKind); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	// Everything but the call still running is answered in place.
+	checkPaired(t, tr.Messages[:len(tr.Messages)-1])
+}
+
+// TestCopilotEvents: a Copilot CLI events.jsonl. Requests become calls,
+// completions their results in call order whatever order they finished in;
+// a failed call is a flagged error; a sub-agent's own turns (events naming
+// parentToolCallId) stay out, its caller gets its result; a call only the
+// execution events name is still a call; the compaction summary is a user
+// message marked as such; streaming deltas, hooks and bookkeeping are
+// skipped, and an event kind the importer does not know is counted.
+func TestCopilotEvents(t *testing.T) {
+	tr := load(t, "copilot-events.jsonl")
+	if tr.Format != transcript.FormatCopilot {
+		t.Fatalf("format = %s", tr.Format)
+	}
+	want := []string{
+		"user#e05 Why does npm test fail? Never push to main.",
+		`assistant#m1 Looking at the test and the route. call(toolu_01view view {"path":"/home/ana/todo-api/src/routes.ts"}) call(toolu_02bash bash {"command":"npm test 2>&1 | tail -5","description":"Run tests"}) reasoning(Read the route, run the tests.)`,
+		"tool 1. import express from 'express'\n2. export const router = express.Router() result(toolu_01view view)",
+		"tool Tests: 1 failed, 11 passed\n<exited with exit code 1> result(toolu_02bash bash)",
+		`assistant#m2 call(toolu_03task task {"agent_type":"explore","prompt":"Find where titles are validated"})`,
+		"tool Titles are validated nowhere; src/validate.ts only checks ids. result(toolu_03task task)",
+		`assistant#m4 call(toolu_05edit edit {"path":"/home/ana/todo-api/src/routes.ts","old_str":"store.create(body)","new_str":"validateTitle(body) && store.create(body)"})`,
+		"tool Error: No match found for old_str result(toolu_05edit edit)",
+		"user#e27 <overview>Fixing the 500 on empty titles in src/routes.ts; the edit did not apply.</overview>",
+		`assistant call(toolu_06bash bash {"command":"git status --short"})`,
+		"tool  M src/routes.ts\n<exited with exit code 0> result(toolu_06bash bash)",
+		"assistant#m5 The edit did not apply: old_str did not match. I will re-read the file.",
+	}
+	if diff := cmp.Diff(want, summary(tr.Messages)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if string(tr.Messages[7].Extra["isError"]) != "true" || string(tr.Messages[8].Extra["isCompactSummary"]) != "true" {
+		t.Errorf("flags: error %s, summary %s", tr.Messages[7].Extra["isError"], tr.Messages[8].Extra["isCompactSummary"])
+	}
+	for _, k := range []string{"subagent/assistant.message", "subagent/tool.execution_start", "subagent/tool.execution_complete", "ephemeral", "hook.start", "session.workspace_snapshot"} {
+		if tr.SkippedByKind[k] != 1 {
+			t.Errorf("skipped %s = %d, want 1 (%v)", k, tr.SkippedByKind[k], tr.SkippedByKind)
+		}
+	}
+	checkPaired(t, tr.Messages)
+}
+
+// TestClaudeQueuedMessages: a message the user typed while the agent worked
+// lives only in the CLI's queue records. Handed to the model mid-turn
+// ("remove"), it is a user message after the running call's result; handed
+// over as the next prompt ("dequeue") and recorded as a user record, it is
+// not repeated; taken back to the input box ("popAll"), it never reached the
+// model; slash commands, task notifications and background-task
+// bookkeeping are not typed text.
+func TestClaudeQueuedMessages(t *testing.T) {
+	rec := func(typ, uuid, body string) string {
+		return `{"type":"` + typ + `","uuid":"` + uuid + `","sessionId":"s1","cwd":"/w","message":` + body + `}`
+	}
+	queue := func(op, content string) string {
+		s := `{"type":"queue-operation","operation":"` + op + `","timestamp":"t","sessionId":"s1"`
+		if content != "" {
+			b, _ := json.Marshal(content)
+			s += `,"content":` + string(b)
+		}
+		return s + "}"
+	}
+	src := strings.Join([]string{
+		rec("user", "u1", `{"role":"user","content":"Add a unique index on auth_methods."}`),
+		rec("assistant", "a1", `{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":"/w/migrations/1700-Full.ts"}}]}`),
+		queue("enqueue", "I already wiped staging; add a new migration instead of changing the initial one."),
+		queue("enqueue", `{"task_id":"b1","description":"Run tests","task_type":"local_bash"}`),
+		queue("enqueue", "/model"),
+		queue("enqueue", "<task-notification>\n<task-id>b1</task-id>\n</task-notification>"),
+		rec("user", "u2", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"The file has been updated."}]}`),
+		queue("remove", ""),
+		rec("assistant", "a2", `{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"Reverting; writing a separate migration."}]}`),
+		queue("enqueue", "then run the tests"),
+		queue("dequeue", ""),
+		rec("user", "u3", `{"role":"user","content":"then run the tests"}`),
+		queue("enqueue", "never mind"),
+		queue("popAll", "never mind"),
+		rec("assistant", "a3", `{"id":"msg_3","role":"assistant","content":[{"type":"text","text":"Running them."}]}`),
+	}, "\n")
+	tr := parse(t, src)
+	want := []string{
+		"user#u1 Add a unique index on auth_methods.",
+		`assistant#msg_1 call(toolu_1 Edit {"file_path":"/w/migrations/1700-Full.ts"})`,
+		"tool#u2 The file has been updated. result(toolu_1 Edit)",
+		"user I already wiped staging; add a new migration instead of changing the initial one.",
+		"assistant#msg_2 Reverting; writing a separate migration.",
+		"user#u3 then run the tests",
+		"assistant#msg_3 Running them.",
+	}
+	if diff := cmp.Diff(want, summary(tr.Messages)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if tr.SkippedByKind["queue-operation"] != 9 {
+		t.Errorf("queue records skipped = %d, want all 9", tr.SkippedByKind["queue-operation"])
+	}
+	checkPaired(t, tr.Messages)
+}
+
+// TestCopilotStreamOutput: the JSON lines `copilot -p … --output-format json`
+// prints have no ids or timestamps; they read the same, deltas skipped.
+func TestCopilotStreamOutput(t *testing.T) {
+	src := `{"type":"session.start","data":{"sessionId":"s1","selectedModel":"gpt-5.4"}}
+{"type":"user.message","data":{"content":"list the files"}}
+{"type":"assistant.message_delta","data":{"messageId":"m1","deltaContent":"Listing"}}
+{"type":"assistant.message","data":{"messageId":"m1","content":"Listing.","toolRequests":[{"toolCallId":"c1","name":"bash","arguments":{"command":"ls"}}]}}
+{"type":"tool.execution_complete","data":{"toolCallId":"c1","success":true,"result":{"content":"a.go\n<exited with exit code 0>"}}}
+{"type":"assistant.message","data":{"messageId":"m2","content":"One file: a.go."}}`
+	tr := parse(t, src)
+	want := []string{
+		"user list the files",
+		`assistant#m1 Listing. call(c1 bash {"command":"ls"})`,
+		"tool a.go\n<exited with exit code 0> result(c1 bash)",
+		"assistant#m2 One file: a.go.",
+	}
+	if tr.Format != transcript.FormatCopilot {
+		t.Fatalf("format = %s", tr.Format)
+	}
+	if diff := cmp.Diff(want, summary(tr.Messages)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if tr.SkippedByKind["assistant.message_delta"] != 1 || tr.SkippedByKind["session.start"] != 1 {
+		t.Errorf("skipped = %v", tr.SkippedByKind)
+	}
+}
+
+// TestOpencodeCompactionAgent: a compaction summary written by the
+// compaction agent (without the summary flag) is still the summary.
+func TestOpencodeCompactionAgent(t *testing.T) {
+	src := `{"info":{"id":"ses_1","directory":"/w","title":"t"},"messages":[
+{"info":{"id":"u1","role":"user"},"parts":[{"type":"text","text":"go on"}]},
+{"info":{"id":"a1","role":"assistant","agent":"compaction","mode":"compaction"},"parts":[{"type":"step-start"},{"type":"text","text":"Summary: the tests pass; the README is not updated."},{"type":"step-finish"}]}]}`
+	tr := parse(t, src)
+	if got := summary(tr.Messages); len(got) != 2 || got[1] != "user#a1 Summary: the tests pass; the README is not updated." || string(tr.Messages[1].Extra["isCompactSummary"]) != "true" {
+		t.Errorf("messages = %q, extra %v", got, tr.Messages[1].Extra)
+	}
+}

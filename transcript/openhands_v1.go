@@ -215,10 +215,7 @@ func v1ObservationText(obs map[string]json.RawMessage) string {
 		}
 	}
 	if has && code != -1 {
-		mark := fmt.Sprintf("exit code %d", code)
-		if !strings.Contains(strings.ToLower(text), mark) {
-			text = strings.TrimRight(text, "\n") + "\n[" + mark + "]"
-		}
+		text = withExitCode(text, code)
 	}
 	if isTrue(obs["is_error"]) && !strings.HasPrefix(text, "Error") {
 		text = "Error: " + text

@@ -1,40 +1,22 @@
 package transcript_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/transcript"
 )
 
-// transcriptsDir locates the published sessions of ../shared/transcripts
-// (relative to the repository root), or $VTCODE_TRANSCRIPTS. They are never
-// copied into the repository; a missing directory fails the test.
-func transcriptsDir(t *testing.T) string {
+// builtinDir is the folder of the published sessions committed with the
+// repository (corpus/testdata).
+func builtinDir(t *testing.T) string {
 	t.Helper()
-	if d := os.Getenv("VTCODE_TRANSCRIPTS"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
+	d, err := corpus.Builtin()
 	if err != nil {
 		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("cannot find the repository root (go.mod) above the test directory")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "transcripts")
-	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("real transcripts not found at %s (a copy of shared/ must sit beside the repository, or set VTCODE_TRANSCRIPTS): %v", d, err)
 	}
 	return d
 }
@@ -110,7 +92,7 @@ func (c counts) anyContains(sub string) bool {
 // TestRealTranscripts converts every published session and checks what is
 // known about each from its source (SOURCES.md and the files themselves).
 func TestRealTranscripts(t *testing.T) {
-	dir := transcriptsDir(t)
+	dir := builtinDir(t)
 	tests := []struct {
 		file      string
 		format    string
@@ -285,6 +267,19 @@ func TestRealTranscripts(t *testing.T) {
 			},
 		},
 	}
+	committed, err := corpus.Sessions(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, tc := range tests {
+		rows[tc.file] = true
+	}
+	for _, p := range committed {
+		if !rows[filepath.Base(p)] {
+			t.Errorf("committed session %s has no row here: say what is known about it", filepath.Base(p))
+		}
+	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			tr, err := transcript.Load(filepath.Join(dir, tc.file))
@@ -359,7 +354,7 @@ func TestRealTranscripts(t *testing.T) {
 // TestRealCompanionIsNotATranscript: the Entire metadata file beside a
 // session is JSON but no conversation; it must be refused, not guessed.
 func TestRealCompanionIsNotATranscript(t *testing.T) {
-	dir := transcriptsDir(t)
+	dir := builtinDir(t)
 	_, err := transcript.Load(filepath.Join(dir, "claude-code-entire-git-index-corruption.metadata.json"))
 	var uf *transcript.UnknownFormatError
 	if err == nil || !asUnknown(err, &uf) {
@@ -367,5 +362,62 @@ func TestRealCompanionIsNotATranscript(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), `"checkpoint_id"`) {
 		t.Errorf("error %q does not say what the content looked like", err)
+	}
+}
+
+// TestEveryTranscript converts every session of the corpus, the committed one
+// and the larger one when present ($VTCODE_TRANSCRIPTS or shared/transcripts
+// beside the repository), and checks what holds for any conversion: messages
+// with valid roles, every result answering a call, the skipped records
+// counted by kind, and the same messages on a second load.
+func TestEveryTranscript(t *testing.T) {
+	files, err := corpus.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			tr, err := transcript.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Messages) == 0 {
+				t.Fatal("no messages")
+			}
+			c := count(tr.Messages)
+			if c.orphans != 0 {
+				t.Errorf("%d tool results answer no call", c.orphans)
+			}
+			if c.calls-c.unanswered != c.results {
+				t.Errorf("answered calls = %d, results = %d: pairing broken", c.calls-c.unanswered, c.results)
+			}
+			sum := 0
+			for _, n := range tr.SkippedByKind {
+				sum += n
+			}
+			if sum != tr.Skipped {
+				t.Errorf("Skipped = %d, but kinds sum to %d", tr.Skipped, sum)
+			}
+			for i, m := range tr.Messages {
+				if !m.Role.Valid() {
+					t.Fatalf("message %d: invalid role %q", i, m.Role)
+				}
+				if m.Role == history.Tool && m.ToolCallID == "" {
+					t.Fatalf("message %d: tool message without a call id", i)
+				}
+			}
+			again, err := transcript.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again.Messages) != len(tr.Messages) {
+				t.Fatalf("%d messages, then %d on a second load", len(tr.Messages), len(again.Messages))
+			}
+			for i := range tr.Messages {
+				if !history.Equal(tr.Messages[i], again.Messages[i]) {
+					t.Fatalf("message %d differs between two loads", i)
+				}
+			}
+		})
 	}
 }

@@ -70,6 +70,8 @@ const (
 	FormatGemini       = "gemini-cli"
 	FormatPi           = "pi"
 	FormatOpenHandsV1  = "openhands-v1"
+	FormatOpencode     = "opencode"
+	FormatCopilot      = "copilot-cli"
 )
 
 var formats = []struct{ name, desc string }{
@@ -84,6 +86,8 @@ var formats = []struct{ name, desc string }{
 	{FormatGemini, "Gemini CLI chat history or session JSON/JSONL"},
 	{FormatPi, "pi coding-agent session JSONL"},
 	{FormatOpenHandsV1, "OpenHands V1 software-agent-sdk events JSON/JSONL"},
+	{FormatOpencode, "opencode export session JSON"},
+	{FormatCopilot, "GitHub Copilot CLI events.jsonl"},
 }
 
 // Formats returns the names of the supported formats, in the order above.
@@ -265,6 +269,10 @@ func parseDocument(doc json.RawMessage, name string) (t *Transcript, err error, 
 	if err := json.Unmarshal(doc, &obj); err != nil || obj == nil {
 		return nil, nil, false
 	}
+	if isOpencodeExport(obj) {
+		t, err := convertOpencode(obj)
+		return t, wrap(name, err), true
+	}
 	if evs, ok := v1Events(obj); ok {
 		t, err := convertOpenHandsV1([][]map[string]json.RawMessage{evs})
 		return t, wrap(name, err), true
@@ -351,6 +359,8 @@ func parseJSONL(data []byte, name string) (*Transcript, error) {
 		t, err = convertGeminiLines(lines)
 	case FormatPi:
 		t, err = convertPi(lines)
+	case FormatCopilot:
+		t, err = convertCopilot(lines)
 	case FormatChat:
 		objs := make([]map[string]json.RawMessage, len(lines))
 		for i, l := range lines {
@@ -380,6 +390,8 @@ func detectJSONL(lines []line) string {
 		switch {
 		case isPiHeader(o) || isPiEntry(o):
 			return FormatPi
+		case isCopilotEvent(o):
+			return FormatCopilot
 		case isGeminiRecord(o):
 			return FormatGemini
 		case isV1Event(o):
@@ -544,6 +556,18 @@ func rawArray(v json.RawMessage) []json.RawMessage {
 		return nil
 	}
 	return elems
+}
+
+// withExitCode returns a command's output text ending in "[exit code N]",
+// unless the text already says "exit code N": harnesses that report the exit
+// code beside the output (a metadata field) lose it otherwise, since a tool
+// result carries text only.
+func withExitCode(text string, code int64) string {
+	mark := fmt.Sprintf("exit code %d", code)
+	if strings.Contains(strings.ToLower(text), mark) {
+		return text
+	}
+	return strings.TrimRight(text, "\n") + "\n[" + mark + "]"
 }
 
 // compact returns v without insignificant whitespace.

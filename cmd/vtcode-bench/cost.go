@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/session"
@@ -68,36 +69,12 @@ const (
 	costSeed     = `{"toolResultClearing":{"clearAtLeastTokens":0,"cacheAware":false}}`
 )
 
-// transcriptsDir finds ../shared/transcripts beside the module root (or
-// $VTCODE_TRANSCRIPTS); "" when there is none.
-func transcriptsDir() string {
-	if d := os.Getenv("VTCODE_TRANSCRIPTS"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
+// benchCost plays every transcript of the corpus (see corpus.Dir).
+func benchCost(ctx context.Context, logf func(string, ...any)) ([]CostRow, error) {
+	dir, err := corpus.Dir()
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			for _, up := range []string{"..", filepath.Join("..", "..")} {
-				d := filepath.Join(dir, up, "shared", "transcripts")
-				if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-					return d
-				}
-			}
-			return ""
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// benchCost plays every transcript of dir.
-func benchCost(ctx context.Context, dir string, logf func(string, ...any)) ([]CostRow, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("transcripts: %w", err)
@@ -170,6 +147,14 @@ func costOf(ctx context.Context, name string, msgs []history.Message, provider, 
 // playCost plays msgs turn by turn on a fresh session of the route with the
 // policy patch (empty: the defaults), compactions by the offline summarizer.
 func playCost(ctx context.Context, msgs []history.Message, provider, model, policy string) (played, error) {
+	return playWith(ctx, msgs, provider, model, policy, costWindow, nil)
+}
+
+// playWith is playCost at a window, calling each (when not nil) with the
+// result of every prepared request and the answer that followed it (nil
+// for a last request without one).
+func playWith(ctx context.Context, msgs []history.Message, provider, model, policy string, window int,
+	each func(pr *session.PrepareResult, resp *history.Message)) (played, error) {
 	var out played
 	dir, err := os.MkdirTemp("", "vtcode-bench-cost-*")
 	if err != nil {
@@ -189,7 +174,7 @@ func playCost(ctx context.Context, msgs []history.Message, provider, model, poli
 	if err := m.AddWorkspace(ws, nil); err != nil {
 		return out, err
 	}
-	op, err := m.OpenSession(ctx, session.OpenParams{Workspace: ws, Provider: provider, Model: model, ContextWindow: costWindow})
+	op, err := m.OpenSession(ctx, session.OpenParams{Workspace: ws, Provider: provider, Model: model, ContextWindow: window})
 	if err != nil {
 		return out, err
 	}
@@ -219,6 +204,9 @@ func playCost(ctx context.Context, msgs []history.Message, provider, model, poli
 			out.reused += ru.ReusedTokens
 			out.cost += ru.CostUnits
 		}
+		if each != nil {
+			each(pr, resp)
+		}
 		if resp != nil {
 			_, err = m.RecordResponse(ctx, session.RecordParams{SessionID: id, Message: *resp})
 		}
@@ -241,7 +229,7 @@ func playCost(ctx context.Context, msgs []history.Message, provider, model, poli
 	return out, nil
 }
 
-// costTargets are the targets of issue 12 on every session longer than 50
+// costTargets are the prompt-cache cost targets on every session longer than 50
 // turns.
 func costTargets(rows []CostRow) []Target {
 	var ts []Target

@@ -328,7 +328,7 @@ func measureDelta(ctx context.Context, rep *Report, p plan, logf func(string, ..
 	return nil
 }
 
-// deltaTargets are the round-trip and per-turn targets of issue 12.
+// deltaTargets are the round-trip and per-turn targets of projection deltas.
 func deltaTargets(rep *Report) []Target {
 	var ts []Target
 	if d := rep.Delta; d != nil {

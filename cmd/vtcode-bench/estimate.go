@@ -23,7 +23,7 @@ type EstimationResult struct {
 	EstimatorMBps float64 `json:"estimatorMBps"`
 	RawMBps       float64 `json:"rawMBps"`
 	// Ratio is the estimator's throughput relative to the raw codec's
-	// (raw time / estimator time); issue 2 wants ≥ 0.9.
+	// (raw time / estimator time); the target is ≥ 0.9.
 	Ratio float64 `json:"ratio"`
 }
 

@@ -5,19 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/vtcode/vtcode-ls/compaction"
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/evidence/ledger"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/offline"
 )
 
-// LedgerResult is the fact ledger of issue 10 (see package ledger) and how
+// LedgerResult is the fact ledger (see package ledger) and how
 // promptly a cancelled offline compaction of one 20 MB message returns.
 type LedgerResult struct {
 	Report *ledger.Report `json:"report,omitempty"`
@@ -33,16 +33,13 @@ type LedgerResult struct {
 	CancelErr          string `json:"cancelErr,omitempty"`
 }
 
-// benchLedger runs the fact ledger on the shared transcripts, and measures
+// benchLedger runs the fact ledger on the corpus (package corpus), and measures
 // how promptly a cancelled offline compaction of a huge message returns.
 // A quick run skips the whole compaction, which takes seconds on 20 MB.
 func benchLedger(ctx context.Context, quick bool) (*LedgerResult, error) {
 	res := &LedgerResult{}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	if dir, err := ledger.FindDir(wd); err != nil {
+	var err error
+	if dir, err := corpus.Dir(); err != nil {
 		res.Skipped = err.Error()
 	} else if res.Report, err = ledger.Run(ctx, dir); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)

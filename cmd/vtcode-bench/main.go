@@ -6,10 +6,11 @@
 // against the raw o200k tokenizer, offline compaction time and size, memory
 // per 1M history tokens, how appending and preparing grow with the size of
 // one call (a large text message, many messages of 1,024 unanswered tool
-// calls), resume of a checkpointed log, the fact ledger of issue 10 (facts
-// kept by compaction of the shared sessions), the prompt-cache cost of the
-// shared sessions and projection deltas (issue 12). It checks the
-// performance targets and prints PASS or FAIL beside each.
+// calls), resume of a checkpointed log, the fact ledger (facts
+// kept by compaction of the recorded sessions), the prompt-cache cost of the
+// recorded sessions (package corpus) and projection deltas. It checks the
+// performance targets (see targets, costTargets and deltaTargets) and
+// prints PASS or FAIL beside each.
 //
 // Usage:
 //
@@ -61,6 +62,7 @@ type Report struct {
 	Resume     *ResumeResult     `json:"resume"`
 	Ledger     *LedgerResult     `json:"ledger"`
 	Cost       []CostRow         `json:"cost"`  // cost.go
+	Tier       []TierRow         `json:"tier"`  // tier.go
 	Delta      *DeltaResult      `json:"delta"` // delta.go
 	LongTurns  *TurnsResult      `json:"longTurns"`
 	Scaling    []ScalingRow      `json:"scaling"`
@@ -73,7 +75,7 @@ type Report struct {
 	ElapsedSeconds float64 `json:"elapsedSeconds"`
 }
 
-// Target is one performance target of issue 2 and the measured value.
+// Target is one performance target and the measured value.
 type Target struct {
 	Name     string  `json:"name"`
 	Want     string  `json:"want"`
@@ -153,7 +155,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "reduced run: 10k and 100k histories only")
-	costOnly := fs.Bool("cost", false, "run only the prompt-cache cost section (real sessions of ../shared/transcripts)")
+	costOnly := fs.Bool("cost", false, "run only the prompt-cache cost section (the recorded sessions of package corpus)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: vtcode-bench [--quick] [--cost] [--json] [--cpuprofile file]")
@@ -220,13 +222,12 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	rep := &Report{Machine: describeMachine()}
 	logf("%s", rep.Machine)
 	if p.costOnly {
-		dir := transcriptsDir()
-		if dir == "" {
-			return nil, errors.New("cost: no ../shared/transcripts beside the module (set VTCODE_TRANSCRIPTS)")
-		}
 		var err error
-		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
+		if rep.Cost, err = benchCost(ctx, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
+		}
+		if rep.Tier, err = benchTier(ctx, logf); err != nil {
+			return nil, err
 		}
 		if err := measureDelta(ctx, rep, p, logf); err != nil {
 			return nil, err
@@ -300,9 +301,12 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		return nil, err
 	}
 
-	if dir := transcriptsDir(); dir != "" && !p.noCost {
-		if rep.Cost, err = benchCost(ctx, dir, logf); err != nil {
+	if !p.noCost {
+		if rep.Cost, err = benchCost(ctx, logf); err != nil {
 			return nil, fmt.Errorf("cost: %w", err)
+		}
+		if rep.Tier, err = benchTier(ctx, logf); err != nil {
+			return nil, err
 		}
 	}
 
@@ -318,7 +322,7 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	return rep, nil
 }
 
-// targets checks the performance targets of issue 2 on the big history.
+// targets checks the performance targets of the pipeline on the big history.
 func targets(rep *Report, p plan) []Target {
 	var big *ProjectionRow
 	for i := range rep.Projection {

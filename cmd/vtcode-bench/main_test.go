@@ -101,8 +101,8 @@ func checkReport(t *testing.T, rep *Report) {
 	if len(rep.Scaling) != 2 {
 		t.Errorf("%d scaling rows, want 2 (text, tool calls)", len(rep.Scaling))
 	}
-	// Issue 2's five, two per scaling row, and issue 12's delta round trip
-	// and per-turn growth (the quick run has no cost section).
+	// The five performance targets, two per scaling row, and the delta
+	// round trip and per-turn growth (the quick run has no cost section).
 	if want := 5 + 2*len(rep.Scaling) + 2; len(rep.Targets) != want {
 		t.Errorf("%d targets, want %d", len(rep.Targets), want)
 	}

@@ -34,7 +34,7 @@ type MemoryResult struct {
 	// Per 1M history tokens, in MiB.
 	HeldMiBPer1M       float64 `json:"heldMiBPer1M"` // history + projection HeapInuse
 	TotalAllocMiBPer1M float64 `json:"totalAllocMiBPer1M"`
-	// HistoryVsJSON is HistoryHeapInuse / JSONBytes (issue 2: ≤ 3);
+	// HistoryVsJSON is HistoryHeapInuse / JSONBytes (target: ≤ 3);
 	// HeldVsJSON counts the projection too.
 	HistoryVsJSON float64 `json:"historyVsJSON"`
 	HeldVsJSON    float64 `json:"heldVsJSON"`

@@ -11,7 +11,7 @@ import (
 
 // bestStepped is the cost ratio (to sending everything) of the best
 // stepped schedule in hindsight: knowing the whole session, it chooses the
-// turns at which everything above §7's floor is cleared (a step, as the
+// turns at which everything above docs/design.md §7's floor is cleared (a step, as the
 // default schedule takes), and in between clears nothing new, so that each
 // request starts with the previous one and its answer. A dynamic program
 // over the turn of the last step finds it; no online schedule of steps

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/transcript"
@@ -32,9 +33,9 @@ func TestBestSteppedBelowTrigger(t *testing.T) {
 // On a real session the best schedule in hindsight lies between the floor
 // and the default schedule's cost, and clearly below sending everything.
 func TestBestSteppedBrackets(t *testing.T) {
-	dir := transcriptsDir()
-	if dir == "" {
-		t.Fatal("no ../shared/transcripts beside the repository (or VTCODE_TRANSCRIPTS)")
+	dir, err := corpus.Builtin()
+	if err != nil {
+		t.Fatal(err)
 	}
 	tr, err := transcript.Load(filepath.Join(dir, "openhands-multi-swe-bench-ponyc.jsonl"))
 	if err != nil {

@@ -238,6 +238,9 @@ func writeTable(w io.Writer, rep *Report) error {
 	if err := writeProxyCostTable(w, rep.ProxyCost); err != nil {
 		errs = append(errs, err)
 	}
+	if err := writeTierTable(w, rep.Tier); err != nil {
+		errs = append(errs, err)
+	}
 	if err := writeDeltaTable(w, rep); err != nil {
 		errs = append(errs, err)
 	}
@@ -264,7 +267,7 @@ func writeTable(w io.Writer, rep *Report) error {
 
 	// Targets.
 	if len(rep.Targets) > 0 {
-		p("Targets of issues 2 and 12\n")
+		p("Performance targets\n")
 		t = newTable(w)
 		t.row("target", "measured on", "want", "got", "")
 		for _, tg := range rep.Targets {

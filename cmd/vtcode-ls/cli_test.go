@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/config"
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
@@ -36,56 +37,18 @@ func repoRoot(t *testing.T) string {
 	return dir
 }
 
-// transcriptsDir locates the published sessions: $VTCODE_TRANSCRIPTS, else
-// ../shared/transcripts relative to the repository root. They are never
-// copied into the repository; a missing folder fails the test.
-func transcriptsDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("VTCODE_TRANSCRIPTS"); d != "" {
-		return d
-	}
-	d := filepath.Join(repoRoot(t), "..", "shared", "transcripts")
-	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("real transcripts not found at %s (a copy of shared/ must sit beside the repository, or set VTCODE_TRANSCRIPTS): %v", d, err)
-	}
-	return d
-}
-
-// realTranscripts lists the session files of the transcripts folder: not its
-// documents (SOURCES.md, FACTS.md), not the fact ledger (facts.json) and not
-// companion metadata.
+// realTranscripts lists the published sessions: the committed corpus, and
+// the larger one when present (see package corpus).
 func realTranscripts(t *testing.T) []string {
 	t.Helper()
-	dir := transcriptsDir(t)
-	entries, err := os.ReadDir(dir)
+	out, err := corpus.All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, e := range entries {
-		n := e.Name()
-		if e.IsDir() || isCompanion(n) {
-			continue
-		}
-		out = append(out, filepath.Join(dir, n))
-	}
 	if len(out) < 8 {
-		t.Fatalf("found %d transcripts in %s, want the 8 published sessions", len(out), dir)
+		t.Fatalf("found %d transcripts, want at least the 8 published sessions", len(out))
 	}
 	return out
-}
-
-// isCompanion reports whether a file of the transcripts folder describes the
-// sessions instead of being one.
-func isCompanion(name string) bool {
-	base, ext := strings.TrimSuffix(name, filepath.Ext(name)), filepath.Ext(name)
-	switch {
-	case ext == ".md" && base == strings.ToUpper(base): // SOURCES.md, FACTS.md
-		return true
-	case name == "facts.json", strings.HasSuffix(name, ".metadata.json"):
-		return true
-	}
-	return false
 }
 
 func examples(t *testing.T) []string {
@@ -147,8 +110,8 @@ func TestHelp(t *testing.T) {
 		}, noStderr: true},
 		{args: []string{"compact", "-h"}, stdout: []string{`^Usage: vtcode-ls compact TRANSCRIPT`, `-instructions`, `-o FILE`}, noStderr: true},
 		{args: []string{"version", "--help"}, stdout: []string{`^Usage: vtcode-ls version`}},
-		{args: []string{"version"}, stdout: []string{`\Avtcode-ls \S+\n\z`}, noStderr: true},
-		{args: []string{"--version"}, stdout: []string{`\Avtcode-ls \S+\n\z`}},
+		{args: []string{"version"}, stdout: []string{`\Avtcode-ls \S+ \(commit \S+(, [^,()]+)*, go1\.\S+ \w+/\w+\)\n\z`}, noStderr: true},
+		{args: []string{"--version"}, stdout: []string{`\Avtcode-ls \S+ \(commit \S+(, [^,()]+)*, go1\.\S+ \w+/\w+\)\n\z`}},
 		{args: []string{"frobnicate"}, code: 2, stderr: []string{`unknown command "frobnicate"`}},
 		{args: []string{"replay"}, code: 2, stderr: []string{`want exactly one TRANSCRIPT`}},
 		{args: []string{"replay", "--bogus", "x.jsonl"}, code: 2, stderr: []string{`flag provided but not defined: -bogus`}},
@@ -187,7 +150,8 @@ func TestMainJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(string(data), "\n")
-	if !strings.HasPrefix(first, `{"role":"system","content":"Previous conversation summary:\n## Goal\nCI on main has been red since #482`) {
+	// The work in progress first, then the goal.
+	if !strings.HasPrefix(first, `{"role":"system","content":"Previous conversation summary:\n## Work in progress\n- `) || !strings.Contains(first, `\n## Goal\nCI on main has been red since #482`) {
 		t.Errorf("first line %.200s", first)
 	}
 	if !strings.Contains(string(data), "don't change the exported API of internal/money") {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
+	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/evidence/ledger"
 )
 
@@ -16,17 +18,23 @@ func evalMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the ledger as JSON (summaries included)")
+	var more factsFiles
+	fs.Var(&more, "facts", "a further facts file whose facts are added to DIR's sessions (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: vtcode-ls eval [DIR] [--json]
+		fmt.Fprintf(fs.Output(), `Usage: vtcode-ls eval [DIR] [--json] [--facts FILE]...
 
 Runs the fact ledger: compacts each session listed in DIR/facts.json at a
 %d-token window through the real path (transcript import, then offline
 compaction) and the built-in long-turn scenario, and prints, per session and
 in total, the facts kept in the summary and in the whole compacted history,
-and the claims of the summary that the record contradicts. DIR defaults to
+the work-in-progress facts kept in the summary, and the claims of the
+summary that the record contradicts. A facts.json entry is a list of facts
+or {"facts": [...], "wip": [...]}, every string as the record holds it;
+--facts adds another file's facts to DIR's sessions. DIR defaults to
 $VTCODE_TRANSCRIPTS, else shared/transcripts beside the module root (or one
-of its parents). Exits 1 when the totals miss the targets (history >= 95 %%,
-summary >= 85 %%, no contradictions).
+of its parents) when it holds other sessions, else the sessions committed in
+corpus/testdata. Exits 1 when the totals miss the targets (history >= 95 %%,
+summary >= 85 %%, no contradictions, work in progress >= 85 %%).
 
 Flags:
 `, ledger.Window)
@@ -41,18 +49,15 @@ Flags:
 	}
 	dir := fs.Arg(0)
 	if dir == "" {
-		wd, err := os.Getwd()
-		if err == nil {
-			dir, err = ledger.FindDir(wd)
-		}
-		if err != nil {
+		var err error
+		if dir, err = corpus.Dir(); err != nil {
 			fmt.Fprintf(stderr, "vtcode-ls eval: %v\n", err)
 			return 1
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := ledger.Run(ctx, dir)
+	rep, err := ledger.Run(ctx, dir, more...)
 	if err != nil {
 		fmt.Fprintf(stderr, "vtcode-ls eval: %v\n", err)
 		return 1
@@ -73,4 +78,14 @@ Flags:
 		return 1
 	}
 	return 0
+}
+
+// factsFiles is the repeatable --facts flag.
+type factsFiles []string
+
+func (f *factsFiles) String() string { return strings.Join(*f, ",") }
+
+func (f *factsFiles) Set(v string) error {
+	*f = append(*f, v)
+	return nil
 }

@@ -52,12 +52,17 @@ func TestEval(t *testing.T) {
 			`^debugging\.jsonl +2 +2/2 +2/2 +0 `,
 			`^long-turn .* +6 +6/6 +6/6 +0 `,
 			`^total +8 +8/8 +8/8 +0`,
-			`: met \(history 100\.0 %, summary 100\.0 %\)`,
+			`: met \(history 100\.0 %, summary 100\.0 %, work in progress n/a\)`,
 		}, noStderr: true},
 		{args: []string{"eval", evalDir(t, `["internal/invoice", "a string no session holds", "another one"]`)}, code: 1, stdout: []string{
 			`^debugging\.jsonl +3 +1/3 +1/3 `,
 			`: missed \(`,
 			`missing "a string no session holds" \(not in history\)`,
+		}},
+		{args: []string{"eval", evalDir(t, `{"facts": ["internal/invoice"], "wip": ["a string no session holds"]}`)}, code: 1, stdout: []string{
+			`^debugging\.jsonl +1 +1/1 +1/1 +0 +0/1 `,
+			`work in progress 0\.0 %`,
+			`facts file: "a string no session holds" is not in the record`,
 		}},
 		{args: []string{"eval", "--json", evalDir(t, `["internal/invoice"]`)}, stdout: []string{`"sessions": \[`, `"inSummary": \[\s*true\s*\]`}},
 		{args: []string{"eval", t.TempDir()}, code: 1, stderr: []string{`read facts: .*facts\.json`}},

@@ -10,6 +10,7 @@
 //	vtcode-ls compact TRANSCRIPT [--provider P --model M --context-window N] [--instructions S] [-o OUT]
 //	vtcode-ls eval [DIR] [--json]
 //	vtcode-ls proxy [--listen ADDR] [--workspace DIR] [--config FILE] [--allow-remote]
+//	vtcode-ls report [--since 7d] [--json] [--workspace DIR] [--config FILE]
 //	vtcode-ls version
 //
 // Every command accepts --help.
@@ -23,6 +24,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 )
 
 // version is the program version; release builds set it with
@@ -57,6 +59,8 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 		return evalMain(rest, stdout, stderr)
 	case "proxy":
 		return proxyMain(rest, stdout, stderr, getenv)
+	case "report":
+		return reportMain(rest, stdout, stderr, time.Now)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 && rest[0] != "help" && !strings.HasPrefix(rest[0], "-") {
 			return runWith([]string{rest[0], "--help"}, stdin, stdout, stderr, getenv)
@@ -82,6 +86,7 @@ Usage:
   vtcode-ls compact TRANSCRIPT   compact a recorded session once
   vtcode-ls eval [DIR]           fact ledger: facts kept by compaction of recorded sessions
   vtcode-ls proxy [flags]        run the engine as a local HTTP proxy for coding agents
+  vtcode-ls report [flags]       what the recorded sessions cost, and without vtcode-ls
   vtcode-ls version              print the version
 
 Run "vtcode-ls COMMAND --help" for the flags of a command.
@@ -91,7 +96,7 @@ func versionMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: vtcode-ls version\n\nPrints the version of vtcode-ls.\n")
+		fmt.Fprint(fs.Output(), "Usage: vtcode-ls version\n\nPrints the version of vtcode-ls, the commit it was built from and the Go version.\n")
 	}
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
@@ -100,7 +105,7 @@ func versionMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vtcode-ls version: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	fmt.Fprintf(stdout, "vtcode-ls %s\n", versionString())
+	fmt.Fprintln(stdout, buildLine())
 	return 0
 }
 

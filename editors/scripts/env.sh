@@ -3,6 +3,8 @@
 EDITORS_SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$EDITORS_SCRIPTS/../.." && pwd)
 export VTCODE_CACHE=${VTCODE_CACHE:-$REPO_ROOT/.cache}
+# suite_unavailable, suite_can_install, SUITE_CANNOT_INSTALL: what a suite does without its tools.
+. "$REPO_ROOT/scripts/suite.sh"
 mkdir -p "$VTCODE_CACHE"
 VTCODE_CACHE=$(cd "$VTCODE_CACHE" && pwd)
 
@@ -23,15 +25,25 @@ CODE_SERVER_DIR=$VTCODE_CACHE/code-server-$CODE_SERVER_VERSION
 # log MSG...: progress line on stderr.
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
-# apt_ensure PKG...: install the Debian packages that are missing (root, Debian 12).
+# apt_ensure PKG...: install the Debian packages that are missing (root or sudo without a
+# password, Debian 12). Returns $SUITE_CANNOT_INSTALL, saying why, when they cannot be installed.
 apt_ensure() {
   local missing=() p
+  command -v dpkg >/dev/null || { log "no dpkg: cannot check or install $*"; return "$SUITE_CANNOT_INSTALL"; }
   for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   ((${#missing[@]})) || return 0
+  suite_can_install || { log "cannot install ${missing[*]}: apt-get needs root (or sudo without a password)"; return "$SUITE_CANNOT_INSTALL"; }
   log "apt-get install ${missing[*]}"
-  local sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  local sudo=; [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
+    { log "apt-get install ${missing[*]} failed"; return "$SUITE_CANNOT_INSTALL"; }
+}
+
+# need_npm: node and npm are on PATH, else $SUITE_CANNOT_INSTALL (they are the one thing not installed here).
+need_npm() {
+  command -v node >/dev/null && command -v npm >/dev/null && return 0
+  log "no node/npm on PATH: install Node.js (20 or newer) with npm"
+  return "$SUITE_CANNOT_INSTALL"
 }
 
 # vtcode_ls_bin: path of the daemon binary (VTCODE_LS_BIN, else <repo>/bin/vtcode-ls built from source).

@@ -1,9 +1,10 @@
-// Package ledger is the fact ledger of compaction (issue 10): it compacts
+// Package ledger is the fact ledger of compaction (docs/design.md §15): it compacts
 // recorded sessions through the real path (transcript import, then
 // compaction.Compact with the offline summarizer at a fixed window) and
 // counts, per session, the facts of a facts.json kept in the summary and in
-// the whole compacted history, and the claims of the summary that the record
-// contradicts (see [Contradictions]). `vtcode-ls eval` and `make bench` print
+// the whole compacted history, the work-in-progress facts (uncommitted paths,
+// the active plan item, stale checks) kept in the summary, and the claims of
+// the summary that the record contradicts (see [Contradictions]). `vtcode-ls eval` and `make bench` print
 // its table; a test holds the totals to the targets.
 package ledger
 
@@ -15,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,11 +32,92 @@ import (
 // Window is the context window the ledger compacts at.
 const Window = 32_000
 
-// Targets of issue 10.
+// Targets of the fact ledger: the share of facts a compaction keeps.
 const (
 	TargetHistory = 0.95 // share of facts in the compacted history
 	TargetSummary = 0.85 // share of facts in the summary itself
+	// TargetWIP is the share of work-in-progress facts in the summary
+	// (issue 20).
+	TargetWIP = 0.85
 )
+
+// Facts is one session's entry of a facts file. In the file it is either a
+// list of strings (facts) or an object {"facts": [...], "wip": [...]}; the
+// "wip" strings are the work in progress where the record ends (uncommitted
+// paths, the active plan item's text, stale check commands). Every string
+// must occur literally in the record.
+type Facts struct {
+	Facts []string `json:"facts"`
+	WIP   []string `json:"wip"`
+}
+
+// UnmarshalJSON reads either form of an entry.
+func (f *Facts) UnmarshalJSON(data []byte) error {
+	var list []string
+	if err := json.Unmarshal(data, &list); err == nil {
+		*f = Facts{Facts: list}
+		return nil
+	}
+	var obj struct {
+		Facts *[]string `json:"facts"`
+		WIP   *[]string `json:"wip"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&obj); err != nil {
+		return errors.New(`want a list of strings or {"facts": [...], "wip": [...]}`)
+	}
+	*f = Facts{}
+	if obj.Facts != nil {
+		f.Facts = *obj.Facts
+	}
+	if obj.WIP != nil {
+		f.WIP = *obj.WIP
+	}
+	return nil
+}
+
+// ReadFacts reads a facts file: session file name to its facts.
+func ReadFacts(path string) (map[string]Facts, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read facts: %w", err)
+	}
+	var facts map[string]Facts
+	if err := json.Unmarshal(data, &facts); err != nil {
+		return nil, fmt.Errorf("read facts: %s: %w", path, err)
+	}
+	for n, f := range facts {
+		for _, s := range append(append([]string(nil), f.Facts...), f.WIP...) {
+			if strings.TrimSpace(s) == "" {
+				return nil, fmt.Errorf("read facts: %s: %s: an empty fact", path, n)
+			}
+		}
+	}
+	return facts, nil
+}
+
+// mergeFacts adds the facts of more to base, each string once; a session
+// that base does not list is not added (more annotates base's sessions).
+func mergeFacts(base, more map[string]Facts) {
+	for n, f := range more {
+		b, ok := base[n]
+		if !ok {
+			continue
+		}
+		for _, s := range f.Facts {
+			if !slices.Contains(b.Facts, s) {
+				b.Facts = append(b.Facts, s)
+			}
+		}
+		for _, s := range f.WIP {
+			if !slices.Contains(b.WIP, s) {
+				b.WIP = append(b.WIP, s)
+			}
+		}
+		base[n] = b
+	}
+}
 
 // Options of the compaction the ledger runs, as a session with the default
 // policy would (4,096 tokens reserved for output, a 3,000-token prefix).
@@ -45,10 +128,18 @@ const (
 
 // Session is the ledger of one session.
 type Session struct {
-	Name            string   `json:"name"`
-	Facts           []string `json:"facts"`
-	InSummary       []bool   `json:"inSummary"`
-	InHistory       []bool   `json:"inHistory"`
+	Name      string   `json:"name"`
+	Facts     []string `json:"facts"`
+	InSummary []bool   `json:"inSummary"`
+	InHistory []bool   `json:"inHistory"`
+	// WIP are the work-in-progress facts, WIPInSummary which of them the
+	// summary keeps.
+	WIP          []string `json:"wip,omitempty"`
+	WIPInSummary []bool   `json:"wipInSummary,omitempty"`
+	// NotInRecord lists the work-in-progress facts the record does not
+	// hold: a mistake of the facts file (a fact may be a command as the
+	// summary normalizes it, a work-in-progress fact is the record's text).
+	NotInRecord     []string `json:"notInRecord,omitempty"`
 	Contradictions  []string `json:"contradictions"`
 	OriginalTokens  int      `json:"originalTokens"`
 	CompactedTokens int      `json:"compactedTokens"`
@@ -69,6 +160,17 @@ func (s *Session) Kept() (summary, hist int) {
 		}
 	}
 	return summary, hist
+}
+
+// WIPKept returns the number of work-in-progress facts kept in the summary.
+func (s *Session) WIPKept() int {
+	n := 0
+	for i := range s.WIP {
+		if i < len(s.WIPInSummary) && s.WIPInSummary[i] {
+			n++
+		}
+	}
+	return n
 }
 
 // Report is the ledger of every session.
@@ -92,56 +194,47 @@ func (r *Report) Totals() (facts, summary, hist, contradictions int) {
 	return
 }
 
-// Pass reports whether the totals meet the targets.
+// WIPTotals returns the work-in-progress facts and those kept in the
+// summary, over every session.
+func (r *Report) WIPTotals() (wip, summary int) {
+	for i := range r.Sessions {
+		wip += len(r.Sessions[i].WIP)
+		summary += r.Sessions[i].WIPKept()
+	}
+	return
+}
+
+// Pass reports whether the totals meet the targets; the work-in-progress
+// target applies when some session has such facts.
 func (r *Report) Pass() bool {
 	facts, summary, hist, contra := r.Totals()
 	if facts == 0 {
 		return false
 	}
-	return float64(hist) >= TargetHistory*float64(facts) && float64(summary) >= TargetSummary*float64(facts) && contra == 0
-}
-
-// FindDir returns the shared transcripts folder: $VTCODE_TRANSCRIPTS, else
-// shared/transcripts beside the module root or beside one of its parents.
-func FindDir(start string) (string, error) {
-	if d := os.Getenv("VTCODE_TRANSCRIPTS"); d != "" {
-		return d, nil
-	}
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", fmt.Errorf("find transcripts: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("find transcripts: no module root (go.mod) above " + start)
-		}
-		dir = parent
-	}
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		cand := filepath.Join(d, "shared", "transcripts")
-		if _, err := os.Stat(filepath.Join(cand, "facts.json")); err == nil {
-			return cand, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("find transcripts: no shared/transcripts/facts.json beside %s or its parents (set VTCODE_TRANSCRIPTS)", dir)
+	for i := range r.Sessions {
+		if len(r.Sessions[i].NotInRecord) > 0 {
+			return false // the facts file is wrong
 		}
 	}
+	wip, wipKept := r.WIPTotals()
+	return float64(hist) >= TargetHistory*float64(facts) && float64(summary) >= TargetSummary*float64(facts) && contra == 0 &&
+		float64(wipKept) >= TargetWIP*float64(wip)
 }
 
 // Run compacts every session listed in dir/facts.json, and the long-turn
-// scenario, and returns the ledger.
-func Run(ctx context.Context, dir string) (*Report, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "facts.json"))
+// scenario, and returns the ledger. The facts of each more file (see
+// [ReadFacts]) are added to those of the sessions dir/facts.json lists.
+func Run(ctx context.Context, dir string, more ...string) (*Report, error) {
+	facts, err := ReadFacts(filepath.Join(dir, "facts.json"))
 	if err != nil {
-		return nil, fmt.Errorf("read facts: %w", err)
+		return nil, err
 	}
-	var facts map[string][]string
-	if err := json.Unmarshal(data, &facts); err != nil {
-		return nil, fmt.Errorf("read facts: %s: %w", filepath.Join(dir, "facts.json"), err)
+	for _, p := range more {
+		m, err := ReadFacts(p)
+		if err != nil {
+			return nil, err
+		}
+		mergeFacts(facts, m)
 	}
 	names := make([]string, 0, len(facts))
 	for n := range facts {
@@ -153,11 +246,12 @@ func Run(ctx context.Context, dir string) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s := Session{Name: n, Facts: facts[n]}
+		s := Session{Name: n, Facts: facts[n].Facts, WIP: facts[n].WIP}
 		tr, err := transcript.Load(filepath.Join(dir, n))
 		if err != nil {
 			s.Error = err.Error()
 			s.InSummary, s.InHistory = make([]bool, len(s.Facts)), make([]bool, len(s.Facts))
+			s.WIPInSummary = make([]bool, len(s.WIP))
 			rep.Sessions = append(rep.Sessions, s)
 			continue
 		}
@@ -178,6 +272,18 @@ func Run(ctx context.Context, dir string) (*Report, error) {
 // error; a compaction failure is recorded in s.Error.
 func Measure(ctx context.Context, s *Session, msgs []history.Message) error {
 	s.InSummary, s.InHistory = make([]bool, len(s.Facts)), make([]bool, len(s.Facts))
+	s.WIPInSummary = make([]bool, len(s.WIP))
+	var record strings.Builder
+	for i := range msgs {
+		record.WriteString(Texts(&msgs[i]))
+		record.WriteByte('\n')
+	}
+	s.NotInRecord = nil
+	for _, f := range s.WIP {
+		if !strings.Contains(record.String(), f) {
+			s.NotInRecord = append(s.NotInRecord, f)
+		}
+	}
 	began := time.Now()
 	res, err := compaction.Compact(ctx, msgs, compaction.Options{
 		Trigger:        compaction.TriggerManual,
@@ -207,6 +313,9 @@ func Measure(ctx context.Context, s *Session, msgs []history.Message) error {
 		s.InSummary[i] = strings.Contains(res.Summary, f)
 		s.InHistory[i] = strings.Contains(all.String(), f)
 	}
+	for i, f := range s.WIP {
+		s.WIPInSummary[i] = strings.Contains(res.Summary, f)
+	}
 	rec, err := evidence.Extract(ctx, msgs)
 	if err != nil {
 		return err
@@ -233,7 +342,7 @@ func Texts(m *history.Message) string {
 func Write(w io.Writer, r *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Fact ledger: offline compaction at a %s-token window (%s)\n\n", history.FormatCount(r.Window), r.Dir)
-	fmt.Fprintf(&b, "%-62s %7s %9s %9s %8s %18s\n", "session", "facts", "summary", "history", "contra", "tokens")
+	fmt.Fprintf(&b, "%-62s %7s %9s %9s %8s %7s %18s\n", "session", "facts", "summary", "history", "contra", "wip", "tokens")
 	for i := range r.Sessions {
 		s := &r.Sessions[i]
 		a, h := s.Kept()
@@ -241,16 +350,21 @@ func Write(w io.Writer, r *Report) error {
 		if s.Error != "" {
 			tokens = "error"
 		}
-		fmt.Fprintf(&b, "%-62s %7d %9s %9s %8d %18s\n", s.Name, len(s.Facts), frac(a, len(s.Facts)), frac(h, len(s.Facts)), len(s.Contradictions), tokens)
+		wip := "-"
+		if len(s.WIP) > 0 {
+			wip = frac(s.WIPKept(), len(s.WIP))
+		}
+		fmt.Fprintf(&b, "%-62s %7d %9s %9s %8d %7s %18s\n", s.Name, len(s.Facts), frac(a, len(s.Facts)), frac(h, len(s.Facts)), len(s.Contradictions), wip, tokens)
 	}
 	facts, sum, hist, contra := r.Totals()
-	fmt.Fprintf(&b, "%-62s %7d %9s %9s %8d\n", "total", facts, frac(sum, facts), frac(hist, facts), contra)
+	wip, wipKept := r.WIPTotals()
+	fmt.Fprintf(&b, "%-62s %7d %9s %9s %8d %7s\n", "total", facts, frac(sum, facts), frac(hist, facts), contra, frac(wipKept, wip))
 	verdict := "met"
 	if !r.Pass() {
 		verdict = "missed"
 	}
-	fmt.Fprintf(&b, "targets: history ≥ %.0f %%, summary ≥ %.0f %%, 0 contradictions: %s (history %s, summary %s)\n",
-		TargetHistory*100, TargetSummary*100, verdict, pct(hist, facts), pct(sum, facts))
+	fmt.Fprintf(&b, "targets: history ≥ %.0f %%, summary ≥ %.0f %%, 0 contradictions, work in progress ≥ %.0f %%: %s (history %s, summary %s, work in progress %s)\n",
+		TargetHistory*100, TargetSummary*100, TargetWIP*100, verdict, pct(hist, facts), pct(sum, facts), pct(wipKept, wip))
 	for i := range r.Sessions {
 		s := &r.Sessions[i]
 		var missing []string
@@ -263,7 +377,12 @@ func Write(w io.Writer, r *Report) error {
 				missing = append(missing, fmt.Sprintf("%q (not in %s)", f, where))
 			}
 		}
-		if len(missing) > 0 || len(s.Contradictions) > 0 || s.Error != "" {
+		for j, f := range s.WIP {
+			if !s.WIPInSummary[j] {
+				missing = append(missing, fmt.Sprintf("work in progress %q (not in summary)", f))
+			}
+		}
+		if len(missing) > 0 || len(s.Contradictions) > 0 || len(s.NotInRecord) > 0 || s.Error != "" {
 			fmt.Fprintf(&b, "\n%s:\n", s.Name)
 		}
 		if s.Error != "" {
@@ -274,6 +393,9 @@ func Write(w io.Writer, r *Report) error {
 		}
 		for _, c := range s.Contradictions {
 			fmt.Fprintf(&b, "  contradiction: %s\n", c)
+		}
+		for _, f := range s.NotInRecord {
+			fmt.Fprintf(&b, "  facts file: %q is not in the record\n", f)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -7,7 +7,7 @@ import (
 	"github.com/vtcode/vtcode-ls/history"
 )
 
-// LongTurnName names the long-turn scenario of issue 10 item 1 in the ledger.
+// LongTurnName names the long-turn scenario ([LongTurn]) in the ledger.
 const LongTurnName = "long-turn (1 request, 40 read_file batches, failing go test)"
 
 // The long-turn scenario's strings that a summary must keep.

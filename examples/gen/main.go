@@ -43,7 +43,7 @@ func examples() []example {
 	}
 }
 
-// message is the protocol's Message (SPEC §2).
+// message is the protocol's Message (docs/design.md §2).
 type message struct {
 	ID         string     `json:"id,omitempty"`
 	Role       string     `json:"role"`

@@ -1,7 +1,7 @@
 // Package anthropic is the client of Anthropic Messages API routes. It
 // implements [providers.Generator] with POST {base}/messages (x-api-key and
 // anthropic-version 2023-06-01), including the native inline compaction edit
-// ladder of SPEC §8.4, over plain net/http.
+// ladder of docs/design.md §8.4, over plain net/http.
 //
 // Requests: system messages and Request.System are lifted into "system";
 // tool calls become tool_use blocks and tool results tool_result blocks in a
@@ -51,7 +51,7 @@ const (
 	BetaContext1M         = "context-1m-2025-08-07"         // models named with a "[1m]" suffix
 )
 
-// The edit ladder of SPEC §8.4 (defined in package providers, which session
+// The edit ladder of docs/design.md §8.4 (defined in package providers, which session
 // uses too).
 const (
 	EditClearThinking = providers.AnthropicEditClearThinking

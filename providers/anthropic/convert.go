@@ -61,7 +61,7 @@ func replayDetails(m *history.Message) ([]detail, int) {
 			typ == "server_tool_use", strings.HasSuffix(typ, "_tool_result"), strings.HasSuffix(typ, "_tool_use"):
 			out = append(out, detail{obj, typ})
 		case typ == "compaction":
-			if _, content := providers.AnthropicCompactionBlock(obj); !content {
+			if providers.CompactionOf(obj) != providers.AnthropicCompaction {
 				continue
 			}
 			boundary = len(out)

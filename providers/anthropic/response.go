@@ -22,11 +22,14 @@ type messageResponse struct {
 
 // usage is the top-level usage object.
 type usage struct {
-	InputTokens              int               `json:"input_tokens"`
-	OutputTokens             int               `json:"output_tokens"`
-	CacheCreationInputTokens int               `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int               `json:"cache_read_input_tokens"`
-	Iterations               []json.RawMessage `json:"iterations"`
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	CacheCreation            struct {
+		Ephemeral1h int `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+	Iterations []json.RawMessage `json:"iterations"`
 }
 
 // Usage converts an Anthropic usage object: the billed sum over the
@@ -58,6 +61,8 @@ func Usage(raw json.RawMessage) (history.Usage, error) {
 		OutputTokens:        sum.OutputTokens,
 		CacheReadTokens:     sum.CacheReadTokens,
 		CacheCreationTokens: sum.CacheCreationTokens,
+		// The 1-hour part is reported for the request as a whole.
+		CacheCreation1hTokens: min(top.CacheCreation.Ephemeral1h, sum.CacheCreationTokens),
 	}
 	for _, it := range top.Iterations {
 		out.Iterations = append(out.Iterations, providers.CompactJSON(it))

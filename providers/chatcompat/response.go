@@ -43,7 +43,10 @@ type chatUsage struct {
 	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
-	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"` // DeepSeek
+	PromptCacheHitTokens    int `json:"prompt_cache_hit_tokens"` // DeepSeek
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 func (r *completion) usage() history.Usage {
@@ -54,6 +57,9 @@ func (r *completion) usage() history.Usage {
 		CacheReadTokens: r.Usage.PromptCacheHitTokens}
 	if d := r.Usage.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
 		u.CacheReadTokens = d.CachedTokens
+	}
+	if d := r.Usage.CompletionTokensDetails; d != nil {
+		u.ReasoningTokens = d.ReasoningTokens
 	}
 	return u
 }

@@ -29,7 +29,7 @@ const (
 	secFocus = "Focus requested for this summary"
 )
 
-var sectionOrder = []string{secGoal, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
+var sectionOrder = []string{secWIP, secGoal, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
 
 // Bounds.
 const (
@@ -65,6 +65,9 @@ type facts struct {
 	files        []entry
 	errors       []entry
 	next         []entry
+	wip          []string               // the work in progress, in its own order
+	instructions []evidence.Instruction // project instructions, verbatim
+	staleCheck   map[int]bool           // checks (indexes in rec.Checks) the next steps re-run as stale
 	rec          *evidence.Record
 	root         string          // the folder paths are shown relative to, "" for none
 	workDir      string          // the workspace folder the harness reported
@@ -94,7 +97,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &facts{prior: map[string][]string{}, rec: rec}
+	f := &facts{prior: map[string][]string{}, rec: rec, staleCheck: map[int]bool{}}
 	f.root = workspaceRoot(rec)
 	f.workDir = rec.WorkDir
 	f.ran, f.answered = map[string]bool{}, map[string]bool{}
@@ -150,7 +153,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		for _, s := range sentences(userProse(text)) { // not the logs, code and data the user pasted
 			// A line ending in a colon introduces a list: its items are the
 			// restrictions, not the introduction.
-			if restrictionRE.MatchString(s) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
+			if restrictionRE.MatchString(keepGoingRE.ReplaceAllString(s, "")) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
 				prio := 1
 				if prohibitionRE.MatchString(s) {
 					prio = 2 // what the user forbade ranks above what they would like
@@ -181,6 +184,8 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	f.noteProgress(rec)
+	f.noteInstructions(msgs, rec)
 	f.noteState(msgs, rec, lastTyped)
 	return f, ctx.Err()
 }
@@ -209,14 +214,60 @@ func workspaceRoot(rec *evidence.Record) string {
 			count[d]++
 		}
 	}
-	best := ""
+	// Of the folders that hold the most paths, the deepest: the project's
+	// root, not the folder most of the edits happened to be in.
+	best, most := "", 0
 	for d, n := range count {
-		if 2*n > abs && strings.Count(d, "/") >= 2 && (len(d) > len(best) || len(d) == len(best) && d < best) {
-			best = d
+		if 2*n <= abs || strings.Count(d, "/") < 2 {
+			continue
 		}
+		if n > most || n == most && (len(d) > len(best) || len(d) == len(best) && d < best) {
+			best, most = d, n
+		}
+	}
+	// The folder the session's commands ran in, where the record shows it.
+	if rec.WorkDir != "" && abs > 0 && 2*count[rec.WorkDir] > abs {
+		return rec.WorkDir
 	}
 	if abs < 2 {
 		return ""
+	}
+	// The folder commands ran in, where the record shows it: a relative
+	// path that names the same file as an absolute one.
+	if cwd := inferredCwd(paths); cwd != "" && 2*count[cwd] > abs {
+		return cwd
+	}
+	return best
+}
+
+// inferredCwd returns the folder that relative paths of the record are
+// relative to, as absolute paths of the same files show it ("x/a.py" and
+// "/repo/x/a.py" give "/repo"); the folder most such pairs give, "" when
+// none does.
+func inferredCwd(paths []string) string {
+	var absPaths []string
+	rels := map[string]bool{}
+	for _, p := range paths {
+		switch {
+		case strings.HasPrefix(p, "/"):
+			absPaths = append(absPaths, p)
+		case strings.Contains(p, "/") && !strings.HasPrefix(p, "."):
+			rels[p] = true
+		}
+	}
+	votes := map[string]int{}
+	for _, a := range absPaths {
+		for r := range rels {
+			if len(a) > len(r)+1 && strings.HasSuffix(a, "/"+r) {
+				votes[a[:len(a)-len(r)-1]]++
+			}
+		}
+	}
+	best, most := "", 0
+	for d, n := range votes {
+		if n > most || n == most && d < best {
+			best, most = d, n
+		}
 	}
 	return best
 }
@@ -289,6 +340,7 @@ var buildCmdRE = regexp.MustCompile(`(?i)(\btest\b|pytest|\bmake\b|\bbuild\b|\bl
 var stateCmdRE = regexp.MustCompile(`(?i)(\bgit (commit|push|fsck|gc|rebase|merge|read-tree|reset|stash|apply|am|cherry-pick|revert)\b|\bapt(-get)? install\b|\bpip3? install\b|\buv (sync|pip)\b|\bnpm (ci|install)\b|\bbrew install\b)`)
 
 func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
+	fileOnly := 0
 	var groups []*checkGroup
 	var inspections []int // passed read-only commands: one line for all
 	byCmd := map[string]*checkGroup{}
@@ -297,6 +349,7 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 			return ctx.Err()
 		}
 		if isFileOnlyCommand(rec, c) {
+			fileOnly++
 			continue
 		}
 		// A passed inspection whose short output is a finding stays listed.
@@ -327,6 +380,12 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 		if last.Outcome == evidence.Running {
 			if id := sessionID(rec.Actions[last.Action].Output); id != "" {
 				parts = []string{id}
+			}
+		} else if last.Outcome == evidence.Unknown {
+			// Neither an exit code nor a runner's result line: say so, and
+			// quote how it ended, so the reader judges.
+			if l := lastOutputLine(rec, last); l != "" {
+				parts = append(parts, "last line: "+l)
 			}
 		} else if last.Detail != "" {
 			parts = append(parts, clip(last.Detail, detailChars))
@@ -372,6 +431,10 @@ func (f *facts) noteChecks(ctx context.Context, rec *evidence.Record) error {
 	}
 	if len(inspections) > 0 {
 		f.checks = append(f.checks, inspectionLine(rec, inspections))
+	}
+	if len(f.checks) == 0 && fileOnly > 0 {
+		// Never "none" beside the commands the summary names elsewhere.
+		f.checks = append(f.checks, entry{text: fmt.Sprintf("only commands that write files ran (%d), listed with the files", fileOnly), prio: 10})
 	}
 	return nil
 }
@@ -496,6 +559,18 @@ func outputChange(rec *evidence.Record, first, last evidence.Check) string {
 	return fmt.Sprintf("first run printed %s; the latest %s", clip(strings.Join(gone, " / "), detailChars), clip(strings.Join(added, " / "), detailChars))
 }
 
+// lastOutputLine returns the last line of a check's output, not a harness
+// line, quoted; "" when it printed nothing.
+func lastOutputLine(rec *evidence.Record, c evidence.Check) string {
+	lines := nonEmptyLines(evidence.TailBytes(rec.Output(c), 4096))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := lines[i]; !exitLineRE.MatchString(l) && !harnessLineRE.MatchString(l) {
+			return "`" + strings.ReplaceAll(clip(l, detailChars), "`", "'") + "`"
+		}
+	}
+	return ""
+}
+
 func shortOutput(rec *evidence.Record, c evidence.Check) bool {
 	out := strings.TrimSpace(rec.Output(c))
 	return out != "" && strings.Count(out, "\n") < 3
@@ -527,6 +602,8 @@ func statusWord(o evidence.Outcome) string {
 		return "not run"
 	case evidence.Submitted:
 		return "submitted"
+	case evidence.NoMatch:
+		return "found no match"
 	}
 	return "ran"
 }
@@ -548,7 +625,7 @@ func exitDetail(c evidence.Check) string {
 	case c.Outcome == evidence.Failed:
 		return "no exit code; its output reports a failure"
 	case c.Outcome == evidence.Unknown:
-		return "exit code not reported"
+		return "outcome not reported"
 	}
 	return ""
 }
@@ -694,8 +771,17 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			}
 		}
 	}
+	// A relative path that names a changed file (given absolute) is that file.
+	namesChanged := func(p string) bool {
+		for k := range by {
+			if f.rel(k) == f.rel(p) || strings.HasSuffix(k, "/"+p) || strings.HasSuffix(p, "/"+k) {
+				return true
+			}
+		}
+		return false
+	}
 	for i, p := range rec.Reads {
-		if by[p] != nil || folder[p] {
+		if by[p] != nil || folder[p] || namesChanged(p) {
 			continue
 		}
 		// The first files read set the scene; the latest are where work was.
@@ -969,6 +1055,9 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 			}
 		}
 	}
+	if a := rec.Plan.Active(); a >= 0 {
+		f.doing = append(f.doing, fmt.Sprintf("Active item of the agent's plan (%s): %s", rec.Plan.Tool, clip(rec.Plan.Items[a].Text, planItemChars)))
+	}
 	if lastTyped >= 0 {
 		f.doing = append(f.doing, "Latest user request: "+clip(evidence.HeadBytes(evidence.WithoutHarnessBlocks(msgs[lastTyped].Text()), maxUserScan), 300))
 	}
@@ -1003,6 +1092,12 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		f.pending = append(f.pending, entry{text: fmt.Sprintf("Interrupted call %s: %s (no result)", id, f.describe(a)), prio: 100, order: a.Index})
 		f.next = append(f.next, entry{text: fmt.Sprintf("Re-run or verify the interrupted call %s (%s).", id, a.Tool), prio: 1 << 20, order: a.Index})
 	}
+	keepRunning := false
+	for i, o := range rec.Origins {
+		if o == evidence.OriginTyped && keepRunningRE.MatchString(evidence.HeadBytes(msgs[i].Text(), maxUserScan)) {
+			keepRunning = true
+		}
+	}
 	for _, c := range rec.Checks {
 		if c.Outcome != evidence.Running {
 			continue
@@ -1011,6 +1106,16 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		line := fmt.Sprintf("Running %s (call %s): check its output with %s", f.shown(c.Command), a.CallID, a.Tool)
 		if id := sessionID(a.Output); id != "" {
 			line = fmt.Sprintf("Running %s from %s: poll or stop it with %s", id, f.shown(c.Command), a.Tool)
+		}
+		if serverCmdRE.MatchString(c.Command) || keepRunning {
+			// A server, or what the user asked to keep running: it is not
+			// meant to finish.
+			why := "a server, not meant to finish"
+			if keepRunning {
+				why = "left running as the user asked"
+			}
+			f.pending = append(f.pending, entry{text: line + " (" + why + ")", prio: 100, order: c.Index})
+			continue
 		}
 		f.pending = append(f.pending, entry{text: line, prio: 100, order: c.Index})
 		f.next = append(f.next, entry{text: fmt.Sprintf("Poll %s until it finishes and record its exit code.", f.shown(c.Command)), prio: 1 << 19, order: c.Index})
@@ -1029,6 +1134,9 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		if c.Outcome != evidence.Failed || c.FixedBy >= 0 || lastOfShown[f.shown(c.Command)] != i || !isVerification(c.Command) {
 			continue
 		}
+		if f.staleCheck[i] || rec.DeletedAfter(c.Command, c.Index) {
+			continue // a step already re-runs it, or what it checked is gone
+		}
 		// The latest failures first.
 		f.next = append(f.next, entry{text: fmt.Sprintf("Fix the failure of %s (%s) and re-run it.", f.shown(c.Command), exitDetail(c)), prio: 100000 + i, order: c.Index})
 	}
@@ -1038,6 +1146,11 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 				f.next = append(f.next, entry{text: clip(s, sentenceChars), prio: 50000, order: 1 << 29})
 			}
 		}
+	}
+	// The user's latest request that no reply of the assistant followed is
+	// what the agent was doing: a step, after its plan's active item.
+	if lastTyped >= 0 && !rec.Final.Submitted && !repliedAfter(msgs, rec, lastTyped) && lastTyped != firstTyped(rec) {
+		f.next = append(f.next, entry{text: "The user's latest request, not yet answered: " + clip(evidence.WithoutHarnessBlocks(msgs[lastTyped].Text()), 300), prio: 1 << 22, order: lastTyped})
 	}
 	if rec.Final.Submitted && len(f.pending) == 0 {
 		f.next = append(f.next, entry{text: "None: the run submitted its work; review the result.", prio: 1 << 21, order: -1})
@@ -1049,6 +1162,37 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	default:
 		f.next = append(f.next, entry{text: "Continue with the latest user request: " + clip(evidence.WithoutHarnessBlocks(msgs[lastTyped].Text()), 200), prio: 10, order: 1 << 30})
 	}
+}
+
+var (
+	// keepGoingRE matches a request to go on ("keep going", "keep at it",
+	// "keep working"): a request, not a restriction, whatever follows it.
+	keepGoingRE = regexp.MustCompile(`(?i)\bkeep (?:going|at it|working|on going|on)\b`)
+	// keepRunningRE matches a user's request to keep a process running.
+	keepRunningRE = regexp.MustCompile(`(?i)\b(keep|leave)\b[^.?!\n]{0,40}\brunning\b`)
+	// serverCmdRE matches a command that serves until it is stopped: dev
+	// servers, app servers, compose stacks in the foreground.
+	serverCmdRE = regexp.MustCompile(`(?i)\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:dev|start|serve|preview)\b|\b(?:next|vite|nuxt|astro|remix)\s+dev\b|\bhttp\.server\b|\b(?:uvicorn|gunicorn|hypercorn|flask run|rails s(?:erver)?|php -S|hugo server|jekyll serve|live-server|docker[ -]compose up|tail -f)\b|manage\.py runserver|\bgo run\b.*\bserve`)
+)
+
+// repliedAfter reports whether an assistant message without tool calls (a
+// reply) follows message i.
+func repliedAfter(msgs []history.Message, rec *evidence.Record, i int) bool {
+	for j := i + 1; j < len(msgs); j++ {
+		if rec.Origins[j] == evidence.OriginAgent && !msgs[j].HasToolCalls() && strings.TrimSpace(msgs[j].Text()) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// firstTyped returns the index of the first message the user typed, -1
+// when none.
+func firstTyped(rec *evidence.Record) int {
+	if r := rec.UserRequests(); len(r) > 0 {
+		return r[0]
+	}
+	return -1
 }
 
 // summaryLabelRE matches the label line that starts the summary proper in

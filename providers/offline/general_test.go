@@ -144,7 +144,7 @@ func TestPerTestLinesAreOneEntry(t *testing.T) {
 // harness, and not as passed.
 func TestPipedFailureNotFlagged(t *testing.T) {
 	msgs := []history.Message{history.NewText(history.User, "Lint it.")}
-	msgs = append(msgs, step("c1", "Bash", map[string]string{"command": "make lint 2>&1 | tail -20"}, "x.go:3:1: unused var (unused)\n1 issues:\n[lint] ERROR task failed", false)...)
+	msgs = append(msgs, step("c1", "Bash", map[string]string{"command": "make lint 2>&1 | tail -20"}, "x.go:3:1: unused var (unused)\n1 issues:\n* unused: 1\n[lint] ERROR task failed", false)...)
 	text := summaryOf(t, msgs, 0)
 	if !strings.Contains(text, "failed: `make lint 2>&1 | tail -20` (no exit code; its output reports a failure") {
 		t.Errorf("the hidden failure is misreported:\n%s", text)

@@ -1,5 +1,5 @@
 // Package offline is the embedded default provider: a deterministic,
-// extractive summarizer that needs no network (SPEC §8.9).
+// extractive summarizer that needs no network (docs/design.md §8.9).
 //
 // It implements [providers.Summarizer]: it reads the whole history, earlier
 // summaries included (merged in, so repeated compaction keeps the original

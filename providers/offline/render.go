@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vtcode/vtcode-ls/evidence"
 )
 
 const summaryPrefix = "Previous conversation summary:"
@@ -27,6 +29,7 @@ func (f *facts) mergePrior(text string) {
 		}
 	}
 	text = strings.TrimPrefix(strings.TrimSpace(text), summaryPrefix)
+	text = f.mergePriorInstructions(text)
 	sec := ""
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
@@ -295,6 +298,17 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 		}
 		return t
 	}
+	if wip := append(append([]string(nil), f.wip...), f.priorWIP()...); len(wip) > 0 {
+		lines := make([]string, len(wip))
+		for i, l := range wip {
+			if t := strings.TrimLeft(l, " "); t != l {
+				lines[i] = "  - " + t // a plan item, under its plan
+			} else {
+				lines[i] = "- " + l
+			}
+		}
+		section(secWIP, lines)
+	}
 	var goal []string
 	if f.goal != "" {
 		goal = append(goal, prose(f.goal))
@@ -328,6 +342,10 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 	section(secFiles, fl)
 	section(secErrors, errs.pick())
 	section(secNext, next.pick())
+	if len(f.instructions) > 0 {
+		b.WriteString("\n## " + secInstructions + "\n")
+		b.WriteString(evidence.FormatInstructions(f.instructions))
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 

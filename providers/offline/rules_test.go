@@ -85,8 +85,14 @@ func TestScopeIsTheUsersOwnMessages(t *testing.T) {
 	if !strings.Contains(r, "Never change the file format.") {
 		t.Errorf("the user's restriction is missing:\n%s", r)
 	}
-	if strings.Contains(got, "French") || strings.Contains(got, "todo tool") || strings.Contains(got, "environment_context") {
+	// The injected instructions are carried verbatim in their own section,
+	// and nowhere else.
+	own, carried, _ := strings.Cut(got, "## "+secInstructions+"\n")
+	if strings.Contains(own, "French") || strings.Contains(got, "todo tool") || strings.Contains(got, "environment_context") {
 		t.Errorf("an injected message was taken for the user's:\n%s", got)
+	}
+	if !strings.Contains(carried, "Always answer in French.") {
+		t.Errorf("the injected instructions are not carried:\n%s", got)
 	}
 	// Checks run before the latest user message are kept.
 	if c := section(got, secChecks); !strings.Contains(c, "passed: `go test ./importer` (exit 0") || !strings.Contains(c, "run 2 times; failed 1 of them first") {

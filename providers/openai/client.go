@@ -108,7 +108,7 @@ type generateRequest struct {
 }
 
 // compactRequest is the body of POST /responses/compact: exactly the fields
-// of SPEC §8.3. It has no stream, max_output_tokens, store, include,
+// of docs/design.md §8.3. It has no stream, max_output_tokens, store, include,
 // reasoning, text or previous_response_id field.
 type compactRequest struct {
 	Model                string            `json:"model"`
@@ -177,7 +177,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	return c.caller.RedactResponse(out), nil
 }
 
-// Compact sends one POST {base}/responses/compact with the SPEC §8.3 payload:
+// Compact sends one POST {base}/responses/compact with the docs/design.md §8.3 payload:
 // model, input (req.Input as input items, system messages kept in place as
 // system message items), and, when set, instructions, service_tier,
 // prompt_cache_key, prompt_cache_options and prompt_cache_retention.
@@ -284,6 +284,9 @@ type usage struct {
 	InputTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
+	OutputTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
 }
 
 func (r *response) usage() history.Usage {
@@ -294,6 +297,7 @@ func (r *response) usage() history.Usage {
 		InputTokens:     r.Usage.InputTokens,
 		OutputTokens:    r.Usage.OutputTokens,
 		CacheReadTokens: r.Usage.InputTokensDetails.CachedTokens,
+		ReasoningTokens: r.Usage.OutputTokensDetails.ReasoningTokens,
 	}
 }
 

@@ -214,8 +214,8 @@ func replayable(obj json.RawMessage, typ string) bool {
 		strings.HasSuffix(typ, "_tool_result"), typ == "server_tool_use":
 		return false
 	case typ == "compaction":
-		anthropic, _ := providers.AnthropicCompactionBlock(obj)
-		return !anthropic
+		c := providers.CompactionOf(obj)
+		return c != providers.AnthropicCompaction && c != providers.FailedCompaction
 	}
 	return true
 }

@@ -1,8 +1,9 @@
 // Package proxytest is a scripted fake model provider for testing the
 // proxy and real coding agents through it, offline. One server speaks the
-// three wire formats a proxy forwards, with their real SSE event sequences:
+// four wire formats a proxy forwards, with their real SSE event sequences:
 // Anthropic Messages (POST …/messages, also count_tokens), OpenAI Responses
-// (POST …/responses) and chat completions (POST …/chat/completions).
+// (POST …/responses), chat completions (POST …/chat/completions) and the
+// Gemini API (POST …/models/{model}:generateContent and friends, gemini.go).
 //
 // The script is a list of turns, each a text and tool calls. The turn a
 // request is at is derived from the request alone, as a real API would
@@ -14,7 +15,10 @@
 // end the last turn repeats.
 //
 // Every request is kept (headers with credentials redacted) for the test's
-// assertions. Reported input tokens are the body size / 4 × TokenScale.
+// assertions, with the usage the fake reported for it. Reported input
+// tokens are the body size / 4 × TokenScale, of which CacheRatio are
+// reported as cache reads (and on Messages, a quarter of the rest as cache
+// writes, half of those with a 1-hour lifetime).
 // With Options.Strict the fake refuses what the real APIs refuse and
 // models their prompt caches (strict.go).
 package proxytest
@@ -52,6 +56,13 @@ type Request struct {
 	Body   []byte
 	Kind   string // main, compact, count, side, other
 	Turn   int
+	Usage  Usage // what the answer reported (zero for a failure, a count or other)
+}
+
+// Usage is the usage the fake reported for a request, in billed kinds:
+// Input is the uncached input.
+type Usage struct {
+	Input, CacheRead, CacheWrite5m, CacheWrite1h, Output int
 }
 
 // Failure is an answer the fake gives instead of the scripted one.
@@ -77,6 +88,9 @@ type Options struct {
 	// a signed thinking block or an encrypted reasoning item, which a
 	// strict upstream then requires back byte for byte.
 	Thinking bool
+	// CacheRatio is the part of the input reported as read from the
+	// cache, in [0, 1].
+	CacheRatio float64
 }
 
 // Upstream is a running fake provider.
@@ -187,6 +201,10 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: h, Body: body, Turn: turnOf(body)}
 	path := strings.TrimSuffix(r.URL.Path, "/")
+	if m := geminiMethod(path); m != "" && r.Method == http.MethodPost {
+		u.serveGemini(w, r, m, req) // the Gemini API: gemini.go
+		return
+	}
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/messages/count_tokens"):
 		req.Kind = "count"
@@ -195,11 +213,16 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		req.Kind = "other"
 	}
+	tokens := int(float64(len(body)) / 4 * u.o.TokenScale)
+	us := u.usage(path, body, tokens)
 	u.mu.Lock()
 	var fail *Failure
 	if req.Kind != "other" && len(u.fail) > 0 {
 		fail = &u.fail[0]
 		u.fail = u.fail[1:]
+	}
+	if fail == nil && req.Kind != "other" && req.Kind != "count" {
+		req.Usage = us
 	}
 	u.requests = append(u.requests, req)
 	u.mu.Unlock()
@@ -220,7 +243,6 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	tokens := int(float64(len(body)) / 4 * u.o.TokenScale)
 	switch {
 	case req.Kind == "count":
 		writeJSON(w, map[string]int{"input_tokens": tokens})
@@ -231,12 +253,28 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, map[string]any{})
 	case strings.HasSuffix(path, "/messages"):
-		u.anthropic(w, body, req, tokens)
+		u.anthropic(w, body, req, us)
 	case strings.HasSuffix(path, "/responses"):
-		u.responses(w, body, req, tokens)
+		u.responses(w, body, req, us)
 	default:
-		u.chat(w, body, req, tokens)
+		u.chat(w, body, req, us)
 	}
+}
+
+// usage is what the answer to a request of tokens input tokens reports.
+func (u *Upstream) usage(path string, body []byte, tokens int) Usage {
+	read := int(float64(tokens) * min(max(u.o.CacheRatio, 0), 1))
+	us := Usage{Input: tokens - read, CacheRead: read, Output: 10}
+	if strings.HasSuffix(path, "/messages") {
+		write := us.Input / 4
+		us.CacheWrite1h = write / 2
+		us.CacheWrite5m = write - us.CacheWrite1h
+		us.Input -= write
+		if !isStream(body) {
+			us.Output = 1
+		}
+	}
+	return us
 }
 
 // kind classifies a model request: compact when its last user text asks
@@ -416,7 +454,7 @@ func callInput(c Call) json.RawMessage {
 }
 
 // anthropic answers a Messages request.
-func (u *Upstream) anthropic(w http.ResponseWriter, body []byte, req Request, tokens int) {
+func (u *Upstream) anthropic(w http.ResponseWriter, body []byte, req Request, us Usage) {
 	t := u.step(req)
 	id := fmt.Sprintf("msg_fake_%d", req.Turn)
 	stop := "end_turn"
@@ -432,7 +470,9 @@ func (u *Upstream) anthropic(w http.ResponseWriter, body []byte, req Request, to
 		content = append(content, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_fake_t%d_%d", req.Turn, i), "name": c.Name, "input": callInput(c)})
 		stop = "tool_use"
 	}
-	usage := map[string]int{"input_tokens": tokens, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	usage := map[string]any{"input_tokens": us.Input, "output_tokens": 1, "cache_creation_input_tokens": us.CacheWrite5m + us.CacheWrite1h,
+		"cache_read_input_tokens": us.CacheRead,
+		"cache_creation":          map[string]int{"ephemeral_5m_input_tokens": us.CacheWrite5m, "ephemeral_1h_input_tokens": us.CacheWrite1h}}
 	if !isStream(body) {
 		writeJSON(w, map[string]any{"id": id, "type": "message", "role": "assistant", "model": "fake", "content": content,
 			"stop_reason": stop, "stop_sequence": nil, "usage": usage})
@@ -467,7 +507,8 @@ func (u *Upstream) anthropic(w http.ResponseWriter, body []byte, req Request, to
 }
 
 // responses answers a Responses request.
-func (u *Upstream) responses(w http.ResponseWriter, body []byte, req Request, tokens int) {
+func (u *Upstream) responses(w http.ResponseWriter, body []byte, req Request, us Usage) {
+	tokens := us.Input + us.CacheRead
 	t := u.step(req)
 	id := fmt.Sprintf("resp_fake_%d", req.Turn)
 	var output []map[string]any
@@ -484,7 +525,7 @@ func (u *Upstream) responses(w http.ResponseWriter, body []byte, req Request, to
 		output = append(output, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake_%d_%d", req.Turn, i), "status": "completed",
 			"call_id": fmt.Sprintf("call_fake_t%d_%d", req.Turn, i), "name": c.Name, "arguments": string(callInput(c))})
 	}
-	usage := map[string]any{"input_tokens": tokens, "input_tokens_details": map[string]int{"cached_tokens": 0},
+	usage := map[string]any{"input_tokens": tokens, "input_tokens_details": map[string]int{"cached_tokens": us.CacheRead},
 		"output_tokens": 10, "output_tokens_details": map[string]int{"reasoning_tokens": 0}, "total_tokens": tokens + 10}
 	resp := func(status string, out any, us any) map[string]any {
 		m := map[string]any{"id": id, "object": "response", "created_at": 1, "model": "fake", "status": status, "output": out}
@@ -538,7 +579,8 @@ func (u *Upstream) responses(w http.ResponseWriter, body []byte, req Request, to
 }
 
 // chat answers a chat completions request.
-func (u *Upstream) chat(w http.ResponseWriter, body []byte, req Request, tokens int) {
+func (u *Upstream) chat(w http.ResponseWriter, body []byte, req Request, us Usage) {
+	tokens := us.Input + us.CacheRead
 	t := u.step(req)
 	id := fmt.Sprintf("chatcmpl-fake-%d", req.Turn)
 	finish := "stop"
@@ -548,7 +590,8 @@ func (u *Upstream) chat(w http.ResponseWriter, body []byte, req Request, tokens 
 			"function": map[string]any{"name": c.Name, "arguments": string(callInput(c))}})
 		finish = "tool_calls"
 	}
-	usage := map[string]int{"prompt_tokens": tokens, "completion_tokens": 10, "total_tokens": tokens + 10}
+	usage := map[string]any{"prompt_tokens": tokens, "completion_tokens": 10, "total_tokens": tokens + 10,
+		"prompt_tokens_details": map[string]int{"cached_tokens": us.CacheRead}}
 	if !isStream(body) {
 		msg := map[string]any{"role": "assistant", "content": t.Text}
 		if calls != nil {

@@ -20,6 +20,10 @@ cmd("VtContext", function()
   require("vtcode.context").show()
 end, { nargs = 0, desc = "vtcode: the context map of the active session in a floating window" })
 
+cmd("VtDecline", function()
+  require("vtcode").decline()
+end, { nargs = 0, desc = "vtcode: not now to the compaction proposal (ask mode)" })
+
 cmd("VtStats", function()
   require("vtcode").stats()
 end, { nargs = 0, desc = "vtcode: show projection stats of the active session" })

@@ -4,17 +4,22 @@
 # $VTCODE_CACHE/neovim on first use (editors/scripts/install-neovim.sh). The daemon is
 # $VTCODE_LS_BIN, else <repo>/bin/vtcode-ls (built with go build when missing or stale).
 # NVIM_VERSIONS="0.10.4 0.12.4" runs those only; NVIM=path adds another binary (e.g. a system
-# nvim). Last line: "neovim: N passed, N failed".
+# nvim; NVIM_VERSIONS= NVIM=path runs that one only). Versions that cannot be fetched (no apt-get,
+# no archive) make the suite say so in one line and not run, or fail with CI=true
+# (scripts/suite.sh). Last line: "neovim: N passed, N failed".
 set -euo pipefail
 PLUGIN=$(cd "$(dirname "$0")/.." && pwd)
 . "$PLUGIN/../scripts/env.sh"
+SUITE=test-neovim
+SUITE_HOW="make test-neovim with apt-get and the Debian archive reachable (the .debs are fetched without root), or NVIM_VERSIONS= NVIM=/path/to/nvim make test-neovim"
 BIN=$(vtcode_ls_bin)
-read -r -a versions <<<"${NVIM_VERSIONS:-$NVIM_ALL_VERSIONS}"
+read -r -a versions <<<"${NVIM_VERSIONS-$NVIM_ALL_VERSIONS}"
 nvims=()
 if ((${#versions[@]})); then
+  command -v apt-get >/dev/null || suite_unavailable "Neovim ${versions[*]}, fetched with apt-get, which this system lacks"
   mapfile -t nvims < <(bash "$EDITORS_SCRIPTS/install-neovim.sh" "${versions[@]}")
   if ((${#nvims[@]} != ${#versions[@]})); then
-    echo "not ok - install-neovim.sh ${versions[*]} failed"; echo "neovim: 0 passed, 1 failed"; exit 1
+    suite_unavailable "Neovim ${versions[*]} from the Debian archive, which install-neovim.sh could not fetch (see above)"
   fi
 fi
 [ -n "${NVIM:-}" ] && nvims+=("$NVIM")

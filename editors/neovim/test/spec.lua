@@ -129,15 +129,26 @@ end
 -- ---- pure helpers --------------------------------------------------------------------------
 
 test("format.tokens / percent / statusline", function()
-  local cases = { { 0, "0" }, { 950, "950" }, { 1000, "1k" }, { 1050, "1.1k" }, { 9500, "9.5k" }, { 78100, "78.1k" },
-    { 99950, "100k" }, { 128000, "128k" }, { 131072, "131k" }, { 999500, "1M" }, { 1200000, "1.2M" }, { -1, "0" } }
-  for _, c in ipairs(cases) do
-    eq(fmt.tokens(c[1]), c[2], "tokens(" .. c[1] .. ")")
+  -- the table the daemon's formatters (session/display.go) and the VS Code extension's are tested with
+  local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+  local cases = 0
+  for line in io.lines(here .. "/../../testdata/figures.txt") do
+    local kind, value, want = line:match("^(%a+)%s+(%S+)%s+(%S+)%s*$")
+    if kind then
+      local got = kind == "tokens" and fmt.tokens(tonumber(value)) or fmt.percent(tonumber(value))
+      eq(got, want, "figures.txt: " .. kind .. "(" .. value .. ")")
+      cases = cases + 1
+    end
   end
-  eq(fmt.percent(0.62), "62%", "percent")
-  eq(fmt.statusline({ pressure = 0.62, capacity = 128000, projectedTokens = 78100 }), "ctx 62%", "statusline")
-  eq(fmt.statusline({ pressure = 0, capacity = 0, projectedTokens = 78100 }), "ctx 78.1k", "statusline without capacity")
+  assert(cases >= 20, cases .. " cases")
+  eq(fmt.tokens(-1), "0", "tokens(-1)")
+  -- the statusline shows the daemon's display (rpc/doc.go), not figures of its own
+  local gauge = { percent = "62%", used = "80.1k", window = "128k", text = "62% · 80.1k/128k" }
+  eq(fmt.statusline({ pressure = 0.62, capacity = 128000, projectedTokens = 78100, display = gauge }), "ctx 62%", "statusline")
+  eq(fmt.statusline({ pressure = 0, capacity = 0, projectedTokens = 78100,
+    display = { percent = "", used = "80.1k", window = "", text = "80.1k" } }), "ctx 80.1k", "statusline without capacity: used, prefix included")
   eq(fmt.statusline(nil), "", "statusline without pressure")
+  eq(fmt.gauge({ display = gauge }), "62% · 80.1k/128k", "gauge")
   eq(fmt.int(1234567), "1,234,567", "int")
 end)
 
@@ -204,6 +215,51 @@ test("context.sparkline: one character per request, compactions and large clears
   eq(f2, 61, "from turn 61")
 end)
 
+-- The shared transcript: the VS Code extension's applier replays the same file
+-- (editors/vscode/test/unit/delta.test.cjs).
+test("vtcode.delta replays editors/testdata/projection_deltas.txtar to its projections", function()
+  local d = require("vtcode.delta")
+  local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+  local f = assert(io.open(here .. "/../../testdata/projection_deltas.txtar", "r"))
+  local text = f:read("*a")
+  f:close()
+  local sections = {}
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    local name = line:match("^%-%- (.+) %-%-$")
+    if name then
+      table.insert(sections, { name = name, body = {} })
+    elseif #sections > 0 then
+      table.insert(sections[#sections].body, line)
+    end
+  end
+  local got, steps = {}, 0
+  for _, sec in ipairs(sections) do
+    local body = vim.fn.json_decode(table.concat(sec.body, "\n"))
+    if sec.name == "want" then
+      assert(vim.deep_equal(got, body), "the final projections: " .. vim.inspect(got))
+    else
+      local kind, sid = sec.name:match("^(%S+) (%S+)$")
+      steps = steps + 1
+      local revision = body.revision
+      local r, err = d.apply(sid, body)
+      if kind == "error" then
+        eq(r, nil, "step " .. steps .. ": refused")
+        assert(err and err:find("does not hold", 1, true), "step " .. steps .. ": " .. tostring(err))
+        eq(d.params({ sessionId = sid }).baseRevision, nil, "step " .. steps .. ": " .. sid .. " is forgotten")
+      else
+        eq(kind, "result", "section " .. sec.name)
+        assert(r and r.delta == nil, "step " .. steps .. ": callers see no delta")
+        got[sid] = r.messages
+        eq(d.params({ sessionId = sid }).baseRevision, revision, "step " .. steps .. ": the next baseRevision of " .. sid)
+      end
+    end
+  end
+  eq(steps, 11, "every step of the transcript was replayed")
+  for _, sid in ipairs({ "s1", "s2", "s3" }) do
+    d.forget(sid)
+  end
+end)
+
 test("setup({ proxy = … }) travels as initializationOptions.proxy beside the policy", function()
   eq(vt._init_options({ init_options = { context = { maxContextTokens = 64000 } } }), { context = { maxContextTokens = 64000 } }, "no proxy")
   eq(vt._init_options({ proxy = "127.0.0.1:8787" }), { proxy = { listen = "127.0.0.1:8787" } }, "string")
@@ -244,6 +300,7 @@ test("an agent's turns through client() make its session active; the statusline 
   end, "the pressure of the prepared request")
   before = vt.statusline()
   emit("    statusline before compaction: " .. before)
+  eq(before, "ctx " .. prep.stats.display.percent, "the statusline shows the daemon's figure of the request")
   eq(vt.pressure().capacity, 32000, "capacity")
 end)
 
@@ -545,6 +602,55 @@ test("prepareRequest through client() answers whole projections while deltas cro
   local full = send(raw, "vtcode/prepareRequest", { sessionId = sid, systemPrompt = "You are a coding agent." })
   assert(type(full.messages) == "table" and full.delta == nil, "whole projection without baseRevision")
   eq(vim.json.encode(p2.messages), vim.json.encode(full.messages), "delta-applied projection == whole projection")
+end)
+
+test(":VtStats and :VtContext show the receipt: the provider's usage under the list price", function()
+  local o = rpc("vtcode/openSession", { provider = "anthropic", model = "claude-sonnet-4-5", contextWindow = 200000 })
+  rpc("vtcode/appendMessages", { sessionId = o.sessionId, messages = agent_session(2, "receipt") })
+  rpc("vtcode/prepareRequest", { sessionId = o.sessionId, systemPrompt = "You are a coding agent." })
+  rpc("vtcode/recordResponse", { sessionId = o.sessionId, message = { role = "assistant", content = "Done." },
+    usage = { input_tokens = 1000, cache_read_input_tokens = 8000, cache_creation_input_tokens = 2000,
+      cache_creation = { ephemeral_1h_input_tokens = 500 }, output_tokens = 300 } })
+  vim.cmd("VtSession " .. o.sessionId)
+  wait(10000, function()
+    return vt.active_session() == o.sessionId
+  end, "the receipt's session")
+  local mark = #notes + 1
+  vim.cmd("VtStats")
+  local n = wait_note("Session " .. vim.pesc(o.sessionId), ":VtStats", mark)
+  -- Claude Sonnet 4.5: 1000 × $3 + 8000 × $0.30 + 1500 × $3.75 + 500 × $6 + 300 × $15 per MTok = $0.0185
+  assert(n.msg:find("tokens billed%s+1,000 in · 8,000 cache read · 2,000 cache write %(500 1h%) · 300 out"), n.msg)
+  assert(n.msg:find("paid %(list prices of %d+%-%d+%-%d+%)%s+%$0%.02"), n.msg)
+  assert(n.msg:find("without vtcode-ls (estimate)", 1, true), n.msg)
+  local r = require("vtcode.receipt")
+  eq(r.summary({ requests = 2, tokens = { input = 5, output = 1 }, unpriced = { "ollama/qwen3" } }),
+    "2 requests · 5 in · 1 out · no list price for ollama/qwen3", "an unpriced receipt shows tokens only")
+  local map = rpc("vtcode/contextMap", { sessionId = o.sessionId })
+  assert(type(map.receipt) == "table", vim.inspect(map))
+  local lines = require("vtcode.context").lines(map, 80)
+  local text = table.concat(lines, "\n")
+  assert(text:find("Receipt: 1 request · paid $0.02", 1, true), text)
+  vim.cmd("VtSession " .. sid)
+end)
+
+test("ask mode: a proposal is a message naming :VtCompact!; :VtDecline says not now", function()
+  local o = rpc("vtcode/openSession", { contextWindow = 16000 })
+  rpc("vtcode/setPolicy", { sessionId = o.sessionId, policy = { autoCompaction = { mode = "ask" },
+    toolResultClearing = { enabled = false }, context = { tokenizer = "approx" } } })
+  local msgs = {}
+  for i = 1, 11 do
+    table.insert(msgs, { role = "user", content = "Step " .. i .. ": " .. string.rep("The module handles request routing and retries. ", 36) })
+    table.insert(msgs, { role = "assistant", content = "Module " .. i .. ": " .. string.rep("It retries failed calls with backoff. ", 45) })
+  end
+  local mark = #notes + 1
+  local prep = rpc("vtcode/prepareRequest", { sessionId = o.sessionId, messages = msgs })
+  eq(prep.compaction, nil, "no compaction past the threshold in ask mode")
+  local n = wait_note("Compact it%?", "the proposal", mark)
+  assert(n.msg:find(":VtCompact! to review", 1, true) and n.msg:find(o.sessionId, 1, true), n.msg)
+  mark = #notes + 1
+  vim.cmd("VtDecline")
+  n = wait_note("not now", ":VtDecline", mark)
+  assert(n.msg:find(o.sessionId, 1, true), n.msg)
 end)
 
 test(":checkhealth vtcode passes", function()

@@ -85,7 +85,7 @@ function entries(zipFile) {
     fs.writeFileSync(p, bin.data, { mode: 0o755 });
     try {
       ran = cp.execFileSync(p, ['version'], { encoding: 'utf8', timeout: 10000 }).trim();
-      if (!/^vtcode-ls \S+$/.test(ran)) problems.push(`the packaged daemon printed ${JSON.stringify(ran)}`);
+      if (!/^vtcode-ls \S+ \(commit [^()]+\)$/.test(ran)) problems.push(`the packaged daemon printed ${JSON.stringify(ran)}`);
     } catch (e) {
       problems.push(`the packaged daemon does not run: ${e.message}`);
     } finally {

@@ -16,11 +16,21 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 . "$HERE/../scripts/env.sh"
 cd "$HERE"
 PORT=${PORT:-$((20000 + RANDOM % 20000))}
+SUITE=test-e2e
+SUITE_HOW="make test-e2e as root (or with sudo without a password) on Debian 12, with its archive and the npm registry reachable"
 
-bash "$EDITORS_SCRIPTS/install-code-server.sh" >/dev/null
+rc=0; bash "$EDITORS_SCRIPTS/install-code-server.sh" >/dev/null || rc=$?
+if [ "$rc" != 0 ]; then
+  [ "$rc" = "$SUITE_CANNOT_INSTALL" ] && suite_unavailable "chromium and build libraries (apt-get), Node $NODE24_VERSION and code-server $CODE_SERVER_VERSION (npm), which could not be installed (see above)"
+  exit "$rc"
+fi
+rc=0; VSIX=$(bash scripts/prepare.sh) || rc=$?
+if [ "$rc" != 0 ]; then
+  [ "$rc" = "$SUITE_CANNOT_INSTALL" ] && suite_unavailable "the extension's npm dependencies (see above)"
+  exit "$rc"
+fi
 NODE=$NODE24_HOME/bin/node
 CS_ENTRY=$CODE_SERVER_DIR/node_modules/code-server/out/node/entry.js
-VSIX=$(bash scripts/prepare.sh)
 BIN=$(vtcode_ls_bin)
 # the platform-specific package of this machine, with the daemon inside
 case "$(uname -m)" in x86_64) HOST_TARGET=linux-x64 ;; aarch64 | arm64) HOST_TARGET=linux-arm64 ;; *) HOST_TARGET= ;; esac

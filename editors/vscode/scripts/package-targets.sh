@@ -13,7 +13,13 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 cd "$HERE"
 targets=("$@")
 ((${#targets[@]})) || targets=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64)
-bash scripts/prepare.sh >/dev/null   # npm ci, bundle, typecheck, the generic .vsix
+SUITE=test-vsix
+SUITE_HOW="install Node.js 20+ with npm, with the npm registry reachable, then make test-vsix"
+rc=0; bash scripts/prepare.sh >/dev/null || rc=$?   # npm ci, bundle, typecheck, the generic .vsix
+if [ "$rc" != 0 ]; then
+  [ "$rc" = "$SUITE_CANNOT_INSTALL" ] && suite_unavailable "node, npm and the extension's npm dependencies (see above)"
+  exit "$rc"
+fi
 version=$(node -p 'require("./package.json").version')
 daemon_version=$(git -C "$REPO_ROOT" describe --tags --always --dirty 2>/dev/null || echo devel)
 GO=${GO:-go}
@@ -31,7 +37,7 @@ for t in "${targets[@]}"; do
   rm -rf server; mkdir -p server
   log "build the daemon for $goos/$goarch"
   if ! (cd "$REPO_ROOT" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch "$GO" build -trimpath \
-      -ldflags "-s -w -X main.version=$daemon_version" -o "$HERE/server/$exe" ./cmd/vtcode-ls) >"$HERE/dist/go-$t.log" 2>&1; then
+      -ldflags "-s -w -X main.version=$daemon_version -X main.commit=$(git -C "$REPO_ROOT" rev-parse HEAD 2>/dev/null)" -o "$HERE/server/$exe" ./cmd/vtcode-ls) >"$HERE/dist/go-$t.log" 2>&1; then
     echo "not ok - $t: go build for $goos/$goarch failed:"; sed 's/^/    /' "$HERE/dist/go-$t.log" | head -10
     fail=$((fail + 1)); continue
   fi

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Installs the extension's npm dependencies (npm ci, npm cache in $VTCODE_CACHE/npm, skipped when
 # package-lock.json is unchanged), bundles with esbuild, typechecks with tsc and packages
-# dist/vtcode-ls-<version>.vsix with vsce. Prints the .vsix path on stdout.
+# dist/vtcode-ls-<version>.vsix with vsce. Prints the .vsix path on stdout. Exits
+# $SUITE_CANNOT_INSTALL (scripts/suite.sh) when node/npm are missing or npm ci cannot install.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 . "$HERE/../scripts/env.sh"
 cd "$HERE"
 export npm_config_cache=$VTCODE_CACHE/npm npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
+need_npm || exit
 lockhash=$(cat package-lock.json package.json | sha256sum | cut -c1-16)
 if [ "$(cat node_modules/.vtcode-lock 2>/dev/null)" != "$lockhash" ]; then
   log "npm ci"
-  npm ci --prefer-offline --loglevel=error >&2
+  npm ci --prefer-offline --loglevel=error >&2 || { log "npm ci failed (is the npm registry reachable?)"; exit "$SUITE_CANNOT_INSTALL"; }
   echo "$lockhash" > node_modules/.vtcode-lock
 fi
 

@@ -7,7 +7,13 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 . "$HERE/../scripts/env.sh"
 cd "$HERE"
-bash scripts/prepare.sh >/dev/null
+SUITE=test-vscode
+SUITE_HOW="install Node.js 20+ with npm, with the npm registry reachable, then make test-vscode"
+rc=0; bash scripts/prepare.sh >/dev/null || rc=$?
+if [ "$rc" != 0 ]; then
+  [ "$rc" = "$SUITE_CANNOT_INSTALL" ] && suite_unavailable "node, npm and the extension's npm dependencies (see above)"
+  exit "$rc"
+fi
 
 VTCODE_LS_BIN=$(vtcode_ls_bin)
 export VTCODE_LS_BIN

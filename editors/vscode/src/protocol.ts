@@ -1,10 +1,12 @@
-// Wire shapes of the vtcode-ls protocol (SPEC §2, §9, §10) that the extension uses.
+// Wire shapes of the vtcode-ls protocol (docs/design.md §2, §9, §10) that the extension uses.
 // This module has no dependency on `vscode`, so the pure display logic and the tests can use it.
 
-/** Pressure states of SPEC §9. */
+import type { Receipt } from './receipt';
+
+/** Pressure states of docs/design.md §9. */
 export type PressureState = 'ok' | 'warn' | 'compacting' | 'critical';
 
-/** A message of the session history (SPEC §2). Unknown fields are passed through untouched. */
+/** A message of the session history (docs/design.md §2). Unknown fields are passed through untouched. */
 export interface Message {
   id?: string;
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -16,6 +18,19 @@ export interface Message {
   [extra: string]: unknown;
 }
 
+/**
+ * The gauge as the daemon formats it for every client (rpc/doc.go, vtcode/projectionStats):
+ * `{percent: "62%", used: "78.1k", window: "128k", text: "62% · 78.1k/128k"}`; used counts the
+ * system/tools prefix and the projection; without a capacity percent and window are "" and text
+ * is used alone.
+ */
+export interface Display {
+  percent: string;
+  used: string;
+  window: string;
+  text: string;
+}
+
 /** `vtcode/tokenPressure` notification params. */
 export interface TokenPressure {
   sessionId: string;
@@ -25,14 +40,16 @@ export interface TokenPressure {
   capacity: number;
   pressure: number;
   state: PressureState;
+  display: Display;
 }
 
-/** One entry of `vtcode/listSessions`. */
+/** One entry of `vtcode/listSessions`; active marks the session to follow (the daemon picks it). */
 export interface SessionInfo {
   sessionId: string;
   workspace: string;
   messages: number;
   updatedAt: string;
+  active?: boolean;
 }
 
 /** `vtcode/openSession` result. */
@@ -43,7 +60,7 @@ export interface OpenSessionResult {
   policy: unknown;
 }
 
-/** The compact-boundary record (SPEC §8.8), also `stats.lastCompaction`. */
+/** The compact-boundary record (docs/design.md §8.8), also `stats.lastCompaction`. */
 export interface CompactBoundary {
   sessionId?: string;
   trigger: string;
@@ -62,7 +79,7 @@ export interface CompactResult extends CompactBoundary {
   message: string;
 }
 
-/** Projection stats (SPEC §9). */
+/** Projection stats (docs/design.md §9). */
 export interface Stats {
   sessionId: string;
   messages: number;
@@ -93,6 +110,9 @@ export interface Stats {
   };
   /** Predicted prompt-cache reuse and cost of the (next) request (rpc/doc.go). */
   reuse?: ReuseStats;
+  /** What the session's calls cost so far (receipt.ts). */
+  receipt?: Receipt;
+  display: Display;
 }
 
 /** `stats.reuse`: the prompt-cache prediction. */
@@ -160,9 +180,11 @@ export const Methods = {
   compactPrompt: 'vtcode/compactPrompt',
   tokenPressure: 'vtcode/tokenPressure',
   compactBoundary: 'vtcode/compactBoundary',
+  compactionProposed: 'vtcode/compactionProposed',
+  declineCompaction: 'vtcode/declineCompaction',
 } as const;
 
-/** JSON-RPC error codes of SPEC §1. */
+/** JSON-RPC error codes of docs/design.md §1. */
 export const ErrorCodes = {
   RequestCancelled: -32800,
   RequestFailed: -32803,

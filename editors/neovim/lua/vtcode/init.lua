@@ -1,4 +1,4 @@
--- vtcode: the Neovim client of the vtcode-ls daemon (SPEC §14).
+-- vtcode: the Neovim client of the vtcode-ls daemon (docs/design.md §14).
 --
 -- Starts `vtcode-ls` through vim.lsp (vim.lsp.start on 0.8+, vim.lsp.start_client on 0.7),
 -- follows the active session (the workspace's most recently updated session unless the user
@@ -217,6 +217,14 @@ handlers["vtcode/compactBoundary"] = function(_, b, ctx)
   pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "VtcodeCompactBoundary", modeline = false })
 end
 
+handlers["vtcode/compactionProposed"] = function(_, p, ctx)
+  if type(p) ~= "table" or (ctx and ctx.client_id ~= state.client_id) then
+    return
+  end
+  state.proposal = p
+  notify(require("vtcode.ask").message(p), vim.log.levels.WARN)
+end
+
 if not have_lsp_progress then
   -- Neovim 0.7–0.9: wrap the built-in $/progress handler (it keeps client.messages.progress and
   -- fires User LspProgressUpdate) and record the events for this client.
@@ -310,9 +318,9 @@ local function pick_initial_session()
     if err or type(list) ~= "table" or M.active_session() then
       return
     end
-    local best
+    local best -- the daemon marks the session to follow (vtcode/listSessions active)
     for _, s in ipairs(list) do
-      if not best or tostring(s.updatedAt) >= tostring(best.updatedAt) then
+      if s.active == true then
         best = s
       end
     end
@@ -547,6 +555,26 @@ function M.cancel()
   return false
 end
 
+--- :VtDecline — "not now" to the last compaction proposal (ask mode); cb(err, stats) is optional.
+function M.decline(cb)
+  ensure_setup()
+  local id = (state.proposal and state.proposal.sessionId) or require_session()
+  if not id then
+    return
+  end
+  request("vtcode/declineCompaction", { sessionId = id }, function(err, s)
+    if err then
+      notify(error_text("vtcode: decline failed", err), vim.log.levels.ERROR)
+    else
+      state.proposal = nil
+      notify("vtcode: not now; session " .. id .. " goes on with clearing only and compacts at the window's limit")
+    end
+    if cb then
+      cb(err, s)
+    end
+  end)
+end
+
 --- :VtStats — shows the projection stats of the active session; cb(err, stats) is optional.
 function M.stats(cb)
   ensure_setup()
@@ -695,10 +723,7 @@ function M.session(session_id, cb)
     if err then
       return notify(error_text("vtcode: sessions", err), vim.log.levels.ERROR)
     end
-    list = type(list) == "table" and list or {}
-    table.sort(list, function(a, b)
-      return tostring(a.updatedAt) > tostring(b.updatedAt)
-    end)
+    list = type(list) == "table" and list or {} -- each workspace's sessions newest first
     local items = { { auto = true } }
     for _, s in ipairs(list) do
       table.insert(items, s)

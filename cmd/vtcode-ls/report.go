@@ -1,0 +1,258 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+// reportOut is what `vtcode-ls report --json` prints.
+type reportOut struct {
+	Since    *time.Time              `json:"since,omitempty"`
+	Sessions []session.StoredReceipt `json:"sessions"`
+	Agents   []agentReceipt          `json:"agents"`
+	Total    session.Receipt         `json:"total"`
+}
+
+// agentReceipt is the receipt of an agent's sessions, added.
+type agentReceipt struct {
+	Agent    string          `json:"agent"`
+	Sessions int             `json:"sessions"`
+	Receipt  session.Receipt `json:"receipt"`
+}
+
+// protocolAgent names the sessions an editor drove over JSON-RPC (no proxy
+// identified an agent).
+const protocolAgent = "editor"
+
+func reportMain(args []string, stdout, stderr io.Writer, now func() time.Time) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	since := fs.String("since", "", "only sessions updated in this period (7d, 24h, 90m) or since this date (2026-11-01)")
+	ws := fs.String("workspace", "", "the workspace whose sessions to report (default: the current folder)")
+	cfgFile := fs.String("config", "", "the user configuration file (default: the usual one)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: vtcode-ls report [--since 7d] [--json] [--workspace DIR] [--config FILE]
+
+Prints what the recorded sessions of a workspace cost, from the usage the
+provider reported for every answer: per session and per agent the requests,
+the tokens by kind (uncached input, cache reads, cache writes of 5 minutes and
+1 hour, output), the cost under the models' list prices, the estimated cost
+of the same requests without vtcode-ls (the agent's whole request each time,
+its own cache breakpoints, no clearing or compaction), what that saved, and
+the compactions with what each cost. A model without a known list price shows
+tokens and no cost; [[models]] input_price, cache_read_price,
+cache_write_price, cache_write_1h_price and output_price set one.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vtcode-ls report: unexpected argument %q (see --help)\n", fs.Arg(0))
+		return 2
+	}
+	var from time.Time
+	if *since != "" {
+		t, err := parseSince(*since, now())
+		if err != nil {
+			fmt.Fprintf(stderr, "vtcode-ls report: --since: %v\n", err)
+			return 2
+		}
+		from = t
+	}
+	dir := *ws
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintf(stderr, "vtcode-ls report: %v\n", err)
+			return 1
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(dir); err == nil && !fi.IsDir() {
+			err = fmt.Errorf("%s is not a folder", dir)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vtcode-ls report: --workspace: %v\n", err)
+		return 2
+	}
+	user := *cfgFile
+	if user == "" {
+		user = userConfigFile()
+	} else if _, err := os.Stat(user); err != nil {
+		fmt.Fprintf(stderr, "vtcode-ls report: --config: %v\n", err)
+		return 2
+	}
+	mgr := session.NewManager(session.Options{UserConfig: user, NoWatch: true})
+	defer mgr.Close()
+	if err := mgr.AddWorkspace(dir, nil); err != nil {
+		fmt.Fprintf(stderr, "vtcode-ls report: workspace: %v\n", err)
+		return 1
+	}
+	sessions, err := mgr.Receipts(dir, from)
+	if err != nil {
+		fmt.Fprintf(stderr, "vtcode-ls report: %v\n", err)
+		return 1
+	}
+	out := summarize(sessions)
+	if !from.IsZero() {
+		out.Since = &from
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(out)
+	} else {
+		err = writeReport(stdout, out)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vtcode-ls report: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// summarize adds the sessions' receipts per agent and in total.
+func summarize(sessions []session.StoredReceipt) reportOut {
+	out := reportOut{Sessions: sessions, Agents: []agentReceipt{}}
+	if out.Sessions == nil {
+		out.Sessions = []session.StoredReceipt{}
+	}
+	by := map[string]*agentReceipt{}
+	first := true
+	for _, s := range sessions {
+		name := s.Agent
+		if name == "" {
+			name = protocolAgent
+		}
+		a := by[name]
+		if a == nil {
+			a = &agentReceipt{Agent: name, Receipt: s.Receipt}
+			by[name] = a
+		} else {
+			a.Receipt = a.Receipt.Add(s.Receipt)
+		}
+		a.Sessions++
+		if first {
+			out.Total, first = s.Receipt, false
+		} else {
+			out.Total = out.Total.Add(s.Receipt)
+		}
+	}
+	out.Total.Estimate = true
+	for _, a := range by {
+		out.Agents = append(out.Agents, *a)
+	}
+	sort.Slice(out.Agents, func(i, j int) bool { return out.Agents[i].Agent < out.Agents[j].Agent })
+	return out
+}
+
+// parseSince reads a period before now (7d, 24h, 90m) or a date.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 {
+			return time.Time{}, fmt.Errorf("%q: want a number of days such as 7d", s)
+		}
+		return now.AddDate(0, 0, -days), nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, fmt.Errorf("%q: a period cannot be negative", s)
+		}
+		return now.Add(-d), nil
+	}
+	if t, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q: want a period (7d, 24h, 90m) or a date (2026-11-01)", s)
+}
+
+// writeReport prints the report as tables.
+func writeReport(w io.Writer, r reportOut) error {
+	if len(r.Sessions) == 0 {
+		_, err := fmt.Fprintln(w, "No recorded answers with usage in this workspace.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	header := "\trequests\tinput\tcache read\tcache write\toutput\tpaid\twithout vtcode-ls*\tsaved\tcompactions\t\n"
+	row := func(name string, rc session.Receipt) {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", name, rc.Requests,
+			history.FormatCount(rc.Tokens.Input), history.FormatCount(rc.Tokens.CacheRead),
+			history.FormatCount(rc.Tokens.CacheWrite5m+rc.Tokens.CacheWrite1h), history.FormatCount(rc.Tokens.Output),
+			dollars(rc.PaidUSD), dollars(rc.WithoutUSD), dollars(rc.SavedUSD), len(rc.Compactions))
+	}
+	fmt.Fprint(tw, "session"+header)
+	for _, s := range r.Sessions {
+		name := s.SessionID
+		if s.Model != "" {
+			name += " (" + s.Model + ")"
+		}
+		row(name, s.Receipt)
+	}
+	fmt.Fprint(tw, "\t\t\t\t\t\t\t\t\t\t\n")
+	fmt.Fprint(tw, "agent"+header)
+	for _, a := range r.Agents {
+		row(fmt.Sprintf("%s (%d sessions)", a.Agent, a.Sessions), a.Receipt)
+	}
+	row("total", r.Total)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var notes []string
+	for _, s := range r.Sessions {
+		for _, c := range s.Receipt.Compactions {
+			cost := "no provider call"
+			if c.Tokens.Prompt()+c.Tokens.Output > 0 {
+				cost = fmt.Sprintf("%s in, %s out, %s", history.FormatCount(c.Tokens.Prompt()), history.FormatCount(c.Tokens.Output), dollars(c.USD))
+			}
+			notes = append(notes, fmt.Sprintf("  %s: %s compaction (%s) %s -> %s tokens; %s", s.SessionID, c.Trigger, c.Mode,
+				history.FormatCount(c.OriginalTokens), history.FormatCount(c.CompactedTokens), cost))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nCompactions:")
+		fmt.Fprintln(w, strings.Join(notes, "\n"))
+	}
+	fmt.Fprintln(w, "\n* an estimate: the agent's whole request each time, with its own cache breakpoints, no clearing or compaction.")
+	if r.Total.TierRequests > 0 || r.Total.WithoutTierRequests > 0 {
+		fmt.Fprintf(w, "  Long-context tier: %d requests paid it; %d would have without vtcode-ls.\n", r.Total.TierRequests, r.Total.WithoutTierRequests)
+	}
+	if len(r.Total.Unpriced) > 0 {
+		fmt.Fprintf(w, "  No list price known for %s: tokens only (set one in [[models]]).\n", strings.Join(r.Total.Unpriced, ", "))
+	} else if r.Total.PricesAsOf != "" {
+		fmt.Fprintf(w, "  List prices as of %s.\n", r.Total.PricesAsOf)
+	}
+	return nil
+}
+
+func dollars(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("$%.4f", *v)
+}

@@ -1,0 +1,168 @@
+package evidence
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/history"
+)
+
+// TestCodexInstructionsAreInjected: Codex opens the user role with
+// "# AGENTS.md instructions for DIR" and an <INSTRUCTIONS> block, then the
+// environment; the user's request is the first typed message.
+func TestCodexInstructionsAreInjected(t *testing.T) {
+	r := extract(t, []history.Message{
+		user("# AGENTS.md instructions for /home/u/app\n\n<INSTRUCTIONS>\n# Repository Guidelines\n- Never store tokens in localStorage.\n- Use pnpm.\n</INSTRUCTIONS>"),
+		user("<environment_context>\n  <cwd>/home/u/app</cwd>\n  <approval_policy>on-request</approval_policy>\n</environment_context>"),
+		user("Add dark mode to the settings page."),
+	})
+	if want := []Origin{OriginInjected, OriginInjected, OriginTyped}; !slices.Equal(r.Origins, want) {
+		t.Errorf("origins = %v, want %v", r.Origins, want)
+	}
+	// A typed message that merely starts with a heading stays typed.
+	r = extract(t, []history.Message{user("# Bug\nThe parser drops the last line.")})
+	if r.Origins[0] != OriginTyped {
+		t.Errorf("a typed heading is %v", r.Origins[0])
+	}
+}
+
+// TestRmIsAChange: rm of a glob deletes the files the record names that it
+// matches; the line is no inspection.
+func TestRmIsAChange(t *testing.T) {
+	r := extract(t,
+		call("w1", "Bash", map[string]string{"command": "cat > test_repro.py <<'EOF'\nimport x\nEOF"}, ""),
+		call("w2", "Bash", map[string]string{"command": "cat > test_more.py <<'EOF'\nimport y\nEOF"}, ""),
+		call("w3", "Edit", map[string]string{"file_path": "src/skipping.py", "old_string": "a", "new_string": "b"}, "The file src/skipping.py has been updated."),
+		call("rm", "Bash", map[string]string{"command": "rm -f test_*.py"}, ""),
+	)
+	var deleted []string
+	for _, c := range r.Changes {
+		if c.Op == Deleted {
+			deleted = append(deleted, c.Path)
+		}
+	}
+	if strings.Join(deleted, " ") != "test_repro.py test_more.py" {
+		t.Errorf("deleted = %q, want test_repro.py test_more.py", deleted)
+	}
+	if IsInspection("rm -f test_*.py") {
+		t.Error("rm is an inspection")
+	}
+	if got := strings.Join(r.Uncommitted(), " "); got != "src/skipping.py" {
+		t.Errorf("uncommitted = %q, want only src/skipping.py (the scratch files were made and removed)", got)
+	}
+}
+
+// TestCommitSeenThroughGitLog: `git commit … | tail -1` hides the commit
+// line; the git log after it shows the commit, newest first, and the edits
+// before it are committed.
+func TestCommitSeenThroughGitLog(t *testing.T) {
+	r := extract(t,
+		call("c0", "Bash", map[string]string{"command": "git commit -m 'docs' && git log --oneline -1"}, "[main 1111111] docs\n 1 file changed\n1111111 docs"),
+		call("e1", "Edit", map[string]string{"file_path": "/repo/a.go", "old_string": "a", "new_string": "b"}, "The file /repo/a.go has been updated."),
+		call("c1", "Bash", map[string]string{"command": "git add -A && git commit -m 'feat: dark mode' | tail -1"}, " 1 file changed, 3 insertions(+)"),
+		call("l1", "Bash", map[string]string{"command": "git log --oneline -3"}, "9f8e7d6 (HEAD -> main) feat: dark mode\n1111111 docs\n0000000 init"),
+	)
+	n := len(r.Final.Commits)
+	if n != 2 || r.Final.Commits[n-1].Ref != "9f8e7d6" {
+		t.Fatalf("commits = %+v, want the last one 9f8e7d6", r.Final.Commits)
+	}
+	if u := r.Uncommitted(); len(u) != 0 {
+		t.Errorf("uncommitted = %q, want none", u)
+	}
+	// A git log with no commit before it records nothing.
+	r = extract(t, call("l1", "Bash", map[string]string{"command": "git log -1"}, "commit 9f8e7d6aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\nAuthor: A <a@b>\nDate:   Mon\n\n    feat: x"))
+	if len(r.Final.Commits) != 0 {
+		t.Errorf("a git log alone made commits %+v", r.Final.Commits)
+	}
+}
+
+// TestTaskNotificationEndsTheTask: Claude Code's <task-notification> for a
+// background command reports how it ended.
+func TestTaskNotificationEndsTheTask(t *testing.T) {
+	r := extract(t,
+		call("b1", "Bash", map[string]string{"command": "pytest -x tests/", "run_in_background": "true"}, "Command running in background with ID: bash_3"),
+		[]history.Message{user("<task-notification>\n<task-id>bash_3</task-id>\n<status>failed</status>\n<summary>Background command \"pytest -x tests/\" failed with exit code 143</summary>\n</task-notification>")},
+	)
+	c := r.Checks[0]
+	if c.Outcome != Failed || !c.HasExit || c.Exit != 143 {
+		t.Errorf("check = %s exit %d (%v), want failed 143", c.Outcome, c.Exit, c.HasExit)
+	}
+	r = extract(t,
+		call("b1", "Bash", map[string]string{"command": "make build", "run_in_background": "true"}, "Command running in background with ID: bash_4"),
+		[]history.Message{user("<task-notification>\n<task-id>bash_4</task-id>\n<status>completed</status>\n<summary>Background command \"make build\" completed (exit code 0)</summary>\n</task-notification>")},
+	)
+	if c := r.Checks[0]; c.Outcome != Passed {
+		t.Errorf("completed task: %s", c.Outcome)
+	}
+}
+
+// TestContradictionsOfEachClass: a summary that guesses an outcome, keeps a
+// fixed failure or a finished process as a next step, calls a changed file
+// only read, names an older commit as the last, or says no checks ran
+// beside a check it names, is caught; the true lines are not.
+func TestContradictionsOfEachClass(t *testing.T) {
+	r := extract(t,
+		[]history.Message{user("Fix the parser.")},
+		call("c1", "Bash", map[string]string{"command": "git commit -m 'wip'"}, "[main 1111111] wip"),
+		call("c2", "Bash", map[string]string{"command": "git commit -m 'fix'"}, "[main 2222222] fix"),
+		call("s1", "Bash", map[string]string{"command": "./scripts/smoke.sh"}, "smoke: 3 error lines in the log\ndone"),
+		call("g1", "Bash", map[string]string{"command": "grep -rn TODO src"}, "Exit code 1"),
+		call("t1", "Bash", map[string]string{"command": "go test ./parser/"}, "Exit code 1\n--- FAIL: TestParse\nFAIL\texample.com/m/parser\t0.01s"),
+		call("e1", "Edit", map[string]string{"file_path": "parser/parse.go", "old_string": "a", "new_string": "b"}, "The file parser/parse.go has been updated."),
+		call("t2", "Bash", map[string]string{"command": "go test -count=1 ./parser/"}, "ok  \texample.com/m/parser\t0.01s"),
+		call("b1", "Bash", map[string]string{"command": "go build ./...", "run_in_background": "true"}, "Command running in background with ID: bash_9"),
+		[]history.Message{user("<task-notification>\n<task-id>bash_9</task-id>\n<status>completed</status>\n<summary>exit code 0</summary>\n</task-notification>")},
+	)
+	bad := []string{
+		"- failed: `./scripts/smoke.sh` (its output reports errors)",
+		"- failed: `grep -rn TODO src` (exit 1)",
+		"1. Fix the failure of `go test ./parser/` (exit 1) and re-run it.",
+		"2. Poll `go build ./...` until it finishes and record its exit code.",
+		"- `parser/parse.go`: read",
+		"- Final state: the last 1111111 \"wip\"",
+	}
+	got := Contradictions(strings.Join(bad, "\n"), r)
+	if len(got) != len(bad) {
+		t.Errorf("found %d contradictions, want %d:\n%s", len(got), len(bad), strings.Join(got, "\n"))
+	}
+	none := "## Checks\nnone\n\n## Last action and result\n- Final state: last check `go test -count=1 ./parser/` passed"
+	if got := Contradictions(none, r); len(got) != 1 || !strings.Contains(got[0], "no checks ran") {
+		t.Errorf("'Checks: none' beside a named check: %q", got)
+	}
+	good := []string{
+		"- ran: `./scripts/smoke.sh` (outcome not reported; last line: `done`)",
+		"- found no match: `grep -rn TODO src` (exit 1)",
+		"- failed: `go test ./parser/` (exit 1); fixed by a later run of `go test -count=1 ./parser/` that passed",
+		"- `parser/parse.go`: read, modified",
+		"- Final state: 2 commits, the last 2222222 \"fix\"",
+	}
+	if got := Contradictions(strings.Join(good, "\n"), r); len(got) != 0 {
+		t.Errorf("true lines reported:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// TestSubAgentWritesAreWrites: a Claude Code Agent (or Task) call whose
+// report says it created and modified files changed them; an Explore
+// sub-agent that only read changes nothing.
+func TestSubAgentWritesAreWrites(t *testing.T) {
+	r := extract(t,
+		call("a1", "Agent", map[string]string{"description": "Add the importer", "prompt": "Add an opencode importer.", "subagent_type": "general-purpose"},
+			"Done. Summary of the work:\n\n**Files created:**\n- `transcript/opencode.go` - the importer\n- `transcript/opencode_test.go`\n\n- Modified `transcript/transcript.go` to register it.\n\nagentId: a1b2c3"),
+		call("a2", "Task", map[string]string{"description": "Explore ZIP processing", "prompt": "Explore how ZIP files are processed.", "subagent_type": "Explore"},
+			"ZIP files are detected in `deep_manifest/deep_manifest.py` (is_zip_archive) and processed recursively."),
+	)
+	got := map[string]Op{}
+	for _, c := range r.Changes {
+		got[c.Path] = c.Op
+	}
+	want := map[string]Op{"transcript/opencode.go": Created, "transcript/opencode_test.go": Created, "transcript/transcript.go": Modified}
+	if len(got) != len(want) {
+		t.Errorf("changes = %v, want %v", got, want)
+	}
+	for p, op := range want {
+		if got[p] != op {
+			t.Errorf("%s: %q, want %q", p, got[p], op)
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package offline
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/vtcode/vtcode-ls/evidence"
+)
+
+// secWIP is the work in progress where the record ends; the summary shows
+// it first.
+const secWIP = "Work in progress"
+
+// Bounds of the work-in-progress section.
+const (
+	maxWIPPaths    = 15
+	maxPlanItems   = 24
+	planItemChars  = 400
+	maxStaleFailed = 3
+	maxStalePassed = 2
+)
+
+// Labels of the work-in-progress lines, by which an earlier summary's
+// lines are carried when the record no longer shows what they say.
+const (
+	wipUncommitted = "Uncommitted edits"
+	wipStale       = "Stale check"
+	wipPlan        = "Plan ("
+	wipActive      = "Active plan item:"
+	wipItem        = "["
+)
+
+// noteProgress writes the work in progress (edits after the last commit,
+// checks not re-run since an edit they cover, the agent's plan as last
+// written and its active item) and the next steps it implies: finish the
+// active item (build, test, commit what is uncommitted), then the next open
+// item.
+func (f *facts) noteProgress(rec *evidence.Record) {
+	var un []string
+	for _, p := range rec.Uncommitted() {
+		if f.inWorkspace(p) {
+			un = append(un, p)
+		}
+	}
+	if len(un) > 0 {
+		since := "no commit in the record"
+		if n := len(rec.Final.Commits); n > 0 {
+			since = "after the last commit " + rec.Final.Commits[n-1].Ref
+		}
+		f.wip = append(f.wip, fmt.Sprintf("%s (%s): %s", wipUncommitted, since, f.pathList(un)))
+	}
+	// The failed ones first (a fix not verified yet), then the passed ones;
+	// the rest are counted.
+	var stale []evidence.Stale
+	shownStale := map[string]bool{}
+	all := rec.StaleChecks(staleCandidate, f.inWorkspace)
+	more := 0
+	for _, failed := range []bool{true, false} {
+		limit := maxStaleFailed
+		if !failed {
+			limit = maxStalePassed
+		}
+		n := 0
+		for _, s := range all {
+			c := rec.Checks[s.Check]
+			k := f.shown(c.Command)
+			if (c.Outcome == evidence.Failed) != failed || shownStale[k] {
+				continue
+			}
+			shownStale[k] = true
+			if n == limit {
+				more++
+				continue
+			}
+			n++
+			stale = append(stale, s)
+		}
+	}
+	for _, s := range stale {
+		c := rec.Checks[s.Check]
+		line := fmt.Sprintf("%s: %s %s", wipStale, f.shown(c.Command), statusWord(c.Outcome))
+		if d := exitDetail(c); d != "" {
+			line += " (" + d + ")"
+		}
+		f.wip = append(f.wip, line+", not re-run since the edit of `"+f.rel(s.Path)+"`")
+	}
+	if more > 0 {
+		f.wip = append(f.wip, fmt.Sprintf("%s: %d more not re-run since later edits", wipStale, more))
+	}
+	p := rec.Plan
+	active := p.Active()
+	if p != nil {
+		f.wip = append(f.wip, fmt.Sprintf("%s%s, as last written, %d %s):", wipPlan, p.Tool, len(p.Items), plural(len(p.Items), "item", "items")))
+		for i, it := range p.Items {
+			if i == maxPlanItems {
+				f.wip = append(f.wip, fmt.Sprintf("  (%d more items)", len(p.Items)-i))
+				break
+			}
+			f.wip = append(f.wip, fmt.Sprintf("  %s%s] %s", wipItem, it.Status, clip(it.Text, planItemChars)))
+		}
+		if active >= 0 {
+			f.wip = append(f.wip, wipActive+" "+clip(p.Items[active].Text, planItemChars))
+		}
+	}
+
+	// Next steps, from that state.
+	prio := 1 << 23
+	step := func(s string) {
+		f.next = append(f.next, entry{text: s, prio: prio, order: prio})
+		prio--
+	}
+	if active >= 0 {
+		step("Finish the active plan item: " + clip(p.Items[active].Text, planItemChars))
+	}
+	for _, s := range stale {
+		c := rec.Checks[s.Check]
+		f.staleCheck[s.Check] = true
+		was := statusWord(c.Outcome)
+		if d := exitDetail(c); d != "" {
+			was += ", " + d
+		}
+		step(fmt.Sprintf("Re-run %s (it %s): not re-run since the edit of `%s`.", f.shown(c.Command), was, f.rel(s.Path)))
+	}
+	if len(un) > 0 {
+		latest, latestIdx := "", -1
+		for _, ch := range rec.Changes {
+			if f.inWorkspace(ch.Path) {
+				latest, latestIdx = ch.Path, ch.Index
+			}
+		}
+		if len(stale) == 0 && latest != "" && !checkedSince(rec, latestIdx) {
+			step(fmt.Sprintf("Build and test the uncommitted edits: no check ran since the edit of `%s`.", f.rel(latest)))
+		}
+		if usesGit(rec) {
+			step("Commit the uncommitted edits once their checks pass: " + f.pathList(un) + ".")
+		}
+	}
+	if n := p.NextOpen(); n >= 0 {
+		step("Then the next open plan item: " + clip(p.Items[n].Text, planItemChars))
+	}
+}
+
+// inlineScriptRE matches an interpreter given its program inline (python
+// -c, node -e): a one-off probe, not a check that is run again.
+var inlineScriptRE = regexp.MustCompile(`\b(python[0-9.]*|node|ruby|perl|php|deno|bun)\s+(-[A-Za-z]*[ce]\b|--eval\b)`)
+
+// staleCandidate reports whether a command is a check a later edit makes
+// stale: a build, test or lint, not a one-off inline script.
+func staleCandidate(cmd string) bool {
+	return isTestCommand(cmd) && !inlineScriptRE.MatchString(cmd)
+}
+
+// inWorkspace reports whether p is a file of the workspace: relative, or
+// under the workspace root, and not inside a .git folder. Scratch files in
+// /tmp are not uncommitted work.
+func (f *facts) inWorkspace(p string) bool {
+	if strings.HasPrefix(p, ".git/") || strings.Contains(p, "/.git/") {
+		return false
+	}
+	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
+		return true
+	}
+	for _, root := range []string{f.root, f.workDir} {
+		if root != "" && strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// pathList shows paths relative to the workspace, at most maxWIPPaths.
+func (f *facts) pathList(paths []string) string {
+	var b strings.Builder
+	for i, p := range paths {
+		if i == maxWIPPaths {
+			fmt.Fprintf(&b, " and %d more", len(paths)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("`" + f.rel(p) + "`")
+	}
+	return b.String()
+}
+
+// checkedSince reports whether a build, test or lint ran (with an outcome)
+// after message index i.
+func checkedSince(rec *evidence.Record, i int) bool {
+	for _, c := range rec.Checks {
+		if c.Index > i && isTestCommand(c.Command) && (c.Outcome == evidence.Passed || c.Outcome == evidence.Failed) {
+			return true
+		}
+	}
+	return false
+}
+
+// usesGit reports whether the record shows git commits or git commands:
+// then what is uncommitted is to be committed.
+func usesGit(rec *evidence.Record) bool {
+	if len(rec.Final.Commits) > 0 {
+		return true
+	}
+	for _, c := range rec.Checks {
+		if strings.HasPrefix(c.Normalized, "git commit") || strings.Contains(c.Normalized, "&& git commit") {
+			return true
+		}
+	}
+	return false
+}
+
+// priorWIP returns the lines of an earlier summary's work in progress that
+// the record no longer shows: its plan when the record has none, its
+// uncommitted edits when the record shows no edit and no commit.
+func (f *facts) priorWIP() []string {
+	var out []string
+	hasPlan := f.rec.Plan != nil
+	hasEdits := len(f.rec.Changes) > 0 || len(f.rec.Final.Commits) > 0
+	for _, l := range f.prior[secWIP] {
+		switch {
+		case strings.HasPrefix(l, wipPlan), strings.HasPrefix(l, wipActive):
+			if !hasPlan {
+				out = append(out, l)
+			}
+		case strings.HasPrefix(l, wipItem):
+			if !hasPlan {
+				out = append(out, "  "+l)
+			}
+		case strings.HasPrefix(l, wipUncommitted):
+			if !hasEdits {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
