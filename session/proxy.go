@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
@@ -144,6 +145,12 @@ type proxyTurn struct {
 	msgs   []history.Message // the agent's messages
 	c      int               // common prefix with the mirror at prepare time
 	window string
+	// request is the record of the request for the session's timeline
+	// (contextmap.go), written with the answer; horizon is the cleared
+	// horizon of an agent's fresh window, kept once the window replaced
+	// the history.
+	request requestData
+	horizon clearing.Horizon
 }
 
 // proxyIndex maps agent session keys to the sessions of their threads
@@ -607,9 +614,15 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	}
 
 	// The messages to project: the summary standing for the agent's
-	// compacted prefix, then the agent's own messages.
+	// compacted prefix, then the agent's own messages. The cleared horizon
+	// is the live history's: it applies to the agent's messages where they
+	// are the live ones, not to a fresh window.
 	var pre []history.Message
 	mapped := disp != ProxyWindow && !px.unmapped && c >= px.covered
+	hz := s.cache.horizon
+	if !mapped {
+		hz = clearing.Horizon{}
+	}
 	if mapped {
 		pre = make([]history.Message, 0, px.head+n-px.covered)
 		pre = append(pre, s.live[:px.head]...)
@@ -619,7 +632,16 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 				// Same digest as the stored message: the same estimate.
 				// A tool result's digest is its call id: its text may have
 				// changed (the agent cleared it).
-				if li := s.proxyLiveIndex(j, keys[j]); li >= 0 && (msg.Role != history.Tool || msg.Text() == s.live[li].Text()) {
+				li := s.proxyLiveIndex(j, keys[j])
+				switch {
+				case li < 0:
+				case msg.Role == history.Tool && msg.Text() != s.live[li].Text() && li < hz.Messages:
+					// The agent cleared a result the engine has cleared
+					// already: the recorded one projects to the stub the
+					// previous requests carried, where the agent's own
+					// text would break the provider's cache there.
+					msg = s.live[li]
+				case msg.Role != history.Tool || msg.Text() == s.live[li].Text():
 					if t, ok := s.est.Cached(&s.live[li]); ok {
 						s.est.SetCached(&msg, t)
 					}
@@ -640,7 +662,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	if r.System != "" || len(r.Tools) > 0 {
 		envelope = &compaction.Envelope{Provider: e.route.Provider, Model: e.route.Model, System: r.System, Tools: slices.Clone(r.Tools)}
 	}
-	proj := s.project(pre, e, false, false)
+	proj := s.projectFrom(pre, hz, e, false, false)
 
 	plan := &ProxyPlan{SessionID: s.id, Disposition: disp}
 	turn := &proxyTurn{key: key, disp: disp, keys: keys, msgs: r.Messages, c: c, window: r.WindowID}
@@ -681,8 +703,24 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	// nothing: then the projection is the request's messages.
 	plan.Unchanged = !proj.trimmed && (!mapped || px.head == 0 && px.covered == 0) && len(pre) == n &&
 		len(proj.msgs) == n && (n == 0 || &proj.msgs[0] == &pre[0])
-	plan.Messages = append([]history.Message{}, proj.msgs...)
 	plan.Stats = s.stats(e, proj)
+	msgs := proj.msgs
+	switch disp {
+	case ProxyAppend, ProxyWindow, ProxyReplay:
+		// A request of the conversation, sent as a prepared one is: its
+		// cleared horizon is kept (a fresh window's once it replaced the
+		// history, in proxyRecord) and it is the base and the cache
+		// prediction of the next one; a turn is recorded in the timeline
+		// with its answer.
+		if disp != ProxyReplay {
+			turn.request = s.requestRecord(e, proj, pre, nil, plan.Stats)
+		}
+		turn.horizon = proj.horizon
+		msgs, _ = s.sendProjection(proj, pre, prefix, plan.Stats, disp == ProxyAppend)
+	}
+	// The transport holds the plan's messages while it encodes them: they
+	// share no array with the session's.
+	plan.Messages = append([]history.Message{}, msgs...)
 	if disp != ProxyCounts {
 		s.setSnapshot(plan.Stats)
 		s.notifyPressure(plan.Stats)
@@ -760,9 +798,11 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 			return nil
 		}
 		if n > N {
-			if err := s.record(evMessages, messagesData{Messages: slices.Clone(t.msgs[N:])}); err != nil {
+			if err := s.record(evMessages, messagesData{Messages: slices.Clone(t.msgs[N:]), Request: &t.request}); err != nil {
 				return err
 			}
+		} else {
+			s.recordRequest(t.request)
 		}
 		px.keys = slices.Clone(t.keys)
 		if err := s.recordAnswer(t, resp); err != nil {
@@ -783,6 +823,8 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 		if err := s.commit(context.WithoutCancel(ctx), s.live, next, &b, commitWith{proxy: true}); err != nil {
 			return fmt.Errorf("record the agent's new window: %w", err)
 		}
+		s.recordRequest(t.request)
+		s.keepCleared(t.horizon)
 		if err := s.recordAnswer(t, resp); err != nil {
 			return err
 		}
