@@ -1,11 +1,12 @@
 package providers
 
 import (
+	"bytes"
 	"container/list"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -118,76 +119,93 @@ func scanValue(b []byte, i int) (int, error) {
 	return end, nil
 }
 
-// DecodeCache remembers decoded conversation elements by the digest of
-// their bytes, so that a proxy decodes each message of a conversation once
-// although the agent sends it with every request. It holds at most max
-// bytes of elements (least recently used dropped first) and is safe for
-// concurrent use. Values must not be modified by their users.
+// DecodeCache remembers decoded conversation elements by their bytes, so
+// that a proxy decodes each message of a conversation once although the
+// agent sends it with every request. It holds at most max bytes of elements
+// (least recently used dropped first) and is safe for concurrent use. Values
+// must not be modified by their users.
+//
+// An element is found by a seeded hash of its bytes and taken only when its
+// bytes are the stored ones: a lookup costs a hash and a comparison (both
+// at memory speed, where a cryptographic digest of every resent message was
+// most of a proxied request's decoding), and no collision can hand back
+// another element's decode.
 type DecodeCache struct {
 	mu   sync.Mutex
 	max  int
 	size int
+	seed maphash.Seed
 	lru  *list.List // of *cacheEntry, most recent first
-	m    map[[32]byte]*list.Element
+	m    map[cacheKey]*list.Element
+}
+
+type cacheKey struct {
+	format string
+	sum    uint64
 }
 
 type cacheEntry struct {
-	key  [32]byte
-	size int
-	v    any
+	key cacheKey
+	raw []byte
+	v   any
 }
 
 // NewDecodeCache returns a cache of at most maxBytes of elements.
 func NewDecodeCache(maxBytes int) *DecodeCache {
-	return &DecodeCache{max: maxBytes, lru: list.New(), m: map[[32]byte]*list.Element{}}
+	return &DecodeCache{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), m: map[cacheKey]*list.Element{}}
 }
 
-// CacheKey is the cache key of an element of a wire format.
-func CacheKey(format string, raw []byte) [32]byte {
-	h := sha256.New()
-	h.Write([]byte(format))
-	h.Write([]byte{0})
-	h.Write(raw)
-	var k [32]byte
-	h.Sum(k[:0])
-	return k
-}
-
-// Get returns the value stored for key.
-func (c *DecodeCache) Get(key [32]byte) (any, bool) {
+// Get returns the value stored for the element raw of a wire format.
+func (c *DecodeCache) Get(format string, raw []byte) (any, bool) {
 	if c == nil {
 		return nil, false
 	}
+	k := cacheKey{format, maphash.Bytes(c.seed, raw)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[key]
+	e, ok := c.m[k]
 	if !ok {
 		return nil, false
 	}
+	ent := e.Value.(*cacheEntry)
+	if !bytes.Equal(ent.raw, raw) {
+		return nil, false
+	}
 	c.lru.MoveToFront(e)
-	return e.Value.(*cacheEntry).v, true
+	return ent.v, true
 }
 
-// Put stores v for key, an element of size bytes.
-func (c *DecodeCache) Put(key [32]byte, size int, v any) {
-	if c == nil || size > c.max {
+// Put stores v for the element raw of a wire format. The cache keeps raw
+// to compare elements by their bytes: it must be a copy that nothing
+// modifies and that pins no larger buffer (the copy a decoded value holds
+// already costs nothing more).
+func (c *DecodeCache) Put(format string, raw []byte, v any) {
+	if c == nil || len(raw) > c.max {
 		return
 	}
+	k := cacheKey{format, maphash.Bytes(c.seed, raw)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.m[key]; ok {
-		c.lru.MoveToFront(e)
-		return
+	if e, ok := c.m[k]; ok {
+		if ent := e.Value.(*cacheEntry); bytes.Equal(ent.raw, raw) {
+			c.lru.MoveToFront(e)
+			return
+		}
+		c.remove(e) // another element with the same hash: the newer one stays
 	}
-	c.m[key] = c.lru.PushFront(&cacheEntry{key, size, v})
-	c.size += size
+	c.m[k] = c.lru.PushFront(&cacheEntry{k, raw, v})
+	c.size += len(raw)
 	for c.size > c.max {
-		last := c.lru.Back()
-		ent := last.Value.(*cacheEntry)
-		c.lru.Remove(last)
-		delete(c.m, ent.key)
-		c.size -= ent.size
+		c.remove(c.lru.Back())
 	}
+}
+
+// remove drops the entry e; c.mu is held.
+func (c *DecodeCache) remove(e *list.Element) {
+	ent := e.Value.(*cacheEntry)
+	c.lru.Remove(e)
+	delete(c.m, ent.key)
+	c.size -= len(ent.raw)
 }
 
 // DecodeMembers unmarshals the members named in dst (name → pointer) that

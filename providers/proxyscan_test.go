@@ -108,3 +108,41 @@ func hasDuplicateMember(body []byte) bool {
 	}
 	return false
 }
+
+// TestDecodeCacheByBytes: a decoded element is found again by its bytes
+// only (an equal copy, the same format), and the cache stays within its
+// size, dropping the least recently used first.
+func TestDecodeCacheByBytes(t *testing.T) {
+	c := NewDecodeCache(130)
+	a := []byte(`{"role":"user","content":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}`) // 58 bytes
+	c.Put("anthropic", bytes.Clone(a), "A")
+	if v, ok := c.Get("anthropic", bytes.Clone(a)); !ok || v != "A" {
+		t.Fatalf("an equal copy of a stored element: %v %v", v, ok)
+	}
+	if _, ok := c.Get("chat", a); ok {
+		t.Error("an element of another format was found")
+	}
+	b := bytes.Clone(a)
+	b[len(b)-3] = 'b'
+	if _, ok := c.Get("anthropic", b); ok {
+		t.Error("an element one byte apart was found")
+	}
+	c.Put("anthropic", b, "B") // 116 bytes in all
+	c.Get("anthropic", a)      // a is now the most recent
+	d := []byte(`{"role":"user","content":"d"}`)
+	c.Put("anthropic", d, "D") // over 130: b goes
+	if _, ok := c.Get("anthropic", b); ok {
+		t.Error("the least recently used element was kept past the cache's size")
+	}
+	if _, ok := c.Get("anthropic", a); !ok {
+		t.Error("a recently used element was dropped")
+	}
+	if _, ok := c.Get("anthropic", d); !ok {
+		t.Error("the newest element was dropped")
+	}
+	var nilCache *DecodeCache
+	nilCache.Put("anthropic", a, "A")
+	if _, ok := nilCache.Get("anthropic", a); ok {
+		t.Error("a nil cache found an element")
+	}
+}
