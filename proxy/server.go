@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -279,7 +278,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	defer leave()
-	body, err := io.ReadAll(s.newBodyReader(w, r, limit))
+	body, err := readBody(s.newBodyReader(w, r, limit), r.ContentLength)
 	if err != nil {
 		ref := bodyRefusal(err, limit)
 		writeError(w, ref.status, ref.msg)
