@@ -3,7 +3,11 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
 	"testing"
+	"time"
 )
 
 func FuzzMembers(f *testing.F) {
@@ -144,5 +148,54 @@ func TestDecodeCacheByBytes(t *testing.T) {
 	nilCache.Put("anthropic", a, "A")
 	if _, ok := nilCache.Get("anthropic", a); ok {
 		t.Error("a nil cache found an element")
+	}
+}
+
+// TestSSERecorderDoesNotHoldTheStream: Write hands the bytes over while the
+// reader is busy with an earlier event, the reader still sees every event
+// in order, and after the reader stopped early a writer never waits, however
+// much follows.
+func TestSSERecorderDoesNotHoldTheStream(t *testing.T) {
+	release := make(chan struct{})
+	var got []string
+	rec := NewSSERecorder(func(event, data string) error {
+		if len(got) == 0 {
+			<-release // busy with the first event
+		}
+		got = append(got, data)
+		if data == "end" {
+			return io.EOF
+		}
+		return nil
+	}, func() (Recorded, error) {
+		return Recorded{StopReason: strings.Join(got, ",")}, nil
+	})
+	wrote := make(chan struct{})
+	go func() {
+		for i := 0; i < 100; i++ {
+			rec.Write([]byte(fmt.Sprintf("data: %d\n\n", i)))
+		}
+		rec.Write([]byte("data: end\n\n"))
+		close(wrote)
+	}()
+	select {
+	case <-wrote: // although event 0 is not read yet
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writes waited for the reader")
+	}
+	close(release)
+	res, err := rec.Close()
+	if err != nil || len(got) != 101 || got[0] != "0" || got[99] != "99" || !strings.HasSuffix(res.StopReason, "98,99,end") {
+		t.Fatalf("recorded %d events (%v), %q", len(got), err, Bound(res.StopReason, 40))
+	}
+
+	early := NewSSERecorder(func(event, data string) error { return io.EOF }, func() (Recorded, error) { return Recorded{}, nil })
+	early.Write([]byte("data: stop\n\n"))
+	big := bytes.Repeat([]byte("data: x\n\n"), 1<<16) // 576 KiB a write, past maxPendingSSE in all
+	for i := 0; i < 8; i++ {
+		early.Write(big)
+	}
+	if _, err := early.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
