@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vtcode/vtcode-ls/history"
 )
@@ -130,10 +131,17 @@ func scanValue(b []byte, i int) (int, error) {
 // at memory speed, where a cryptographic digest of every resent message was
 // most of a proxied request's decoding), and no collision can hand back
 // another element's decode.
+//
+// With an estimator ([DecodeCache.SetEstimator]) the decoders give the
+// messages of a newly decoded element their token estimates before storing
+// it ([DecodeCache.Estimate]): every later request carrying the element
+// copies its messages with the estimates, so a resent message, an
+// assistant message included, is not tokenized again.
 type DecodeCache struct {
 	mu   sync.Mutex
 	max  int
 	size int
+	est  atomic.Pointer[history.Estimator]
 	seed maphash.Seed
 	lru  *list.List // of *cacheEntry, most recent first
 	m    map[cacheKey]*list.Element
@@ -153,6 +161,33 @@ type cacheEntry struct {
 // NewDecodeCache returns a cache of at most maxBytes of elements.
 func NewDecodeCache(maxBytes int) *DecodeCache {
 	return &DecodeCache{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), m: map[cacheKey]*list.Element{}}
+}
+
+// SetEstimator sets the estimator of [DecodeCache.Estimate]: that of the
+// sessions the decoded messages go to (a session whose tokenizer differs
+// estimates them again itself).
+func (c *DecodeCache) SetEstimator(e *history.Estimator) {
+	if c != nil {
+		c.est.Store(e)
+	}
+}
+
+// Estimator returns the estimator of [DecodeCache.Estimate], nil for none.
+func (c *DecodeCache) Estimator() *history.Estimator {
+	if c == nil {
+		return nil
+	}
+	return c.est.Load()
+}
+
+// Estimate gives msgs, the messages of a newly decoded element not shared
+// yet, their estimates under the cache's estimator, if it has one.
+func (c *DecodeCache) Estimate(msgs []history.Message) {
+	if e := c.Estimator(); e != nil {
+		for i := range msgs {
+			e.Message(&msgs[i])
+		}
+	}
 }
 
 // Get returns the value stored for the element raw of a wire format.

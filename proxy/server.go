@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
 	"github.com/vtcode/vtcode-ls/providers/chatcompat"
@@ -433,6 +434,9 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 }
 
 func (s *Server) prepare(r *http.Request, body []byte, provider string, ep endpoint, rec *record, unverified bool, st *requestState) (out []byte, t *tee, gone bool) {
+	if t := s.o.Manager.Tokenizer(s.o.Workspace); s.cache.Estimator() == nil || s.cache.Estimator().Tokenizer() != t {
+		s.cache.SetEstimator(history.NewEstimator(t)) // decoded messages carry the sessions' estimates
+	}
 	d, err := decode(ep, r.URL.Path, body, s.cache)
 	if err != nil {
 		return s.failOpen(rec, ep, body, err.Error()), nil, false

@@ -79,6 +79,7 @@ func DecodeMessages(body []byte, cache *providers.DecodeCache) (*providers.WireR
 			if el, err = decodeElement(json.RawMessage(bytes.Clone(raw)), names); err != nil {
 				return nil, fmt.Errorf("messages[%d]: %w", i, err)
 			}
+			cache.Estimate(el.msgs)
 			cache.Put("anthropic", el.w.raw, el)
 		}
 		wire[i] = el.w

@@ -253,3 +253,32 @@ func TestLongStreamRecordedWhole(t *testing.T) {
 		t.Errorf("stop reason %q, usage %+v", got.StopReason, got.Usage)
 	}
 }
+
+// TestDecodedMessagesCarryEstimates: with the sessions' estimator, the
+// messages of a request carry their token estimates, the same as a fresh
+// estimate of each, when decoded and when taken from the cache again, so a
+// resent message (an assistant message too) is not tokenized again.
+func TestDecodedMessagesCarryEstimates(t *testing.T) {
+	plain, err := DecodeMessages([]byte(agentBody), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := history.NewEstimator(history.O200k)
+	cache := providers.NewDecodeCache(1 << 20)
+	cache.SetEstimator(history.NewEstimator(history.O200k))
+	for pass := 0; pass < 2; pass++ {
+		r, err := DecodeMessages([]byte(agentBody), cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range r.Messages {
+			n, ok := fresh.Cached(&r.Messages[i])
+			if want := fresh.Message(&plain.Messages[i]); !ok || n != want {
+				t.Errorf("pass %d, message %d (%s): estimate %d, %v; want %d", pass, i, r.Messages[i].Role, n, ok, want)
+			}
+		}
+	}
+	if _, ok := history.NewEstimator(history.Approx).Cached(&plain.Messages[0]); ok {
+		t.Error("a message decoded without an estimator carries an approx estimate")
+	}
+}

@@ -49,6 +49,9 @@ func DecodeChat(body []byte, cache *providers.DecodeCache) (*providers.WireReque
 			if m, err = decodeChatMessage(items[i]); err != nil {
 				return nil, fmt.Errorf("messages[%d]: %w", i, err)
 			}
+			one := []history.Message{m}
+			cache.Estimate(one)
+			m = one[0]
 			cache.Put("chat", bytes.Clone(items[i]), m)
 		}
 		switch m.Role {

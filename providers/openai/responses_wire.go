@@ -136,6 +136,7 @@ func itemsToHistory(items []json.RawMessage, cache *providers.DecodeCache) ([]hi
 			if err != nil {
 				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
+			cache.Estimate(conv)
 			cache.Put("responses", bytes.Clone(raw), conv)
 			for _, m := range conv {
 				msgs = append(msgs, m)
