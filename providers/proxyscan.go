@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
-	"sync/atomic"
 
 	"github.com/vtcode/vtcode-ls/history"
 )
@@ -132,16 +131,21 @@ func scanValue(b []byte, i int) (int, error) {
 // most of a proxied request's decoding), and no collision can hand back
 // another element's decode.
 //
-// With an estimator ([DecodeCache.SetEstimator]) the decoders give the
-// messages of a newly decoded element their token estimates before storing
-// it ([DecodeCache.Estimate]): every later request carrying the element
-// copies its messages with the estimates, so a resent message, an
+// A decode given the sessions' estimator ([DecodeCache.Estimating]) gives
+// the messages of a newly decoded element their token estimates before
+// storing it ([DecodeCache.Estimate]): every later request carrying the
+// element copies its messages with the estimates, so a resent message, an
 // assistant message included, is not tokenized again.
 type DecodeCache struct {
+	s   *cacheStore
+	est *history.Estimator
+}
+
+// cacheStore is the elements of a DecodeCache and its handles.
+type cacheStore struct {
 	mu   sync.Mutex
 	max  int
 	size int
-	est  atomic.Pointer[history.Estimator]
 	seed maphash.Seed
 	lru  *list.List // of *cacheEntry, most recent first
 	m    map[cacheKey]*list.Element
@@ -160,33 +164,28 @@ type cacheEntry struct {
 
 // NewDecodeCache returns a cache of at most maxBytes of elements.
 func NewDecodeCache(maxBytes int) *DecodeCache {
-	return &DecodeCache{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), m: map[cacheKey]*list.Element{}}
+	return &DecodeCache{s: &cacheStore{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), m: map[cacheKey]*list.Element{}}}
 }
 
-// SetEstimator sets the estimator of [DecodeCache.Estimate]: that of the
-// sessions the decoded messages go to (a session whose tokenizer differs
-// estimates them again itself).
-func (c *DecodeCache) SetEstimator(e *history.Estimator) {
-	if c != nil {
-		c.est.Store(e)
-	}
-}
-
-// Estimator returns the estimator of [DecodeCache.Estimate], nil for none.
-func (c *DecodeCache) Estimator() *history.Estimator {
+// Estimating returns the cache, the same elements, for a decode whose new
+// elements [DecodeCache.Estimate] estimates with e: that of the sessions
+// the decoded messages go to (a session whose tokenizer differs estimates
+// them again itself).
+func (c *DecodeCache) Estimating(e *history.Estimator) *DecodeCache {
 	if c == nil {
 		return nil
 	}
-	return c.est.Load()
+	return &DecodeCache{s: c.s, est: e}
 }
 
 // Estimate gives msgs, the messages of a newly decoded element not shared
 // yet, their estimates under the cache's estimator, if it has one.
 func (c *DecodeCache) Estimate(msgs []history.Message) {
-	if e := c.Estimator(); e != nil {
-		for i := range msgs {
-			e.Message(&msgs[i])
-		}
+	if c == nil || c.est == nil {
+		return
+	}
+	for i := range msgs {
+		c.est.Message(&msgs[i])
 	}
 }
 
@@ -195,10 +194,11 @@ func (c *DecodeCache) Get(format string, raw []byte) (any, bool) {
 	if c == nil {
 		return nil, false
 	}
-	k := cacheKey{format, maphash.Bytes(c.seed, raw)}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[k]
+	s := c.s
+	k := cacheKey{format, maphash.Bytes(s.seed, raw)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[k]
 	if !ok {
 		return nil, false
 	}
@@ -206,7 +206,7 @@ func (c *DecodeCache) Get(format string, raw []byte) (any, bool) {
 	if !bytes.Equal(ent.raw, raw) {
 		return nil, false
 	}
-	c.lru.MoveToFront(e)
+	s.lru.MoveToFront(e)
 	return ent.v, true
 }
 
@@ -215,32 +215,33 @@ func (c *DecodeCache) Get(format string, raw []byte) (any, bool) {
 // modifies and that pins no larger buffer (the copy a decoded value holds
 // already costs nothing more).
 func (c *DecodeCache) Put(format string, raw []byte, v any) {
-	if c == nil || len(raw) > c.max {
+	if c == nil || len(raw) > c.s.max {
 		return
 	}
-	k := cacheKey{format, maphash.Bytes(c.seed, raw)}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.m[k]; ok {
+	s := c.s
+	k := cacheKey{format, maphash.Bytes(s.seed, raw)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.m[k]; ok {
 		if ent := e.Value.(*cacheEntry); bytes.Equal(ent.raw, raw) {
-			c.lru.MoveToFront(e)
+			s.lru.MoveToFront(e)
 			return
 		}
-		c.remove(e) // another element with the same hash: the newer one stays
+		s.remove(e) // another element with the same hash: the newer one stays
 	}
-	c.m[k] = c.lru.PushFront(&cacheEntry{k, raw, v})
-	c.size += len(raw)
-	for c.size > c.max {
-		c.remove(c.lru.Back())
+	s.m[k] = s.lru.PushFront(&cacheEntry{k, raw, v})
+	s.size += len(raw)
+	for s.size > s.max {
+		s.remove(s.lru.Back())
 	}
 }
 
-// remove drops the entry e; c.mu is held.
-func (c *DecodeCache) remove(e *list.Element) {
+// remove drops the entry e; s.mu is held.
+func (s *cacheStore) remove(e *list.Element) {
 	ent := e.Value.(*cacheEntry)
-	c.lru.Remove(e)
-	delete(c.m, ent.key)
-	c.size -= len(ent.raw)
+	s.lru.Remove(e)
+	delete(s.m, ent.key)
+	s.size -= len(ent.raw)
 }
 
 // DecodeMembers unmarshals the members named in dst (name → pointer) that

@@ -265,9 +265,18 @@ func TestDecodedMessagesCarryEstimates(t *testing.T) {
 	}
 	fresh := history.NewEstimator(history.O200k)
 	cache := providers.NewDecodeCache(1 << 20)
-	cache.SetEstimator(history.NewEstimator(history.O200k))
+	if r, _ := DecodeMessages([]byte(agentBody), cache); r != nil {
+		if _, ok := fresh.Cached(&r.Messages[0]); ok {
+			t.Error("a decode without an estimator estimated")
+		}
+	}
+	cache = providers.NewDecodeCache(1 << 20).Estimating(history.NewEstimator(history.O200k))
 	for pass := 0; pass < 2; pass++ {
-		r, err := DecodeMessages([]byte(agentBody), cache)
+		c := cache
+		if pass == 1 {
+			c = cache.Estimating(nil) // the same elements: found with their estimates
+		}
+		r, err := DecodeMessages([]byte(agentBody), c)
 		if err != nil {
 			t.Fatal(err)
 		}
