@@ -82,7 +82,7 @@ type Target struct {
 	Name     string  `json:"name"`
 	Want     string  `json:"want"`
 	Got      float64 `json:"got"`
-	Unit     string  `json:"unit"` // "x" (a ratio) or "ms"
+	Unit     string  `json:"unit"` // "x" (a ratio), "ms" or "+ms" (a time added, either sign)
 	Pass     bool    `json:"pass"`
 	Measured string  `json:"measured"` // the history it was measured on
 }
