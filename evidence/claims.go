@@ -32,7 +32,8 @@ import (
 //     names a command the record ran as a check.
 //
 // The user's own words that a summary quotes are not its claims: the
-// sections about the goal, the requests, the restrictions and the focus,
+// sections about the goal, the requests, the restrictions, the focus and
+// the user's messages quoted verbatim,
 // and lines that give the user's latest request, are skipped.
 func Contradictions(summary string, rec *Record) []string {
 	var out []string
@@ -134,7 +135,7 @@ func readClaim(line string, ticks []string, rec *Record) string {
 }
 
 var (
-	userSectionRE = regexp.MustCompile(`(?i)\b(goal|request|constraint|restriction|instruction|focus|task)`)
+	userSectionRE = regexp.MustCompile(`(?i)\b(goal|request|constraint|restriction|instruction|focus|task|user'?s? messages)`)
 	userLineRE    = regexp.MustCompile(`(?i)^\W*(latest |later |last )?(user('s)? )?(request|asked|said|wrote)\b|\buser (request|asked|said|wrote)\b|\(pasted by the user\)`)
 )
 

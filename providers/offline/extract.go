@@ -29,7 +29,7 @@ const (
 	secFocus = "Focus requested for this summary"
 )
 
-var sectionOrder = []string{secWIP, secGoal, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
+var sectionOrder = []string{secWIP, secGoal, secUser, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
 
 // Bounds.
 const (
@@ -56,6 +56,7 @@ type entry struct {
 type facts struct {
 	goal         string
 	requests     []entry // later typed requests
+	typed        []entry // every message the user typed, whole, in order
 	restrictions []entry
 	doing        []string
 	last         []string
@@ -80,6 +81,9 @@ type facts struct {
 	// done, last action) to that many bytes: a tight output bound shortens
 	// prose before it drops the lists of checks, files and errors.
 	textCap int
+	// userCap bounds the bytes of the user's own messages carried
+	// verbatim; 0 until render sets it.
+	userCap int
 }
 
 var (
@@ -141,6 +145,9 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		// file open in the IDE, a reminder).
 		text := evidence.WithoutHarnessBlocks(msgs[i].Text())
 		text = evidence.HeadBytes(text, maxUserScan) // a huge paste: its start says what it is
+		if t := strings.TrimSpace(text); t != "" {
+			f.typed = append(f.typed, entry{text: t, order: i})
+		}
 		if n == 0 {
 			f.goal = clip(text, goalChars)
 		} else {
@@ -771,11 +778,14 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			}
 		}
 	}
-	// A relative path that names a changed file (given absolute) is that file.
+	// A relative path that names a changed file (given absolute) is that
+	// file; so is the path a file was moved from.
 	namesChanged := func(p string) bool {
-		for k := range by {
-			if f.rel(k) == f.rel(p) || strings.HasSuffix(k, "/"+p) || strings.HasSuffix(p, "/"+k) {
-				return true
+		for k, fi := range by {
+			for _, q := range []string{k, fi.from} {
+				if q != "" && (f.rel(q) == f.rel(p) || strings.HasSuffix(q, "/"+p) || strings.HasSuffix(p, "/"+q)) {
+					return true
+				}
 			}
 		}
 		return false
