@@ -228,8 +228,11 @@ type Record struct {
 	// "" when none.
 	WorkDir string
 	// Plan is the agent's own plan as it last wrote it, nil when none.
-	Plan  *Plan
-	Final Final
+	Plan *Plan
+	// Proposal is the last plan the agent proposed for approval as a
+	// document (Claude Code's plan mode), nil when none.
+	Proposal *Proposal
+	Final    Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -567,6 +570,9 @@ func (x *extractor) record(a Action) {
 	x.poll(ap)
 	if p := planOf(ap); p != nil && !ap.Flagged && ap.Command == "" {
 		x.r.Plan = mergePlan(x.r.Plan, p, ap)
+	}
+	if p := x.proposal(ai, ap); p != nil {
+		x.r.Proposal = p
 	}
 	if ap.Command != "" {
 		x.check(ai, ap)

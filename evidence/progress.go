@@ -397,3 +397,68 @@ func covers(targets []string, p string) bool {
 	}
 	return false
 }
+
+// Proposal is a plan the agent wrote as a document and proposed for the
+// user's approval: the "plan" text of a call that runs no command (Claude
+// Code's ExitPlanMode), and the file the agent wrote that text to first.
+type Proposal struct {
+	Index int    // message index of the call
+	Title string // the plan's first line, without its heading marks
+	Text  string // the plan as proposed
+	// Path is the file the agent wrote the plan to (a write whose content
+	// starts with the plan's first line), "" when none.
+	Path string
+	// State is "rejected" (the user refused it), "approved" (the call has
+	// a result that is no error) or "awaiting the user" (no result yet).
+	State string
+}
+
+// minProposal is the shortest plan text read as a proposed plan.
+const minProposal = 40
+
+// proposal returns the plan a call proposes, nil when it proposes none.
+func (x *extractor) proposal(ai int, a *Action) *Proposal {
+	if a.Command != "" || len(a.Args) == 0 {
+		return nil
+	}
+	text, _ := a.Args["plan"].(string)
+	text = strings.TrimSpace(text)
+	if len(text) < minProposal {
+		return nil
+	}
+	p := &Proposal{Index: a.Index, Text: text, Title: planTitle(text)}
+	switch {
+	case a.Rejected || a.Flagged:
+		p.State = "rejected"
+	case a.HasResult():
+		p.State = "approved"
+	default:
+		p.State = "awaiting the user"
+	}
+	// The file written with the same first line, latest first.
+	for i := ai; i >= 0; i-- {
+		w := &x.r.Actions[i]
+		content, _ := w.Args["content"].(string)
+		if content == "" || w.Rejected || w.Flagged {
+			continue
+		}
+		if planTitle(content) == p.Title {
+			p.Path = firstString(w.Args, []string{"file_path", "path", "filePath", "filename"})
+			if p.Path != "" {
+				break
+			}
+		}
+	}
+	return p
+}
+
+// planTitle returns the first non-empty line of a plan, without its
+// Markdown heading marks.
+func planTitle(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#")); t != "" {
+			return t
+		}
+	}
+	return ""
+}

@@ -144,8 +144,8 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		// The words typed, without the context the harness put first (the
 		// file open in the IDE, a reminder).
 		text := evidence.WithoutHarnessBlocks(msgs[i].Text())
-		text = evidence.HeadBytes(text, maxUserScan) // a huge paste: its start says what it is
-		if t := strings.TrimSpace(text); t != "" {
+		text = evidence.HeadBytes(text, maxUserScan)               // a huge paste: its start says what it is
+		if t := strings.Join(strings.Fields(text), " "); t != "" { // one line each
 			f.typed = append(f.typed, entry{text: t, order: i})
 		}
 		if n == 0 {
@@ -171,7 +171,7 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	}
 	if f.priorGoal != "" {
 		if f.goal != "" {
-			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 1 << 20, order: -1}}, f.requests...)
+			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 1 << 20, order: typed[0]}}, f.requests...)
 		}
 		f.goal = f.priorGoal
 	}
@@ -781,8 +781,8 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 	// A relative path that names a changed file (given absolute) is that
 	// file; so is the path a file was moved from.
 	namesChanged := func(p string) bool {
-		for k, fi := range by {
-			for _, q := range []string{k, fi.from} {
+		for _, c := range rec.Changes {
+			for _, q := range []string{c.Path, c.From} {
 				if q != "" && (f.rel(q) == f.rel(p) || strings.HasSuffix(q, "/"+p) || strings.HasSuffix(p, "/"+q)) {
 					return true
 				}

@@ -19,6 +19,7 @@ const (
 	planItemChars  = 400
 	maxStaleFailed = 3
 	maxStalePassed = 2
+	proposalChars  = 900
 )
 
 // Labels of the work-in-progress lines, by which an earlier summary's
@@ -29,6 +30,9 @@ const (
 	wipPlan        = "Plan ("
 	wipActive      = "Active plan item:"
 	wipItem        = "["
+	// wipProposal is a plan proposed for approval, wipProposalText its text.
+	wipProposal     = "Proposed plan"
+	wipProposalText = "Plan text:"
 )
 
 // noteProgress writes the work in progress (edits after the last commit,
@@ -104,11 +108,27 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		}
 	}
 
+	prop := rec.Proposal
+	if prop != nil && prop.State == "approved" && rec.LastCommit() > prop.Index {
+		prop = nil // carried out and committed
+	}
+	if prop != nil {
+		line := fmt.Sprintf("%s (%s): %q", wipProposal, prop.State, clip(prop.Title, planItemChars))
+		if prop.Path != "" {
+			line += ", written to `" + f.rel(prop.Path) + "`"
+		}
+		f.wip = append(f.wip, line)
+		f.wip = append(f.wip, "  "+wipProposalText+" "+clip(strings.Join(nonEmptyLines(prop.Text), " / "), proposalChars))
+	}
+
 	// Next steps, from that state.
 	prio := 1 << 23
 	step := func(s string) {
 		f.next = append(f.next, entry{text: s, prio: prio, order: prio})
 		prio--
+	}
+	if prop != nil && prop.State != "approved" {
+		step(fmt.Sprintf("Wait for the user's decision on the proposed plan %q (%s); nothing of it is carried out yet.", clip(prop.Title, planItemChars), prop.State))
 	}
 	if active >= 0 {
 		step("Finish the active plan item: " + clip(p.Items[active].Text, planItemChars))
@@ -225,6 +245,14 @@ func (f *facts) priorWIP() []string {
 			}
 		case strings.HasPrefix(l, wipItem):
 			if !hasPlan {
+				out = append(out, "  "+l)
+			}
+		case strings.HasPrefix(l, wipProposal):
+			if f.rec.Proposal == nil {
+				out = append(out, l)
+			}
+		case strings.HasPrefix(l, wipProposalText):
+			if f.rec.Proposal == nil {
 				out = append(out, "  "+l)
 			}
 		case strings.HasPrefix(l, wipUncommitted):

@@ -105,3 +105,81 @@ func TestStaleCheckAndCommitNext(t *testing.T) {
 		t.Errorf("next steps should re-run the stale test, then commit:\n%s", next)
 	}
 }
+
+// TestProposedPlanIsTheWorkInProgress: a plan the agent wrote to a plan
+// file and proposed for approval, which the user rejected, is the work in
+// progress (its title, file and state), and the next step waits for the
+// user instead of carrying the plan out.
+func TestProposedPlanIsTheWorkInProgress(t *testing.T) {
+	plan := "# Plan: Cache the report queries\n\n## Context\nThe report page runs 40 queries.\n\n## Steps\n1. Add a cache in report/store.go\n2. Invalidate it on write"
+	got := whole(t, join(
+		[]history.Message{userMsg("Plan how to make the report page faster.")},
+		tool("w1", "Write", map[string]string{"file_path": "/home/u/.claude/plans/calm-river.md", "content": plan}, "File created successfully"),
+		flaggedTool("x1", "ExitPlanMode", map[string]string{"plan": plan}, "The user doesn't want to proceed with this tool use. The tool use was rejected."),
+	), 0, "")
+	wip := section(got, "Work in progress")
+	for _, want := range []string{
+		"Proposed plan (rejected): \"Plan: Cache the report queries\", written to `/home/u/.claude/plans/calm-river.md`",
+		"Plan text: # Plan: Cache the report queries / ## Context / The report page runs 40 queries.",
+	} {
+		if !strings.Contains(wip, want) {
+			t.Errorf("work in progress lacks %q:\n%s", want, got)
+		}
+	}
+	if next := section(got, "Next steps"); !strings.HasPrefix(next, "1. Wait for the user's decision on the proposed plan \"Plan: Cache the report queries\" (rejected)") {
+		t.Errorf("the next step does not wait for the user:\n%s", got)
+	}
+	// A second compaction, with nothing new about the plan, carries it.
+	second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+got), userMsg("Wait, first tell me what the queries are.")}), 0, "")
+	if !strings.Contains(section(second, "Work in progress"), "Proposed plan (rejected): \"Plan: Cache the report queries\"") {
+		t.Errorf("the second summary lost the proposed plan:\n%s", second)
+	}
+}
+
+// TestUserMessagesVerbatim: every message the user typed is carried whole
+// (on one line, not clipped to a request line), the latest first, through a
+// second compaction, and not listed again as a later request; a harness
+// injection is not among them.
+func TestUserMessagesVerbatim(t *testing.T) {
+	long := "we need to fetch commit date time to be able to filter and sort, and the table should show the agent, the model and the number of tokens of each checkpoint, grouped by the day of the commit, newest first; the filters go above the table"
+	first := whole(t, join(
+		[]history.Message{userMsg("Build the metrics dashboard.")},
+		shell("c1", "npm run build", "built in 2.1s"),
+		[]history.Message{userMsg(long)},
+		[]history.Message{userMsg("<system-reminder>\nThe todo list is empty.\n</system-reminder>")},
+		[]history.Message{userMsg("c")},
+	), 0, "")
+	u := section(first, secUser)
+	if !strings.HasPrefix(u, "- c\n- "+long+"\n") {
+		t.Errorf("the user's messages, latest first:\n%s", first)
+	}
+	if strings.Contains(u, "todo list") {
+		t.Errorf("a harness injection is among the user's messages:\n%s", u)
+	}
+	second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+first), userMsg("yes, lets make it responsive\nand dark")}), 0, "")
+	if u := section(second, secUser); !strings.HasPrefix(u, "- yes, lets make it responsive and dark\n- c\n- "+long+"\n") {
+		t.Errorf("the second summary's user messages:\n%s", second)
+	}
+	if strings.Contains(section(second, secGoal), "responsive") {
+		t.Errorf("a message shown verbatim is listed again as a request:\n%s", second)
+	}
+}
+
+// TestLongInstructionsLeaveRoomForTheWork: a long AGENTS.md is carried
+// whole, and the summary's own sections keep their room beside it.
+func TestLongInstructionsLeaveRoomForTheWork(t *testing.T) {
+	rules := strings.Repeat("- Run `mise run test` before committing; keep commands in cmd/.\n", 200) // ≈ 13 KB
+	got := whole(t, join(
+		[]history.Message{userMsg("# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\n" + strings.TrimSpace(rules) + "\n</INSTRUCTIONS>"), userMsg("Fix the login test.")},
+		flaggedTool("c1", "Bash", map[string]string{"command": "go test ./login/"}, "Exit code 1\n--- FAIL: TestLogin (0.00s)\nFAIL"),
+		tool("e1", "Edit", map[string]string{"file_path": "/repo/login/login.go", "old_string": "a", "new_string": "b"}, "ok"),
+	), 2500, "")
+	if !strings.Contains(got, strings.TrimSpace(rules)) {
+		t.Fatalf("the instructions are not whole")
+	}
+	for _, want := range []string{"`go test ./login/`", "login/login.go"} {
+		if !strings.Contains(section(got, "Checks")+section(got, "Files read or changed"), want) {
+			t.Errorf("the sections lack %q beside long instructions:\n%s", want, got[:min(len(got), 3000)])
+		}
+	}
+}

@@ -42,14 +42,8 @@ func (f *facts) mergePrior(text string) {
 			continue
 		}
 		if sec == secUser {
-			// A message's later lines are indented under its first.
-			switch {
-			case strings.HasPrefix(line, "- (") && strings.HasSuffix(t, "omitted)"):
-			case strings.HasPrefix(line, "- "):
-				f.prior[secUser] = append(f.prior[secUser], strings.TrimPrefix(line, "- "))
-			case len(f.prior[secUser]) > 0:
-				n := len(f.prior[secUser]) - 1
-				f.prior[secUser][n] += "\n" + strings.TrimPrefix(strings.TrimPrefix(line, "  >"), " ")
+			if strings.HasPrefix(t, "- ") && !(strings.HasPrefix(t, "- (") && strings.HasSuffix(t, "omitted)")) {
+				f.prior[secUser] = append(f.prior[secUser], strings.TrimPrefix(t, "- "))
 			}
 			continue
 		}
@@ -263,9 +257,9 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 				return out, nil
 			}
 		}
-		if !shrunk && f.userCap > minUserCap {
+		if floor := min(minUserCap, limit/8); !shrunk && f.userCap > floor {
 			// The lists are at their floors: fewer of the user's words.
-			f.userCap = max(minUserCap, f.userCap*2/3)
+			f.userCap = max(floor, f.userCap*2/3)
 			continue
 		}
 		if !shrunk && (f.textCap == 0 || f.textCap > minTextCap) {
@@ -274,6 +268,11 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 				f.textCap = 2 * maxTextCap
 			}
 			f.textCap = max(minTextCap, f.textCap/2)
+			continue
+		}
+		if !shrunk && f.userCap > 0 {
+			// The goal and the restrictions still quote the user.
+			f.userCap = 0
 			continue
 		}
 		if !shrunk {
@@ -404,6 +403,9 @@ const (
 // messages shown whole.
 func (f *facts) userWords() ([]string, map[int]bool) {
 	shown := map[int]bool{}
+	if f.userCap <= 0 {
+		return nil, shown
+	}
 	var out []string
 	left := f.userCap
 	omitted := 0
@@ -411,10 +413,13 @@ func (f *facts) userWords() ([]string, map[int]bool) {
 	// (older, and already latest first).
 	all := make([]entry, 0, len(f.typed)+len(f.prior[secUser]))
 	for i := len(f.typed) - 1; i >= 0; i-- {
+		if i == 0 && f.priorGoal == "" && strings.TrimSpace(f.goal) == f.typed[0].text {
+			continue // the goal quotes it whole
+		}
 		all = append(all, f.typed[i])
 	}
 	for _, l := range f.prior[secUser] {
-		all = append(all, entry{text: strings.TrimRight(l, "\n"), order: -1})
+		all = append(all, entry{text: l, order: -1})
 	}
 	for _, e := range all {
 		if left < minTextCap {
@@ -426,9 +431,7 @@ func (f *facts) userWords() ([]string, map[int]bool) {
 			shown[e.order] = true
 		}
 		left -= len(t) + 4
-		// The later lines quoted under the first, so that none of them
-		// reads as a heading or a line of the summary's own.
-		out = append(out, "- "+strings.ReplaceAll(t, "\n", "\n  > "))
+		out = append(out, "- "+t)
 	}
 	if omitted > 0 {
 		out = append(out, fmt.Sprintf("- (%d earlier messages omitted)", omitted))

@@ -78,8 +78,13 @@ func TestScopeIsTheUsersOwnMessages(t *testing.T) {
 		[]history.Message{userMsg("Now also handle CRLF.")},
 	)
 	got := whole(t, msgs, 0, "")
-	if g := section(got, secGoal); !strings.HasPrefix(g, "Make the importer skip empty lines.") || !strings.Contains(g, "- Now also handle CRLF.") {
+	if g := section(got, secGoal); !strings.HasPrefix(g, "Make the importer skip empty lines.") {
 		t.Errorf("goal:\n%s", g)
+	}
+	// The user's own messages, verbatim and the latest first (the first
+	// one is the goal, quoted whole).
+	if u := strings.TrimSpace(section(got, secUser)); u != "- Now also handle CRLF." {
+		t.Errorf("the user's messages:\n%s", u)
 	}
 	r := section(got, secRestrict)
 	if !strings.Contains(r, "Never change the file format.") {
