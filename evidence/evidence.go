@@ -191,6 +191,9 @@ type Commit struct {
 	Ref     string // short hash
 	Message string
 	Index   int
+	// Stat is git's summary line of the commit ("3 files changed, 55
+	// insertions(+)"), "" when the record does not show it.
+	Stat string
 }
 
 // Final is the state the record ends in.

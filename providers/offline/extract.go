@@ -749,7 +749,11 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 		if i == len(rec.Final.Commits)-1 {
 			prio = 95
 		}
-		f.files = append(f.files, entry{text: fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100)), prio: prio, order: c.Index})
+		line := fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100))
+		if c.Stat != "" {
+			line += " (" + c.Stat + ")"
+		}
+		f.files = append(f.files, entry{text: line, prio: prio, order: c.Index})
 	}
 	for _, a := range rec.Artifacts {
 		line := fmt.Sprintf("%s %s", verbPast(a.Op), a.ID)
@@ -1381,6 +1385,9 @@ func (f *facts) finalState(rec *evidence.Record) string {
 		s := fmt.Sprintf("committed %s %q", c.Ref, clip(c.Message, 80))
 		if n > 1 {
 			s = fmt.Sprintf("%d commits, the last %s %q", n, c.Ref, clip(c.Message, 80))
+		}
+		if c.Stat != "" {
+			s += " (" + c.Stat + ")"
 		}
 		parts = append(parts, s)
 	}

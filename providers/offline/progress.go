@@ -115,7 +115,8 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 	if prop != nil {
 		line := fmt.Sprintf("%s (%s): %q", wipProposal, prop.State, clip(prop.Title, planItemChars))
 		if prop.Path != "" {
-			line += ", written to `" + f.rel(prop.Path) + "`"
+			// As written: the harness keeps plan files outside the project.
+			line += ", written to `" + prop.Path + "`"
 		}
 		f.wip = append(f.wip, line)
 		f.wip = append(f.wip, "  "+wipProposalText+" "+clip(strings.Join(nonEmptyLines(prop.Text), " / "), proposalChars))
