@@ -166,3 +166,48 @@ func TestSubAgentWritesAreWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitAfterALongHook: git's report of a commit comes after a long
+// pre-commit hook's output, and in a command line that failed after the
+// commit; it is the commit, with git's summary line of it.
+func TestCommitAfterALongHook(t *testing.T) {
+	hook := strings.Repeat("[EvaluationRepository] Deleted evaluation eval-to-delete\n", 400) // ≈ 23 KB
+	failedPush := call("c2", "Bash", map[string]string{"command": "git commit -am 'Second' && git push"},
+		"[main 1b2c3d4] Second\n 1 file changed, 2 insertions(+)\nerror: failed to push some refs")
+	failedPush[1] = flagged(failedPush[1])
+	r := extract(t,
+		[]history.Message{user("Commit it.")},
+		call("c1", "Bash", map[string]string{"command": "git add -A && git commit -m 'Consolidate the files'"},
+			hook+" 1290 pass\n 0 fail\n$ tsc --noEmit\n[main 0ac166e] Consolidate the files\n 12 files changed, 643 insertions(+), 22 deletions(-)\n create mode 100644 src/a.ts"),
+		failedPush,
+	)
+	var got []string
+	for _, c := range r.Final.Commits {
+		got = append(got, c.Ref+" "+c.Message+" ("+c.Stat+")")
+	}
+	want := []string{"0ac166e Consolidate the files (12 files changed, 643 insertions(+), 22 deletions(-))", "1b2c3d4 Second (1 file changed, 2 insertions(+))"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("commits:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestAnswersAndProposal: the results of a call that asks the user are the
+// user's answers; a plan proposed for approval is read with the file it was
+// written to and whether the user took it.
+func TestAnswersAndProposal(t *testing.T) {
+	plan := "# Plan: Split the store\n\n## Steps\n1. Move the reads to store/read.go"
+	r := extract(t,
+		[]history.Message{user("Plan the split.")},
+		call("q1", "AskUserQuestion", map[string]any{"questions": []map[string]any{{"question": "Keep the old API?", "options": []map[string]string{{"label": "yes"}, {"label": "no"}}}}},
+			`User has answered your questions: "Keep the old API?"="no, never keep it". You can now continue with these answers in mind.`),
+		call("w1", "Write", map[string]string{"file_path": "/home/u/.claude/plans/a.md", "content": plan}, "File created successfully"),
+		call("x1", "ExitPlanMode", map[string]string{"plan": plan}, "User has approved your plan."),
+	)
+	if len(r.Answers) != 1 || !strings.Contains(r.Answers[0].Text, `"Keep the old API?"="no, never keep it"`) {
+		t.Errorf("answers: %+v", r.Answers)
+	}
+	p := r.Proposal
+	if p == nil || p.Title != "Plan: Split the store" || p.Path != "/home/u/.claude/plans/a.md" || p.State != "approved" {
+		t.Errorf("proposal: %+v", p)
+	}
+}

@@ -235,7 +235,11 @@ type Record struct {
 	// Proposal is the last plan the agent proposed for approval as a
 	// document (Claude Code's plan mode), nil when none.
 	Proposal *Proposal
-	Final    Final
+	// Answers are the user's answers to the agent's questions (the results
+	// of a question tool: Claude Code's AskUserQuestion, opencode's
+	// question), in order.
+	Answers []Answer
+	Final   Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -576,6 +580,9 @@ func (x *extractor) record(a Action) {
 	}
 	if p := x.proposal(ai, ap); p != nil {
 		x.r.Proposal = p
+	}
+	if isQuestion(ap) && ap.HasResult() && !ap.Flagged && !ap.Rejected && strings.TrimSpace(ap.Output) != "" {
+		x.r.Answers = append(x.r.Answers, Answer{Index: ap.Result, Text: strings.TrimSpace(HeadBytes(ap.Output, maxAnswer))})
 	}
 	if ap.Command != "" {
 		x.check(ai, ap)

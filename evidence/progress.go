@@ -462,3 +462,35 @@ func planTitle(text string) string {
 	}
 	return ""
 }
+
+// Answer is the user's answer to the agent's questions: the result of a
+// call that asked them, as the harness reported it.
+type Answer struct {
+	Index int // message index of the result
+	Text  string
+}
+
+// maxAnswer bounds the text of one answer.
+const maxAnswer = 8 << 10
+
+// isQuestion reports whether a call asks the user: its arguments hold a
+// "question" text, or a list of "questions" that each have one.
+func isQuestion(a *Action) bool {
+	if a.Command != "" || len(a.Args) == 0 {
+		return false
+	}
+	if q, ok := a.Args["question"].(string); ok && strings.TrimSpace(q) != "" {
+		return true
+	}
+	list, ok := a.Args["questions"].([]any)
+	if !ok || len(list) == 0 {
+		return false
+	}
+	for _, e := range list {
+		o, ok := e.(map[string]any)
+		if !ok || firstString(o, []string{"question", "text", "prompt"}) == "" {
+			return false
+		}
+	}
+	return true
+}

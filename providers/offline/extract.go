@@ -157,18 +157,14 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 			}
 			f.requests = append(f.requests, entry{text: clip(text, requestChars), prio: prio, order: i})
 		}
-		for _, s := range sentences(userProse(text)) { // not the logs, code and data the user pasted
-			// A line ending in a colon introduces a list: its items are the
-			// restrictions, not the introduction.
-			if restrictionRE.MatchString(keepGoingRE.ReplaceAllString(s, "")) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
-				prio := 1
-				if prohibitionRE.MatchString(s) {
-					prio = 2 // what the user forbade ranks above what they would like
-				}
-				f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: prio, order: i})
-			}
-		}
+		f.noteRestrictions(text, i)
 	}
+	// The user's answers to the agent's questions are the user's words too.
+	for _, a := range rec.Answers {
+		f.typed = append(f.typed, entry{text: strings.Join(strings.Fields(a.Text), " "), order: a.Index})
+		f.noteRestrictions(a.Text, a.Index)
+	}
+	sort.SliceStable(f.typed, func(a, b int) bool { return f.typed[a].order < f.typed[b].order })
 	if f.priorGoal != "" {
 		if f.goal != "" {
 			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 1 << 20, order: typed[0]}}, f.requests...)
@@ -195,6 +191,22 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	f.noteInstructions(msgs, rec)
 	f.noteState(msgs, rec, lastTyped)
 	return f, ctx.Err()
+}
+
+// noteRestrictions adds the sentences of the user's text at message i that
+// forbid or require something.
+func (f *facts) noteRestrictions(text string, i int) {
+	for _, s := range sentences(userProse(text)) { // not the logs, code and data the user pasted
+		// A line ending in a colon introduces a list: its items are the
+		// restrictions, not the introduction.
+		if restrictionRE.MatchString(keepGoingRE.ReplaceAllString(s, "")) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
+			prio := 1
+			if prohibitionRE.MatchString(s) {
+				prio = 2 // what the user forbade ranks above what they would like
+			}
+			f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: prio, order: i})
+		}
+	}
 }
 
 // workspaceRoot returns the deepest folder that holds most absolute paths of

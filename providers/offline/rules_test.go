@@ -181,8 +181,8 @@ func TestSubmittedRunIsNotInterrupted(t *testing.T) {
 	}
 }
 
-// TestFinalStateCommittedPushed: the final state names the last commit and
-// the push.
+// TestFinalStateCommittedPushed: the final state names the last commit
+// (with git's summary line of it) and the push.
 func TestFinalStateCommittedPushed(t *testing.T) {
 	msgs := join(
 		[]history.Message{userMsg("Commit and push.")},
@@ -191,7 +191,7 @@ func TestFinalStateCommittedPushed(t *testing.T) {
 		shell("c3", "git push", "Exit code: 0"),
 	)
 	got := whole(t, msgs, 0, "")
-	if want := `- Final state: last check ` + "`go test ./...`" + ` passed (exit 0); committed 1d28f1e "fix: skip empty lines"; pushed`; !strings.Contains(got, want) {
+	if want := `- Final state: last check ` + "`go test ./...`" + ` passed (exit 0); committed 1d28f1e "fix: skip empty lines" (1 file changed); pushed`; !strings.Contains(got, want) {
 		t.Errorf("summary lacks %q:\n%s", want, got)
 	}
 	if want := `- Commit 1d28f1e "fix: skip empty lines"`; !strings.Contains(section(got, secFiles), want) {
