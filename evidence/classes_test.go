@@ -211,3 +211,25 @@ func TestAnswersAndProposal(t *testing.T) {
 		t.Errorf("proposal: %+v", p)
 	}
 }
+
+// TestExecHeaderIsNotOutput: Codex's exec_command header (chunk id, wall
+// time, exit line, token count) gives the exit code and is not the output;
+// a line saying the process still runs stays.
+func TestExecHeaderIsNotOutput(t *testing.T) {
+	r := extract(t,
+		call("c1", "exec_command", map[string]string{"cmd": "codex exec --ask-for-approval never"}, "Chunk ID: 870503\nWall time: 0.0120 seconds\nProcess exited with code 2\nOriginal token count: 20\nOutput:\nerror: unexpected argument '--ask-for-approval' found\n"),
+		call("c2", "exec_command", map[string]string{"cmd": "npm run dev"}, "Chunk ID: 1\nWall time: 10.0 seconds\nProcess running with session ID 31\nOriginal token count: 2\nOutput:\nready\n"),
+	)
+	a := r.Actions[0]
+	if !a.HasExit || a.Exit != 2 || a.Output != "error: unexpected argument '--ask-for-approval' found\n" {
+		t.Errorf("first: exit %d (%v), output %q", a.Exit, a.HasExit, a.Output)
+	}
+	if got := r.Actions[1].Output; got != "Process running with session ID 31\nready\n" {
+		t.Errorf("second: output %q", got)
+	}
+	for _, e := range r.Errors {
+		if strings.Contains(e.Text, "Chunk ID") {
+			t.Errorf("a header line is an error: %q", e.Text)
+		}
+	}
+}
