@@ -233,3 +233,33 @@ func TestExecHeaderIsNotOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestWorktreeFromGit: the paths git status shows and the commit after it
+// did not take (git add named others) are not committed; git diff --stat
+// after the last commit gives the uncommitted totals; a commit -a takes the
+// tracked paths, not the untracked ones.
+func TestWorktreeFromGit(t *testing.T) {
+	status := "On branch main\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n\tmodified:   .claude/settings.json\n\tmodified:   src/app.ts\n\tdeleted:    src/old.ts\n\nUntracked files:\n  (use \"git add <file>...\" to include in what will be committed)\n\t.cursor/\n\tsrc/new.ts\n\nno changes added to commit (use \"git add\" and/or \"git commit -a\")"
+	r := extract(t,
+		call("s1", "Bash", map[string]string{"command": "git status"}, status),
+		call("c1", "Bash", map[string]string{"command": "git add src/app.ts src/ && git commit -m 'app'"}, "[main 1a2b3c4] app\n 3 files changed, 9 insertions(+)"),
+		call("d1", "Bash", map[string]string{"command": "git diff --stat"}, " .claude/settings.json | 3 +\n 1 file changed, 3 insertions(+)"),
+	)
+	var got []string
+	for _, d := range r.Worktree.Dirty {
+		got = append(got, d.Path+" "+d.State)
+	}
+	if strings.Join(got, ", ") != ".claude/settings.json modified, .cursor/ untracked" {
+		t.Errorf("not committed: %v", got)
+	}
+	if r.Worktree.DiffStat != "1 file changed, 3 insertions(+)" {
+		t.Errorf("diff stat %q", r.Worktree.DiffStat)
+	}
+	r = extract(t,
+		call("s1", "Bash", map[string]string{"command": "git status --short"}, " M src/app.ts\n?? notes.md\n"),
+		call("c1", "Bash", map[string]string{"command": "git commit -am 'app'"}, "[main 1a2b3c4] app\n 1 file changed, 1 insertion(+)"),
+	)
+	if len(r.Worktree.Dirty) != 1 || r.Worktree.Dirty[0] != (Dirty{Path: "notes.md", State: "untracked"}) {
+		t.Errorf("after commit -a: %+v", r.Worktree.Dirty)
+	}
+}

@@ -239,7 +239,9 @@ type Record struct {
 	// of a question tool: Claude Code's AskUserQuestion, opencode's
 	// question), in order.
 	Answers []Answer
-	Final   Final
+	// Worktree is what git said of the uncommitted work.
+	Worktree Worktree
+	Final    Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -309,7 +311,7 @@ const maxScan = 256 << 10
 // Extract reads msgs and returns what the record shows. It fails only with
 // ctx's error.
 func Extract(ctx context.Context, msgs []history.Message) (*Record, error) {
-	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}, unseenCommit: -1}
+	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}, Worktree: Worktree{StatusAt: -1, DiffAt: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}, unseenCommit: -1, staged: map[string]bool{}}
 	if err := x.run(); err != nil {
 		return nil, err
 	}
@@ -336,6 +338,10 @@ type extractor struct {
 	// ("running in background with ID: 7d95c5", "session ID 3") to its
 	// check, until a later poll reports how it ended.
 	running map[string]int
+	// staged are the paths git add named since the last git status or
+	// commit; stagedAll and stagedTracked say git add -A and git add -u.
+	staged                   map[string]bool
+	stagedAll, stagedTracked bool
 }
 
 func (x *extractor) tick() error {

@@ -795,6 +795,7 @@ func (x *extractor) finalState(ai int, a *Action) {
 	if a.Command == "" || !a.HasResult() {
 		return
 	}
+	x.worktree(a)
 	// git's report of a commit is the commit, whatever ran after it in the
 	// same command line (a failing push, a test run); the report may come
 	// after a long pre-commit hook's output.

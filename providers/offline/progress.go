@@ -26,6 +26,8 @@ const (
 // lines are carried when the record no longer shows what they say.
 const (
 	wipUncommitted = "Uncommitted edits"
+	wipGitStatus   = "Not committed per git status"
+	wipDiffStat    = "Uncommitted diff per git diff --stat"
 	wipStale       = "Stale check"
 	wipPlan        = "Plan ("
 	wipActive      = "Active plan item:"
@@ -54,6 +56,7 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		}
 		f.wip = append(f.wip, fmt.Sprintf("%s (%s): %s", wipUncommitted, since, f.pathList(un)))
 	}
+	f.noteWorktree(rec, un)
 	// The failed ones first (a fix not verified yet), then the passed ones;
 	// the rest are counted.
 	var stale []evidence.Stale
@@ -160,6 +163,47 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 	if n := p.NextOpen(); n >= 0 {
 		step("Then the next open plan item: " + clip(p.Items[n].Text, planItemChars))
 	}
+}
+
+// noteWorktree writes what git itself said of the uncommitted work after
+// the last commit: the paths of the last git status no later commit took
+// (besides the edits already listed) and the last git diff --stat's totals.
+func (f *facts) noteWorktree(rec *evidence.Record, listed []string) {
+	w := rec.Worktree
+	last := rec.LastCommit()
+	var parts []string
+	more := 0
+	for _, d := range w.Dirty {
+		if containsSuffix(listed, d.Path) {
+			continue
+		}
+		if len(parts) == maxWIPPaths {
+			more++
+			continue
+		}
+		parts = append(parts, "`"+d.Path+"` ("+d.State+")")
+	}
+	if len(parts) > 0 {
+		line := wipGitStatus + ": " + strings.Join(parts, ", ")
+		if more > 0 {
+			line += fmt.Sprintf(" and %d more", more)
+		}
+		f.wip = append(f.wip, line)
+	}
+	if w.DiffStat != "" && w.DiffAt > last {
+		f.wip = append(f.wip, wipDiffStat+": "+w.DiffStat)
+	}
+}
+
+// containsSuffix reports whether one of paths is p or ends in /p (a path
+// git shows relative to the repository, the record absolute).
+func containsSuffix(paths []string, p string) bool {
+	for _, q := range paths {
+		if q == p || strings.HasSuffix(q, "/"+p) {
+			return true
+		}
+	}
+	return false
 }
 
 // inlineScriptRE matches an interpreter given its program inline (python

@@ -200,3 +200,24 @@ func TestAnswersAreTheUsersWords(t *testing.T) {
 		t.Errorf("the answer's restriction is missing:\n%s", got)
 	}
 }
+
+// TestGitStatusIsWorkInProgress: what git status and git diff --stat said
+// after the last commit is in the work in progress, and naming those paths
+// as modified is no contradiction.
+func TestGitStatusIsWorkInProgress(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Commit the stories.")},
+		shell("s1", "git status", "On branch main\nChanges not staged for commit:\n\tmodified:   .claude/settings.json\n\tmodified:   docs/story.md\n"),
+		shell("c1", "git add docs/story.md && git commit -m 'stories'", "[main 98c813f] stories\n 1 file changed, 30 insertions(+)"),
+		shell("d1", "git diff --stat", " .claude/settings.json | 3 +\n 1 file changed, 3 insertions(+)"),
+	), 0, "")
+	wip := section(got, "Work in progress")
+	for _, want := range []string{"Not committed per git status: `.claude/settings.json` (modified)", "Uncommitted diff per git diff --stat: 1 file changed, 3 insertions(+)"} {
+		if !strings.Contains(wip, want) {
+			t.Errorf("work in progress lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(wip, "docs/story.md") {
+		t.Errorf("a committed path is listed as not committed:\n%s", wip)
+	}
+}
