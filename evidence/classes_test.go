@@ -263,3 +263,26 @@ func TestWorktreeFromGit(t *testing.T) {
 		t.Errorf("after commit -a: %+v", r.Worktree.Dirty)
 	}
 }
+
+// TestOneTaskPerCallPlan: tasks created one per call (the id from the
+// result) and updated by id are the agent's plan, with their statuses.
+func TestOneTaskPerCallPlan(t *testing.T) {
+	r := extract(t,
+		call("t1", "TaskCreate", map[string]string{"subject": "Implement story 2.2", "description": "x"}, "Task #1 created successfully: Implement story 2.2"),
+		call("t2", "TaskCreate", map[string]string{"subject": "Review story 2.2", "description": "y"}, "Task #2 created successfully: Review story 2.2"),
+		call("u0", "TaskUpdate", map[string]any{"taskId": "2", "addBlockedBy": []string{"1"}}, "Updated task #2"),
+		call("u1", "TaskUpdate", map[string]string{"taskId": "1", "status": "completed"}, "Updated task #1 status"),
+		call("u2", "TaskUpdate", map[string]string{"taskId": "2", "status": "in_progress"}, "Updated task #2 status"),
+		call("i1", "create_issue", map[string]string{"subject": "Bug", "body": "z"}, "Created issue #7"),
+	)
+	p := r.Plan
+	if p == nil || len(p.Items) != 2 {
+		t.Fatalf("plan: %+v", p)
+	}
+	if p.Items[0] != (PlanItem{Text: "Implement story 2.2", Status: "completed", ID: "1"}) || p.Items[1] != (PlanItem{Text: "Review story 2.2", Status: "in_progress", ID: "2"}) {
+		t.Errorf("items: %+v", p.Items)
+	}
+	if a := p.Active(); a != 1 {
+		t.Errorf("active item %d", a)
+	}
+}

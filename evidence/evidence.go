@@ -583,6 +583,8 @@ func (x *extractor) record(a Action) {
 	x.poll(ap)
 	if p := planOf(ap); p != nil && !ap.Flagged && ap.Command == "" {
 		x.r.Plan = mergePlan(x.r.Plan, p, ap)
+	} else if !ap.Flagged && !ap.Rejected {
+		x.r.Plan = taskPlan(x.r.Plan, ap)
 	}
 	if p := x.proposal(ai, ap); p != nil {
 		x.r.Proposal = p

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -16,7 +17,9 @@ type PlanItem struct {
 // Plan is the agent's own plan as it last wrote it: the arguments of its
 // last call of a plan tool (Claude Code's TodoWrite, Codex's update_plan,
 // opencode's todowrite, Gemini CLI's write_todos, or any tool whose
-// arguments hold a list of items that each have a text and a status).
+// arguments hold a list of items that each have a text and a status), or
+// the tasks it created one per call and updated by id (Claude Code's
+// TaskCreate and TaskUpdate).
 type Plan struct {
 	Tool  string
 	Index int // message index of the call
@@ -493,4 +496,64 @@ func isQuestion(a *Action) bool {
 		}
 	}
 	return true
+}
+
+// taskToolMark is how a plan built from one-task calls names its tool.
+const taskToolMark = "tasks: "
+
+// taskIDRE finds the id a task tool's result gives the task it created
+// ("Task #3 created successfully").
+var taskIDRE = regexp.MustCompile(`#(\d+)\b`)
+
+// taskPlan folds a call of a one-task-per-call tool into the plan: a call
+// with a "subject" (or "title") and no task id creates an open item, its id
+// from the result ("Task #3 created"); a call with a task id and a status
+// sets that item's status (Claude Code's TaskCreate and TaskUpdate). Any
+// other call leaves the plan as it is.
+func taskPlan(p *Plan, a *Action) *Plan {
+	if a.Command != "" || len(a.Args) == 0 {
+		return p
+	}
+	id := scalar(a.Args["taskId"])
+	if id == "" {
+		id = scalar(a.Args["task_id"])
+	}
+	subject := firstString(a.Args, []string{"subject"})
+	status, _ := a.Args["status"].(string)
+	tasks := p != nil && strings.HasPrefix(p.Tool, taskToolMark)
+	switch {
+	case id == "" && subject != "" && status == "" && a.HasResult():
+		head := HeadBytes(a.Output, 512)
+		m := taskIDRE.FindStringSubmatch(head)
+		if m == nil || !strings.Contains(strings.ToLower(head), "task") {
+			return p
+		}
+		out := &Plan{Tool: taskToolMark + a.Tool, Index: a.Index}
+		if tasks {
+			out.Items = append(out.Items, p.Items...)
+			out.Tool = p.Tool
+			if !strings.Contains(p.Tool, a.Tool) {
+				out.Tool += ", " + a.Tool
+			}
+		}
+		out.Items = append(out.Items, PlanItem{Text: subject, Status: "pending", ID: m[1]})
+		return out
+	case id != "" && tasks && (status != "" || subject != ""):
+		out := &Plan{Tool: p.Tool, Index: a.Index, Items: append([]PlanItem(nil), p.Items...)}
+		if !strings.Contains(out.Tool, a.Tool) {
+			out.Tool += ", " + a.Tool
+		}
+		for i := range out.Items {
+			if out.Items[i].ID == id {
+				if status != "" {
+					out.Items[i].Status = status
+				}
+				if subject != "" {
+					out.Items[i].Text = subject
+				}
+			}
+		}
+		return out
+	}
+	return p
 }
