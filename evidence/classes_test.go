@@ -286,3 +286,30 @@ func TestOneTaskPerCallPlan(t *testing.T) {
 		t.Errorf("active item %d", a)
 	}
 }
+
+// TestOpencodeApplyPatch: opencode's apply_patch gives its patch as
+// patchText; the files it adds and updates are changes.
+func TestOpencodeApplyPatch(t *testing.T) {
+	r := extract(t, call("p1", "apply_patch", map[string]string{"patchText": "*** Begin Patch\n*** Add File: /repo/docs/plan.md\n+# Plan\n*** Update File: /repo/README.md\n@@\n-a\n+b\n*** End Patch"}, "Success. Updated the following files:\nA docs/plan.md\nM README.md"))
+	if got := strings.Join(changes(r.Changes), ", "); !strings.Contains(got, "/repo/docs/plan.md") || !strings.Contains(got, "/repo/README.md") {
+		t.Errorf("changes: %s", got)
+	}
+}
+
+// TestBranchAndPush: the branch the work is on, and whether its last
+// commit was pushed.
+func TestBranchAndPush(t *testing.T) {
+	r := extract(t,
+		call("b1", "Bash", map[string]string{"command": "git checkout -b methodology-rework"}, "Switched to a new branch 'methodology-rework'"),
+		call("c1", "Bash", map[string]string{"command": "git commit -am 'rework'"}, "[methodology-rework 6ddd049] rework\n 4 files changed, 705 insertions(+), 39 deletions(-)"),
+	)
+	if r.Final.Branch != "methodology-rework" || r.Final.PushedAt != -1 {
+		t.Errorf("branch %q pushed at %d", r.Final.Branch, r.Final.PushedAt)
+	}
+	r = extract(t,
+		call("c1", "Bash", map[string]string{"command": "git commit -am 'fix' && git push"}, "[fix/short 1a2b3c4] fix\n 1 file changed, 1 insertion(+)\nTo github.com:o/r.git"),
+	)
+	if r.Final.Branch != "fix/short" || r.Final.PushedAt != r.Final.Commits[0].Index {
+		t.Errorf("branch %q pushed at %d", r.Final.Branch, r.Final.PushedAt)
+	}
+}

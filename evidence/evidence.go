@@ -202,6 +202,13 @@ type Final struct {
 	LastCheck int
 	Commits   []Commit
 	Pushed    bool
+	// PushedAt is the message index of the last successful git push, -1
+	// when none.
+	PushedAt int
+	// Branch is the git branch the work is on as the record last shows it
+	// (a branch created or switched to, git status, a commit report), ""
+	// when none.
+	Branch    string
 	Released  bool
 	Submitted bool
 	// Interrupted is true when the last action has no result.
@@ -311,7 +318,7 @@ const maxScan = 256 << 10
 // Extract reads msgs and returns what the record shows. It fails only with
 // ctx's error.
 func Extract(ctx context.Context, msgs []history.Message) (*Record, error) {
-	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}, Worktree: Worktree{StatusAt: -1, DiffAt: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}, unseenCommit: -1, staged: map[string]bool{}}
+	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1, PushedAt: -1}, Worktree: Worktree{StatusAt: -1, DiffAt: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}, unseenCommit: -1, staged: map[string]bool{}}
 	if err := x.run(); err != nil {
 		return nil, err
 	}

@@ -155,7 +155,7 @@ func (x *extractor) noteRead(p string) {
 // a read), and the changes its patch input shows.
 func toolOp(a *Action) (Op, []fileChange) {
 	var patch string
-	for _, k := range []string{"input", "patch", "diff"} {
+	for _, k := range []string{"input", "patch", "patchText", "patch_text", "diff"} {
 		if s, ok := a.Args[k].(string); ok && patch == "" {
 			patch = s
 		}
@@ -816,7 +816,7 @@ func (x *extractor) finalState(ai int, a *Action) {
 		}
 		switch {
 		case w[0] == "git" && w[1] == "push":
-			x.r.Final.Pushed = true
+			x.r.Final.Pushed, x.r.Final.PushedAt = true, a.Index
 			for _, a := range w[2:] {
 				if a == "--tags" || versionTagRE.MatchString(a) {
 					x.r.Final.Released = true

@@ -104,6 +104,7 @@ func (x *extractor) worktree(a *Action) {
 			continue
 		}
 		args := ws[2:]
+		x.branch(ws[1], args, a)
 		switch ws[1] {
 		case "status":
 			short := false
@@ -210,3 +211,41 @@ func hasShortFlag(ws []string, c byte) bool {
 	}
 	return false
 }
+
+var (
+	// onBranchRE matches git status's first line.
+	onBranchRE = regexp.MustCompile(`(?m)^On branch (\S+)`)
+	// switchedRE matches git checkout's and git switch's report.
+	switchedRE = regexp.MustCompile(`Switched to (?:a new )?branch '([^']+)'`)
+)
+
+// branch follows the branch the work is on: one created or switched to by a
+// command that succeeded, the one git status or a commit report names.
+func (x *extractor) branch(sub string, args []string, a *Action) {
+	ok := !a.Flagged && (!a.HasExit || a.Exit == 0)
+	out := HeadBytes(a.Output, maxScan)
+	switch sub {
+	case "checkout", "switch":
+		for i, f := range args {
+			if (f == "-b" || f == "-B" || f == "-c" || f == "-C") && i+1 < len(args) && ok {
+				x.r.Final.Branch = args[i+1]
+				return
+			}
+		}
+		if m := switchedRE.FindStringSubmatch(out); m != nil {
+			x.r.Final.Branch = m[1]
+		}
+	case "status":
+		if m := onBranchRE.FindStringSubmatch(out); m != nil {
+			x.r.Final.Branch = m[1]
+		}
+	case "commit":
+		if m := commitBranchRE.FindStringSubmatch(out); m != nil {
+			x.r.Final.Branch = m[1]
+		}
+	}
+}
+
+// commitBranchRE matches the branch of git's commit report "[main
+// 1a2b3c4] msg" ("[main (root-commit) 1a2b3c4] msg").
+var commitBranchRE = regexp.MustCompile(`(?m)^\s*\[([^\]\s]+)(?: \([^)]*\))? [0-9a-f]{7,40}\] `)

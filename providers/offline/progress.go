@@ -28,6 +28,7 @@ const (
 	wipUncommitted = "Uncommitted edits"
 	wipGitStatus   = "Not committed per git status"
 	wipDiffStat    = "Uncommitted diff per git diff --stat"
+	wipBranch      = "Branch:"
 	wipStale       = "Stale check"
 	wipPlan        = "Plan ("
 	wipActive      = "Active plan item:"
@@ -192,6 +193,16 @@ func (f *facts) noteWorktree(rec *evidence.Record, listed []string) {
 	}
 	if w.DiffStat != "" && w.DiffAt > last {
 		f.wip = append(f.wip, wipDiffStat+": "+w.DiffStat)
+	}
+	if b := rec.Final.Branch; b != "" {
+		line := wipBranch + " `" + b + "`"
+		if n := len(rec.Final.Commits); n > 0 && rec.Final.PushedAt < last {
+			line += "; the last commit " + rec.Final.Commits[n-1].Ref + " is not pushed"
+			if rec.Final.PushedAt < 0 {
+				line += " (no git push in the record)"
+			}
+		}
+		f.wip = append(f.wip, line)
 	}
 }
 
