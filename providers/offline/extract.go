@@ -1030,6 +1030,20 @@ func (f *facts) contradicted(text string) bool {
 
 // quote returns the assistant's text for a summary line, or a note that it
 // claims what the record contradicts.
+// replyEnd returns, for a last reply longer than the n bytes quoted of it,
+// a line with its last line: where a reply ends is what it leaves the user
+// to answer (a question, a menu, "ready for commit").
+func replyEnd(f *facts, text string, n int) []string {
+	if len(strings.Join(strings.Fields(text), " ")) <= n {
+		return nil
+	}
+	lines := nonEmptyLines(text)
+	if len(lines) < 2 {
+		return nil
+	}
+	return []string{"The reply ends: " + f.quote(lines[len(lines)-1], sentenceChars)}
+}
+
 func (f *facts) quote(text string, n int) string {
 	q := clip(text, n)
 	if f.contradicted(q) {
@@ -1098,9 +1112,11 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 		f.last = append(f.last, "Result: "+f.result(rec, lastAct))
 		if lastTextIdx > lastAct.Index {
 			f.last = append(f.last, "Assistant then replied: "+f.quote(lastText, 500))
+			f.last = append(f.last, replyEnd(f, lastText, 500)...)
 		}
 	} else if lastText != "" {
 		f.last = append(f.last, "Assistant replied: "+f.quote(lastText, 300))
+		f.last = append(f.last, replyEnd(f, lastText, 300)...)
 	}
 	if fs := f.finalState(rec); fs != "" {
 		f.last = append(f.last, fs)

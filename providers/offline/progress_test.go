@@ -221,3 +221,17 @@ func TestGitStatusIsWorkInProgress(t *testing.T) {
 		t.Errorf("a committed path is listed as not committed:\n%s", wip)
 	}
 }
+
+// TestReplyEndIsKept: a long last reply is quoted from its start, and its
+// last line, which is what it leaves the user to answer, is kept too.
+func TestReplyEndIsKept(t *testing.T) {
+	long := strings.Repeat("The integration work is done and every file passes the analyzer. ", 12)
+	got := whole(t, join(
+		[]history.Message{userMsg("Integrate the profiles.")},
+		shell("c1", "dart analyze lib/", "No issues found!\nExit code: 0"),
+		[]history.Message{history.NewText(history.Assistant, long+"\n\nReady for commit/push: shall I commit to main?")},
+	), 0, "")
+	if !strings.Contains(section(got, "Last action and result"), "- The reply ends: Ready for commit/push: shall I commit to main?") {
+		t.Errorf("the reply's end is lost:\n%s", got)
+	}
+}
