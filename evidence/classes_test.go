@@ -313,3 +313,20 @@ func TestBranchAndPush(t *testing.T) {
 		t.Errorf("branch %q pushed at %d", r.Final.Branch, r.Final.PushedAt)
 	}
 }
+
+// TestPassedCommandPrintsNoErrors: the error lines a command that exited 0
+// printed (tests of error paths) are not errors; those of a piped command,
+// whose exit hides what ran first, still are.
+func TestPassedCommandPrintsNoErrors(t *testing.T) {
+	r := extract(t,
+		call("c1", "exec_command", map[string]string{"cmd": "bun run test"}, "Process exited with code 0\nOutput:\nerror: Database connection failed\n 1290 pass\n 0 fail\n"),
+		call("c2", "exec_command", map[string]string{"cmd": "bun run build | tail -3"}, "Process exited with code 0\nOutput:\nerror: Cannot find module 'x'\n"),
+	)
+	var got []string
+	for _, e := range r.Errors {
+		got = append(got, e.Text)
+	}
+	if strings.Join(got, "\n") != "error: Cannot find module 'x'" {
+		t.Errorf("errors: %q", got)
+	}
+}

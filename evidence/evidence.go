@@ -578,7 +578,11 @@ func (x *extractor) record(a Action) {
 	ap := &x.r.Actions[ai]
 	x.files(ai, ap)
 	if ap.HasResult() {
-		if !readsOnly(ap) || ap.Flagged || ap.HasExit && ap.Exit != 0 {
+		// A command that exited 0 (and was not piped, which hides the exit
+		// of what ran first) failed at nothing: the error lines it printed
+		// are logs (tests of error paths, a hook's passing tests).
+		passed := ap.Command != "" && ap.HasExit && ap.Exit == 0 && !ap.Flagged && !strings.Contains(ap.Command, "|")
+		if !passed && (!readsOnly(ap) || ap.Flagged || ap.HasExit && ap.Exit != 0) {
 			x.errorsIn(ap.Result, ap.Output, false)
 		}
 		if ap.Flagged || ap.Rejected {

@@ -159,10 +159,10 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		}
 		f.noteRestrictions(text, i)
 	}
-	// The user's answers to the agent's questions are the user's words too.
+	// The user's answers to the agent's questions are the user's words too
+	// (not read for restrictions: they quote the agent's questions).
 	for _, a := range rec.Answers {
 		f.typed = append(f.typed, entry{text: strings.Join(strings.Fields(a.Text), " "), order: a.Index})
-		f.noteRestrictions(a.Text, a.Index)
 	}
 	sort.SliceStable(f.typed, func(a, b int) bool { return f.typed[a].order < f.typed[b].order })
 	if f.priorGoal != "" {

@@ -185,8 +185,7 @@ func TestLongInstructionsLeaveRoomForTheWork(t *testing.T) {
 }
 
 // TestAnswersAreTheUsersWords: the user's answers to the agent's questions
-// are among the user's messages, and a restriction said in an answer is a
-// restriction.
+// are among the user's messages.
 func TestAnswersAreTheUsersWords(t *testing.T) {
 	got := whole(t, join(
 		[]history.Message{userMsg("Plan the dashboard.")},
@@ -195,9 +194,6 @@ func TestAnswersAreTheUsersWords(t *testing.T) {
 	), 0, "")
 	if !strings.Contains(section(got, secUser), `"Push when done?"="push, and make sure it is connected to a checkpoint; never force-push"`) {
 		t.Errorf("the answer is not among the user's messages:\n%s", got)
-	}
-	if !strings.Contains(section(got, secRestrict), "never force-push") {
-		t.Errorf("the answer's restriction is missing:\n%s", got)
 	}
 }
 
