@@ -330,3 +330,18 @@ func TestPassedCommandPrintsNoErrors(t *testing.T) {
 		t.Errorf("errors: %q", got)
 	}
 }
+
+// TestCommitReportIsTheOutcome: with no exit code in the record, git's
+// report of the commit a command line ends with is its outcome.
+func TestCommitReportIsTheOutcome(t *testing.T) {
+	r := extract(t,
+		call("c1", "shell", map[string]string{"command": "git add a.py && git commit -m 'a'"}, "[main 6946b78] a\n 1 file changed, 3 insertions(+)\n create mode 100644 a.py"),
+		call("c2", "shell", map[string]string{"command": "git commit -m 'b' && git push"}, "[main 7a7a7a7] b\n 1 file changed"),
+	)
+	if got := r.Checks[0].Outcome; got != Passed {
+		t.Errorf("commit: %v", got)
+	}
+	if got := r.Checks[1].Outcome; got == Passed {
+		t.Errorf("commit then push, no push report: %v", got)
+	}
+}

@@ -249,3 +249,17 @@ func (x *extractor) branch(sub string, args []string, a *Action) {
 // commitBranchRE matches the branch of git's commit report "[main
 // 1a2b3c4] msg" ("[main (root-commit) 1a2b3c4] msg").
 var commitBranchRE = regexp.MustCompile(`(?m)^\s*\[([^\]\s]+)(?: \([^)]*\))? [0-9a-f]{7,40}\] `)
+
+// endsInCommit reports whether the last command of a command line is git
+// commit: then git's report of the commit is the line's outcome.
+func endsInCommit(cmd string) bool {
+	segs := segments(cmd)
+	if len(segs) == 0 {
+		return false
+	}
+	w := shellWords(segs[len(segs)-1])
+	if len(w) >= 4 && w[0] == "git" && w[1] == "-C" {
+		w = append([]string{"git"}, w[3:]...)
+	}
+	return len(w) >= 2 && w[0] == "git" && w[1] == "commit"
+}

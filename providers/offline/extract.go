@@ -39,6 +39,7 @@ const (
 	requestChars        = 220
 	commandChars        = 160
 	detailChars         = 150
+	maxEarlierCommits   = 12 // listed on the earlier-commits line
 	// maxUserScan bounds how much of one user message is read for the
 	// request and its restrictions.
 	maxUserScan = 64 << 10
@@ -754,18 +755,26 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			f.files = append(f.files, entry{text: line, prio: 90, order: fi.first})
 		}
 	}
-	for i, c := range rec.Final.Commits {
-		// The latest commit is the state of the work; earlier ones rank
-		// below the files they changed.
-		prio := 50
-		if i == len(rec.Final.Commits)-1 {
-			prio = 95
-		}
+	if n := len(rec.Final.Commits); n > 0 {
+		// The latest commit is the state of the work; the earlier ones are
+		// one line, oldest first, so that none is lost when the list shrinks.
+		c := rec.Final.Commits[n-1]
 		line := fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100))
 		if c.Stat != "" {
 			line += " (" + c.Stat + ")"
 		}
-		f.files = append(f.files, entry{text: line, prio: prio, order: c.Index})
+		f.files = append(f.files, entry{text: line, prio: 95, order: c.Index})
+		if n > 1 {
+			var refs []string
+			for _, e := range rec.Final.Commits[max(0, n-1-maxEarlierCommits) : n-1] {
+				refs = append(refs, fmt.Sprintf("%s %q", e.Ref, clip(e.Message, 50)))
+			}
+			line := "Earlier commits, oldest first: " + strings.Join(refs, ", ")
+			if k := n - 1 - len(refs); k > 0 {
+				line = fmt.Sprintf("Earlier commits, oldest first (%d before these): %s", k, strings.Join(refs, ", "))
+			}
+			f.files = append(f.files, entry{text: line, prio: 94, order: rec.Final.Commits[0].Index})
+		}
 	}
 	for _, a := range rec.Artifacts {
 		line := fmt.Sprintf("%s %s", verbPast(a.Op), a.ID)

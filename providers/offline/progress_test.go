@@ -231,3 +231,23 @@ func TestReplyEndIsKept(t *testing.T) {
 		t.Errorf("the reply's end is lost:\n%s", got)
 	}
 }
+
+// TestEarlierCommitsOnOneLine: the earlier commits are one line, oldest
+// first, beside the last commit's own line.
+func TestEarlierCommitsOnOneLine(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Build the server.")},
+		shell("c1", "git commit -am 'one'", "[main 6946b78] one\n 1 file changed"),
+		shell("c2", "git commit -am 'two'", "[main f072acf] two\n 1 file changed"),
+		shell("c3", "git commit -am 'three'", "[main f562e2a] three\n 2 files changed, 5 insertions(+)"),
+	), 0, "")
+	files := section(got, secFiles)
+	for _, want := range []string{`- Commit f562e2a "three" (2 files changed, 5 insertions(+))`, `- Earlier commits, oldest first: 6946b78 "one", f072acf "two"`} {
+		if !strings.Contains(files, want) {
+			t.Errorf("files lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(section(got, secChecks), "outcome not reported") {
+		t.Errorf("a commit git reported is an unknown outcome:\n%s", got)
+	}
+}
