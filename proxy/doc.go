@@ -114,4 +114,9 @@
 // stores, logs or echoes none of them (no header reaches a log, a stats
 // record or an error). With a shared secret configured, every request must
 // carry it in X-Vtcode-Proxy-Secret, which is removed before forwarding.
+//
+// Under [proxy] summarizer = "agent" (user file only) a request that
+// carries a credential also hands the session a client of its own upstream,
+// headers and model (summarizer.go), with which the engine writes a summary
+// that request makes it write; the client lives for that request only.
 package proxy

@@ -356,6 +356,9 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 		Provider: providers.CanonicalProvider(provider), Model: d.wr.Model,
 		System: d.wr.System, Tools: d.wr.Tools, Messages: d.wr.Messages, Kind: kind,
 	}
+	if kind == session.ProxyTurn {
+		preq.Summarizer = s.summarizerFor(r, target, preq.Provider, ep, d.wr.Model)
+	}
 	plan, err := s.o.Manager.ProxyPrepare(r.Context(), preq, nil)
 	if err != nil {
 		if r.Context().Err() != nil {
