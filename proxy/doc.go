@@ -14,6 +14,7 @@
 //	                                   the Gemini API (gemini.go), provider "gemini"
 //	GET with Upgrade: websocket        refused with 426 (websocket.go)
 //	/p/<provider>/…                    the same, to another configured provider
+//	/w/<id>/…                          any of the above, for the workspace id names (Workspaces)
 //	GET  /vtcode-ls/stats              the proxy's counters (JSON)
 //	anything else                      passed through untouched
 //

@@ -55,6 +55,7 @@ func (s *Session) stats(e *env, p projection) Stats {
 	s.usage.stats(&st)
 	st.Receipt = s.rc.receipt()
 	st.Reuse = s.reuseStats(e, p)
+	st.Display = newDisplay(used, st.Capacity, st.Pressure)
 	return st
 }
 
@@ -100,6 +101,7 @@ func (s *Session) notifyPressure(st Stats) {
 		SessionID: s.id, Workspace: s.ws.root,
 		ProjectedTokens: st.ProjectedTokens, OriginalTokens: st.OriginalTokens,
 		Capacity: st.Capacity, Pressure: st.Pressure, State: st.State,
+		Display: st.Display,
 	})
 }
 

@@ -262,6 +262,12 @@ func writeTable(w io.Writer, rep *Report) error {
 		p("   medians of %d interleaved reps\n\n", x.Reps)
 	}
 
+	if rep.Shared != nil {
+		if err := writeShared(w, rep.Shared); err != nil {
+			errs = append(errs, err)
+		}
+	}
+
 	// Targets.
 	if len(rep.Targets) > 0 {
 		p("Performance targets\n")
