@@ -60,6 +60,16 @@ func TestAgentSummarizerUsesTheServedRequestOnce(t *testing.T) {
 	if len(e.notes.bounds) == 0 {
 		t.Fatal("no automatic compaction in 10 turns")
 	}
+	// The agent's summary call is a cost of the compaction in the receipt.
+	if l, _ := e.mgr.ListSessions(context.Background(), session.ListParams{}); len(l) == 1 {
+		st, err := e.mgr.ProjectionStats(context.Background(), l[0].SessionID)
+		if err != nil || st.Receipt == nil || len(st.Receipt.Compactions) == 0 {
+			t.Fatalf("stats %v: no compaction receipt", err)
+		}
+		if c := st.Receipt.Compactions[0]; c.Model != "anthropic/claude-test" || c.Tokens.Input == 0 || c.Tokens.Output == 0 {
+			t.Errorf("compaction receipt %+v: the agent's summary call is not billed to the compaction", c)
+		}
+	}
 	e.mgr.Close() // ends a pass 1 in flight; the store is flushed
 
 	reqs := e.up.Requests()
