@@ -46,7 +46,7 @@ func (s *syncBuffer) String() string {
 // its text is checked and completed from the record; no credential reaches
 // a stored file, a log line or a notification.
 func TestAgentSummarizerUsesTheServedRequestOnce(t *testing.T) {
-	e, logs := agentSummarizerEnv(t, nil)
+	e, logs := agentSummarizerEnv(t, "", nil)
 	a := newAgent(t, e, "34343434-0000-0000-0000-000000000001", "Read the parts.")
 	tokens := map[string]bool{"sk-ant-secret-test-key": true}
 	for i := 0; i < 10 && len(e.notes.bounds) == 0; i++ {
@@ -163,11 +163,11 @@ const agentSummarizerTOML = "[proxy]\nsummarizer = \"agent\"\n[agent.harness]\na
 
 // agentSummarizerEnv is a proxy under [proxy] summarizer = "agent" whose
 // manager and server log everything at debug level into the returned
-// buffer. front, when set, stands before the fake upstream: it gets the
+// buffer; extraTOML is added to the user file. front, when set, stands before the fake upstream: it gets the
 // upstream's URL and returns the URL the configuration names instead.
-func agentSummarizerEnv(t *testing.T, front func(up string) string) (*env, *syncBuffer) {
+func agentSummarizerEnv(t *testing.T, extraTOML string, front func(up string) string) (*env, *syncBuffer) {
 	t.Helper()
-	e := setup(t, agentSummarizerTOML, readTurns(12), "")
+	e := setup(t, agentSummarizerTOML+extraTOML, readTurns(12), "")
 	if front != nil {
 		b, err := os.ReadFile(e.user)
 		if err != nil {
@@ -201,7 +201,7 @@ func agentSummarizerEnv(t *testing.T, front func(up string) string) (*env, *sync
 func TestAgentSummarizerFailureLeavesTheRecordsSummary(t *testing.T) {
 	var mu sync.Mutex
 	failed := map[string]int{}
-	e, logs := agentSummarizerEnv(t, func(up string) string {
+	e, logs := agentSummarizerEnv(t, "", func(up string) string {
 		target, _ := neturl.Parse(up)
 		rp := httputil.NewSingleHostReverseProxy(target)
 		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -252,5 +252,27 @@ func TestAgentSummarizerFailureLeavesTheRecordsSummary(t *testing.T) {
 	text := logs.String() + strings.Join(e.notes.logs, "\n")
 	if strings.Contains(text, "agent-token-") || strings.Contains(text, "sk-ant-secret-test-key") {
 		t.Error("a log line or notification holds a credential")
+	}
+}
+
+// TestAgentSummarizerNotUsedWhenOfflineWins: with compaction.writer =
+// "offline" the agent's model is never asked, whatever [proxy] summarizer
+// says.
+func TestAgentSummarizerNotUsedWhenOfflineWins(t *testing.T) {
+	e, _ := agentSummarizerEnv(t, "[compaction]\nwriter = \"offline\"\n", nil)
+	a := newAgent(t, e, "34343434-0000-0000-0000-000000000003", "Read the parts.")
+	for i := 0; i < 10 && len(e.notes.bounds) == 0; i++ {
+		if _, status := a.step(); status != 200 {
+			t.Fatal(status)
+		}
+	}
+	if len(e.notes.bounds) == 0 {
+		t.Fatal("no automatic compaction in 10 turns")
+	}
+	e.mgr.Close()
+	for i, r := range e.up.Requests() {
+		if !bytes.Contains(r.Body, []byte(`"metadata"`)) { // the agent's requests all carry its metadata
+			t.Errorf("request %d is an engine request under writer = offline", i)
+		}
 	}
 }
