@@ -131,7 +131,8 @@ func checked(ctx context.Context, summary, record string, work []history.Message
 		for _, sec := range recordSections {
 			var missing []string
 			for _, l := range sectionBody(record, sec) {
-				if !metaLine(l) && !covered(l, own) {
+				verbatim := sec == "Project instructions (verbatim)" // carried whole, never paraphrased
+				if verbatim && !strings.Contains(own, l) || !verbatim && !metaLine(l) && !covered(l, own) {
 					missing = append(missing, l)
 				}
 			}

@@ -252,3 +252,21 @@ func TestModelWriterTwoPass(t *testing.T) {
 		t.Errorf("pass 2 was not checked: contradictions %v\n%s", c, res.Summary)
 	}
 }
+
+// TestModelWriterKeepsProjectInstructionsVerbatim: the project
+// instructions a harness injected survive a model's summary verbatim, even
+// when the model paraphrased them.
+func TestModelWriterKeepsProjectInstructionsVerbatim(t *testing.T) {
+	rules := "- Never commit generated files under gen/.\n- Run `make lint` before every commit."
+	msgs := []history.Message{history.NewText(history.User, "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\nCodebase and user instructions are shown below.\n\nContents of /repo/CLAUDE.md (project instructions, checked into the codebase):\n\n"+rules+"\n\n      IMPORTANT: this context may or may not be relevant to your tasks.\n</system-reminder>\nFix the flaky parser test.")}
+	msgs = append(msgs, recordHistory()[1:]...)
+	paraphrase := "## Project rules\n- Never commit generated files under gen/ and run make lint before every commit.\n## Next\n- Fix the test."
+	srv := providertest.NewServer(t, providertest.AnthropicText(paraphrase, 9000, 40))
+	res, err := Compact(context.Background(), msgs, writerOpts(anthropicModel(t, srv)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Summary, rules) {
+		t.Errorf("the project instructions are not in the summary verbatim:\n%s", res.Summary)
+	}
+}
