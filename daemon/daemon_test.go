@@ -472,6 +472,7 @@ func TestProxyRoutesWorkspaces(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 			req.Header.Set("content-type", "application/json")
 			req.Header.Set("anthropic-version", "2023-06-01")
+			req.Header.Set("x-api-key", "sk-ant-test") // an agent sends its key; a request without one causes nothing
 			req.Header.Set("x-claude-code-session-id", "agent-session-b")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -576,6 +577,7 @@ func TestProxiedCompactionProgress(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, "http://"+d.ProxyAddr()+d.ProxyBase(wsB)+"/v1/messages", bytes.NewReader(body))
 			req.Header.Set("content-type", "application/json")
 			req.Header.Set("anthropic-version", "2023-06-01")
+			req.Header.Set("x-api-key", "sk-ant-test") // an agent sends its key; a request without one causes nothing
 			req.Header.Set("x-claude-code-session-id", "agent-b")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {

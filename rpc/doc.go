@@ -702,10 +702,17 @@
 //   - A request that fails in the engine is forwarded unchanged, with one
 //     window/logMessage of type 2 "vtcode-ls proxy: could not process a …
 //     request (…); forwarded it unchanged".
+//   - A request without credentials, or whose key the upstream has not yet
+//     accepted, creates no session: it is forwarded as it came, and a new
+//     conversation shows up once an answer (2xx) shows its key good.
+//   - Answers are recorded after the agent has them; when one cannot be
+//     (a full disk), one window/showMessage of type 2 "vtcode-ls proxy:
+//     session … is not being saved (…)" until the session is saved again.
 //
-// A workspace file may set [proxy] listen, but not allow_remote (only the
-// user configuration and initializationOptions may), and a base_url that
-// only a workspace file names is not used for the agent's credentials.
+// A workspace file may set [proxy] listen, but not allow_remote or
+// allowed_origins (only the user configuration and initializationOptions
+// may: "proxy": {"allowedOrigins": [...]}), and a base_url that only a
+// workspace file names is not used for the agent's credentials.
 // package proxy's documentation has the endpoints, the session identity
 // headers and the security rules.
 //

@@ -74,25 +74,47 @@ func summarizerRoute(e *env) providers.Route {
 
 // client returns the generator of route r from the Manager's ClientFactory,
 // which chooses every route's client, the offline summarizer's included.
-func (s *Session) client(r providers.Route, e *env) (providers.Generator, error) {
+// It also returns the route the client serves: r, or the offline
+// summarizer's (offlineRoute) for a proxied session without a client.
+func (s *Session) client(r providers.Route, e *env) (providers.Generator, providers.Route, error) {
 	if s.m.o.Clients == nil {
-		return nil, fmt.Errorf("no client for provider %q: the manager has no client factory", r.Provider)
+		return nil, r, fmt.Errorf("no client for provider %q: the manager has no client factory", r.Provider)
 	}
 	g, err := s.m.o.Clients(r, e.cfg)
-	if err != nil && s.px.init && r.Provider != "offline" {
+	if err != nil && s.px.init && r.Provider != offlineRoute.Provider {
 		// A proxied session: the agent's credentials are never used for
 		// the engine's own requests, so without a key of its own the
 		// daemon summarizes offline.
 		s.m.logger.Debug("session: proxied session summarizes offline", "session", s.id, "reason", err)
-		return s.client(providers.Route{Provider: "offline"}, e)
+		return s.client(offlineRoute, e)
 	}
 	if err != nil {
-		return nil, err
+		return nil, r, err
 	}
 	if g == nil {
-		return nil, fmt.Errorf("no client for provider %q", r.Provider)
+		return nil, r, fmt.Errorf("no client for provider %q", r.Provider)
 	}
-	return g, nil
+	return g, r, nil
+}
+
+// offlineRoute is the offline summarizer's route.
+var offlineRoute = providers.Route{Provider: "offline"}
+
+// strategy is the compaction strategy a compaction on e would run, as
+// compactOptions decides: the offline summarizer's (local) when it is the
+// configured writer, or for a proxied session whose summarizer has no
+// client (client); else the route's.
+func (s *Session) strategy(e *env) compaction.Strategy {
+	r := summarizerRoute(e)
+	switch {
+	case e.cfg.Writer == "offline":
+		return compaction.StrategyFor(offlineRoute)
+	case e.cfg.Writer != "model" && s.px.init && r.Provider != offlineRoute.Provider && s.m.o.Clients != nil:
+		if _, err := s.m.o.Clients(r, e.cfg); err != nil {
+			return compaction.StrategyFor(offlineRoute)
+		}
+	}
+	return compaction.StrategyFor(e.route)
 }
 
 // compactOptions builds the compaction options of j.
@@ -119,7 +141,7 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 			err = fmt.Errorf("no client for provider %q", r.Provider)
 		}
 	default:
-		client, err = s.client(r, j.e)
+		client, _, err = s.client(r, j.e)
 	}
 	if err != nil {
 		return compaction.Options{}, &FailedError{Kind: compaction.KindProvider, Provider: r.Provider, Model: r.Model,
@@ -150,7 +172,7 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 	if r.Provider != "offline" {
 		// A model writes the summary: the record's own writer gives it the
 		// record and checks what it wrote.
-		if rc, err := s.client(providers.Route{Provider: "offline"}, j.e); err == nil {
+		if rc, _, err := s.client(offlineRoute, j.e); err == nil {
 			if sm, ok := rc.(providers.Summarizer); ok {
 				opts.Record = sm
 			}

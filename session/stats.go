@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-
-	"github.com/vtcode/vtcode-ls/compaction"
 )
 
 // stats builds the stats of projection p under e.
@@ -26,7 +24,7 @@ func (s *Session) stats(e *env, p projection) Stats {
 		Capacity:            e.capacity,
 		ReservedOutput:      e.reserved,
 		CompactionThreshold: e.th.Threshold,
-		Strategy:            string(compaction.StrategyFor(e.route)),
+		Strategy:            string(s.strategy(e)),
 		Compactions:         s.compactions,
 	}
 	used := satAdd(p.tokens, e.prefix)

@@ -393,7 +393,7 @@ func (c *benchClient) end(ctx context.Context) error {
 
 // writeShared prints the section of the shared daemon.
 func writeShared(w io.Writer, x *SharedResult) error {
-	fmt.Fprintf(w, "7. Shared daemon (issue 22): the real binary, an editor's connection over stdio\n")
+	fmt.Fprintf(w, "9. Shared daemon: the real binary, an editor's connection over stdio\n")
 	t := newTable(w)
 	t.row("measure", "in process (--no-shared)", "attached", "ratio")
 	t.row("start to initialize result, daemon running", fmtNs(x.InProcessStart), fmtNs(x.WarmAttach), fmtRatio(x.WarmRatio))

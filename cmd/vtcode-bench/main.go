@@ -67,7 +67,8 @@ type Report struct {
 	LongTurns  *TurnsResult      `json:"longTurns"`
 	Scaling    []ScalingRow      `json:"scaling"`
 	Proxy      *ProxyResult      `json:"proxy"`
-	Shared     *SharedResult     `json:"shared"` // daemon_shared.go
+	ProxyCost  []ProxyCostRow    `json:"proxyCost"` // proxycost.go
+	Shared     *SharedResult     `json:"shared"`    // daemon_shared.go
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -285,6 +286,10 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	logf("proxy: a %d-token streamed request, %d reps", p.proxyTokens, p.proxyReps)
 	if rep.Proxy, err = benchProxy(ctx, p.proxyTokens, p.proxyReps); err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	logf("proxy cost: a scripted agent loop of %d turns, alone and through the proxy", proxyCostTurns)
+	if rep.ProxyCost, err = benchProxyCost(ctx); err != nil {
+		return nil, fmt.Errorf("proxy cost: %w", err)
 	}
 
 	logf("shared daemon: attach and forwarder, %d-token session", p.daemonTokens)

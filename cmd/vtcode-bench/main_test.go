@@ -72,6 +72,20 @@ func checkReport(t *testing.T, rep *Report) {
 	if got := strings.Join(sizes, ","); got != "10k,100k" {
 		t.Errorf("projection sizes = %s, want 10k,100k", got)
 	}
+	// The proxied cost table: both wires, both result sizes, both
+	// pricings; nothing an API would refuse; with large results the proxy
+	// sends less and costs less than the agent alone.
+	if len(rep.ProxyCost) != 8 {
+		t.Errorf("%d proxied cost rows, want 8", len(rep.ProxyCost))
+	}
+	for _, r := range rep.ProxyCost {
+		if r.Rejected != 0 || r.DirectRequests == 0 || r.ProxiedRequests != r.DirectRequests {
+			t.Errorf("proxied cost row %+v: want no rejected request and the same requests both ways", r)
+		}
+		if r.ResultBytes >= 20_000 && (r.SentRatio >= 1 || r.CostRatio >= 1) {
+			t.Errorf("proxied cost row %+v: through the proxy, large results must cost less than the agent alone", r)
+		}
+	}
 	if rep.Daemon == nil || rep.Estimation == nil || rep.Memory == nil || len(rep.Compaction) != 2 {
 		t.Fatalf("missing section: daemon %v, estimation %v, memory %v, %d compactions",
 			rep.Daemon != nil, rep.Estimation != nil, rep.Memory != nil, len(rep.Compaction))

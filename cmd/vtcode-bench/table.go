@@ -235,6 +235,9 @@ func writeTable(w io.Writer, rep *Report) error {
 	if err := writeCostTable(w, rep.Cost); err != nil {
 		errs = append(errs, err)
 	}
+	if err := writeProxyCostTable(w, rep.ProxyCost); err != nil {
+		errs = append(errs, err)
+	}
 	if err := writeTierTable(w, rep.Tier); err != nil {
 		errs = append(errs, err)
 	}
