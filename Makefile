@@ -68,7 +68,7 @@ test-go:
 
 # The concurrent packages, under the race detector.
 test-race:
-	$(GO) test -race -count=1 ./rpc/... ./session/... ./store/... ./compaction/... ./providers/... ./config/... ./proxy/...
+	$(GO) test -race -count=1 ./rpc/... ./session/... ./store/... ./compaction/... ./providers/... ./config/... ./proxy/... ./daemon/...
 
 # Each fuzz target for a short fixed time, from its committed corpus.
 test-fuzz:

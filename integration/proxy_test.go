@@ -71,6 +71,7 @@ func TestProxyCommand(t *testing.T) {
 	}
 	body := `{"model":"claude-test","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	req, _ := http.NewRequest(http.MethodPost, url+"/v1/messages?beta=true", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-key", "sk-ant-integration")
 	req.Header.Set("x-claude-code-session-id", "0000-integration")
 	resp, err := http.DefaultClient.Do(req)

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 )
@@ -30,9 +31,8 @@ type tableEntry struct {
 	wire Wire
 }
 
-// endpoints is the one table of provider defaults. Base URLs include the API
-// version segment, so a client appends only the operation path
-// ("/responses", "/messages", "/chat/completions").
+// endpoints is the one table of provider defaults. Endpoints on a base URL
+// are built by [APIURL].
 var endpoints = map[string]tableEntry{
 	"openai":        {"https://api.openai.com/v1", "OPENAI_API_KEY", WireResponses},
 	"openresponses": {"", "OPENRESPONSES_API_KEY", WireResponses},
@@ -140,14 +140,65 @@ func IsOfficialBaseURL(provider, baseURL string) bool {
 	return strings.EqualFold(u.Scheme, d.Scheme) && strings.EqualFold(u.Host, d.Host)
 }
 
-// JoinURL appends an operation path ("/responses") to a base URL, with exactly
-// one slash between them and the base's query string kept at the end.
+// APIURL returns the URL of an API path on a base URL: the one rule every
+// upstream URL is built by, the engine's own clients and the proxy's
+// forwarding alike. path is the path as the API documents it, with its
+// version ("/v1/messages", "/v1/responses/compact", "/v1/chat/completions");
+// query ("" for none) follows the base URL's own query. Both conventions of
+// a base URL work:
+//
+//	https://api.anthropic.com        + /v1/messages → https://api.anthropic.com/v1/messages
+//	https://api.anthropic.com/v1     + /v1/messages → https://api.anthropic.com/v1/messages
+//	https://api.openai.com/v1        + /v1/responses → https://api.openai.com/v1/responses
+//	https://openrouter.ai/api/v1     + /v1/chat/completions → https://openrouter.ai/api/v1/chat/completions
+//	…/v1beta/openai                  + /v1/chat/completions → …/v1beta/openai/chat/completions
+//
+// A base URL without a path takes the whole path; one with a path stands
+// for the path's leading /v1 (a gateway that wants …/anthropic/v1/messages
+// is configured as …/anthropic/v1). It fails when base is not an absolute
+// http(s) URL.
+func APIURL(base, path, query string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("base_url must be an absolute http(s) URL")
+	}
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	basePath := strings.TrimRight(u.Path, "/")
+	if basePath != "" {
+		if p, ok := strings.CutPrefix(path, "/v1/"); ok {
+			path = "/" + p
+		} else if path == "/v1" {
+			path = ""
+		}
+	}
+	out := *u
+	out.Path = basePath + path
+	out.RawPath = ""
+	out.Fragment, out.RawFragment = "", ""
+	switch {
+	case out.RawQuery == "":
+		out.RawQuery = query
+	case query != "":
+		out.RawQuery += "&" + query
+	}
+	return &out, nil
+}
+
+// JoinURL is [APIURL] as a string, for a base URL already checked (the
+// vendor clients check theirs when they are built); "" when base is not an
+// absolute http(s) URL.
 func JoinURL(base, path string) string {
 	q := ""
 	if i := strings.IndexByte(base, '?'); i >= 0 {
-		base, q = base[:i], base[i:]
+		base, q = base[:i], base[i+1:]
 	}
-	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/") + q
+	u, err := APIURL(base, path, q)
+	if err != nil {
+		return ""
+	}
+	return u.String()
 }
 
 // APIKey reads a provider's API key from the environment: the variable named

@@ -14,8 +14,10 @@ import (
 // Members splits a JSON object body into its members in one pass, and
 // finds the exact spans of the elements of the array member arrayKey. The
 // members' values are slices of body (not validated: decode them with
-// json.Unmarshal); array is the zero Span when arrayKey is absent. It is the
-// structure scan of a proxy, which decodes only what it has not seen.
+// json.Unmarshal); array is the zero Span when arrayKey is absent. A member
+// name that appears twice is an error: what the engine sees must be what the
+// API sees (which takes the last), never a merge. It is the structure scan
+// of a proxy, which decodes only what it has not seen.
 func Members(body []byte, arrayKey string) (members map[string]json.RawMessage, array Span, elems []Span, err error) {
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
@@ -37,6 +39,11 @@ func Members(body []byte, arrayKey string) (members map[string]json.RawMessage, 
 		var key string
 		if err := json.Unmarshal(body[i:kend], &key); err != nil {
 			return nil, Span{}, nil, fmt.Errorf("request body: member name at byte %d: %w", i, err)
+		}
+		if _, dup := members[key]; dup {
+			// The APIs take the last of duplicate members; the engine would
+			// have to guess which. The request is forwarded as it came.
+			return nil, Span{}, nil, fmt.Errorf("request body: member %q appears twice", Bound(key, 40))
 		}
 		i = skipSpace(body, kend)
 		if i >= len(body) || body[i] != ':' {

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -21,8 +22,14 @@ func FuzzMembers(f *testing.F) {
 			}
 			return
 		}
-		if err != nil {
+		if err != nil && !hasDuplicateMember(body) {
 			t.Fatalf("Members refused a valid object: %v", err)
+		}
+		if err == nil && hasDuplicateMember(body) {
+			t.Fatalf("Members accepted duplicate members")
+		}
+		if err != nil {
+			return
 		}
 		if !ok {
 			if array != (Span{}) && string(members["messages"]) != "" && body[array.Start] == '[' {
@@ -59,4 +66,45 @@ func TestSetMember(t *testing.T) {
 			t.Errorf("SetMember(%s, %s) = %s, want %s", c.obj, c.key, got, c.want)
 		}
 	}
+}
+
+func TestMembersRefusesDuplicateMembers(t *testing.T) {
+	for _, body := range []string{
+		`{"messages":[{"a":1}],"system":"s","messages":[{"b":2}]}`,
+		`{"model":"a","model":"b","messages":[]}`,
+		`{"messages":[],"messages":[]}`,
+	} {
+		if _, _, _, err := Members([]byte(body), "messages"); err == nil {
+			t.Errorf("Members(%s): no error; the API would read only the last member", body)
+		}
+	}
+	if _, _, elems, err := Members([]byte(`{"messages":[{"a":1},{"b":2}],"x":{"messages":[1]}}`), "messages"); err != nil || len(elems) != 2 {
+		t.Errorf("a nested member of the same name: %d elements, %v", len(elems), err)
+	}
+}
+
+// hasDuplicateMember reports whether the top-level object of a valid JSON
+// body names a member twice.
+func hasDuplicateMember(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		k, _ := tok.(string)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
 }

@@ -51,11 +51,19 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 	out.Header.Del("Content-Length")
 	out.ContentLength = length
 	rec.BytesOut = int(max(length, 0))
+	cred, hasCred := credentialOf(r.Header, target)
 	resp, err := s.client.Do(out)
 	if err != nil {
 		finish(nil, false)
 		s.stats.add(*rec, s.now())
 		if r.Context().Err() != nil {
+			return
+		}
+		if br, ok := body.(*bodyReader); ok && br.err != nil {
+			// The agent's body failed (too large, too slow): the upstream
+			// got an incomplete request, which it cannot take for a whole one.
+			ref := bodyRefusal(br.err, br.limit)
+			writeError(w, ref.status, ref.msg)
 			return
 		}
 		// No answer to pass on: say so in the shape of an API error. The
@@ -65,15 +73,25 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 	}
 	defer resp.Body.Close()
 	rec.Status = resp.StatusCode
+	if hasCred {
+		s.verified.observe(cred, resp.StatusCode)
+	}
 	h := w.Header()
 	for k, vs := range resp.Header {
 		h[k] = append([]string(nil), vs...)
 	}
 	removeHop(h)
 	w.WriteHeader(resp.StatusCode)
+	// The headers go on now, as the upstream sent them, not with the first
+	// byte of the body.
+	fl, _ := w.(http.Flusher)
+	if fl != nil {
+		fl.Flush()
+	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
 	var sse *providers.SSERecorder
 	var buf *bytes.Buffer
+	tooLarge := false
 	encoded := resp.Header.Get("Content-Encoding") != "" && !strings.EqualFold(resp.Header.Get("Content-Encoding"), "identity")
 	if t != nil && ok2xx {
 		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && !encoded {
@@ -82,9 +100,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 			buf = &bytes.Buffer{}
 		}
 	}
-	fl, _ := w.(http.Flusher)
 	chunk := make([]byte, 32<<10)
-	var copyErr error
+	var copyErr, upErr error
+	seen := 0 // bytes of the answer read for the recording
 	for {
 		n, err := resp.Body.Read(chunk)
 		if n > 0 {
@@ -94,6 +112,15 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 			}
 			if fl != nil {
 				fl.Flush()
+			}
+			if seen += n; seen > maxRecorded && (sse != nil || buf != nil) {
+				// Too large to hold for the recording: passed on, not
+				// recorded (the agent's next request carries it).
+				s.logger.Info("proxy: answer too large to record; passed on unrecorded", "bytes", seen)
+				if sse != nil {
+					_, _ = sse.Close()
+				}
+				sse, buf, tooLarge = nil, nil, true
 			}
 			switch {
 			case sse != nil:
@@ -106,14 +133,14 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 			break
 		}
 		if err != nil {
-			copyErr = err
+			copyErr, upErr = err, err
 			break
 		}
 	}
 	s.stats.add(*rec, s.now())
 	switch {
 	case t == nil:
-	case !ok2xx || copyErr != nil:
+	case !ok2xx || copyErr != nil || tooLarge:
 		if sse != nil {
 			_, _ = sse.Close()
 		}
@@ -131,9 +158,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 		if encoded && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 			zr, err := gzip.NewReader(bytes.NewReader(raw))
 			if err == nil {
-				raw, err = io.ReadAll(zr)
+				// Bounded like the stream: a small body may inflate a lot.
+				raw, err = io.ReadAll(io.LimitReader(zr, maxRecorded+1))
 			}
-			if err != nil {
+			if err != nil || len(raw) > maxRecorded {
 				finish(nil, false)
 				return
 			}
@@ -152,6 +180,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 			return
 		}
 		finish(&res, true)
+	}
+	if upErr != nil && r.Context().Err() == nil {
+		// The upstream cut the answer: the agent must see a cut too, not a
+		// well-formed end (the chunked body's last chunk, or an empty
+		// body that Content-Length 0 would make look complete).
+		panic(http.ErrAbortHandler)
 	}
 }
 

@@ -28,21 +28,31 @@ import (
 type notes struct {
 	mu       sync.Mutex
 	logs     []string
+	shows    []string
+	block    chan struct{} // when set, TokenPressure waits for it to close
 	pressure []session.PressureEvent
 	bounds   []session.BoundaryEvent
 }
 
 func (n *notes) TokenPressure(ev session.PressureEvent) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
+	block := n.block
 	n.pressure = append(n.pressure, ev)
+	n.mu.Unlock()
+	if block != nil {
+		<-block
+	}
 }
 func (n *notes) CompactBoundary(ev session.BoundaryEvent) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.bounds = append(n.bounds, ev)
 }
-func (n *notes) ShowMessage(int, string) {}
+func (n *notes) ShowMessage(_ int, text string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.shows = append(n.shows, text)
+}
 func (n *notes) LogMessage(_ int, text string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -71,6 +81,9 @@ func offlineClients(providers.Route, config.Config) (providers.Generator, error)
 	return offline.New(), nil
 }
 
+// testKey is the agents' API key in these tests.
+const testKey = "sk-ant-secret-test-key"
+
 // readTurns is a script that reads files for n turns and then answers.
 func readTurns(n int) []proxytest.Turn {
 	var turns []proxytest.Turn
@@ -83,13 +96,14 @@ func readTurns(n int) []proxytest.Turn {
 
 func setup(t *testing.T, extraTOML string, turns []proxytest.Turn, secret string) *env {
 	t.Helper()
-	return setupWith(t, proxytest.Options{}, extraTOML, turns, secret)
+	return setupWith(t, proxytest.Options{}, extraTOML, turns, secret, offlineClients, nil)
 }
 
-// setupWith is setup with a fake upstream configured by o.
-func setupWith(t *testing.T, o proxytest.Options, extraTOML string, turns []proxytest.Turn, secret string) *env {
+// setupWith is setup with a fake upstream configured by uo, the manager's
+// client factory and a change to the proxy's options.
+func setupWith(t *testing.T, uo proxytest.Options, extraTOML string, turns []proxytest.Turn, secret string, clients session.ClientFactory, opt func(*proxy.Options)) *env {
 	t.Helper()
-	up, err := proxytest.Start(turns, o)
+	up, err := proxytest.Start(turns, uo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +126,17 @@ func setupWith(t *testing.T, o proxytest.Options, extraTOML string, turns []prox
 		t.Fatal(err)
 	}
 	n := &notes{}
-	mgr := session.NewManager(session.Options{Notifier: n, NoWatch: true, UserConfig: user, Clients: offlineClients})
+	mgr := session.NewManager(session.Options{Notifier: n, NoWatch: true, UserConfig: user, Clients: clients})
 	t.Cleanup(func() { mgr.Close() })
 	if err := mgr.AddWorkspace(ws, nil); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{}, 1024)
-	srv := proxy.New(proxy.Options{Manager: mgr, Secret: secret, AfterRequest: func() { done <- struct{}{} }})
+	o := proxy.Options{Manager: mgr, Secret: secret, AfterRequest: func() { done <- struct{}{} }}
+	if opt != nil {
+		opt(&o)
+	}
+	srv := proxy.New(o)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	return &env{done: done, up: up, mgr: mgr, srv: srv, url: hs.URL, notes: n, ws: ws, user: user}
@@ -199,7 +217,7 @@ func (a *agent) step() (more bool, status int) {
 	req, _ := http.NewRequest(http.MethodPost, a.url+"/v1/messages?beta=true", bytes.NewReader(body))
 	req.Header = a.header.Clone()
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", "sk-ant-secret-test-key")
+	req.Header.Set("x-api-key", testKey)
 	req.Header.Set("anthropic-version", "2023-06-01")
 	req.Header.Set("x-claude-code-session-id", a.session)
 	resp, err := http.DefaultClient.Do(req)
@@ -375,6 +393,8 @@ func TestUpstreamErrorsPassThroughAndRecordNothing(t *testing.T) {
 		Body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`})
 	req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/messages", bytes.NewReader(a.body()))
 	req.Header.Set("x-claude-code-session-id", a.session)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-key", testKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -403,7 +423,7 @@ func TestUpstreamErrorsPassThroughAndRecordNothing(t *testing.T) {
 func TestFailOpenForwardsUnchanged(t *testing.T) {
 	e := setup(t, "", readTurns(1), "")
 	body := `{"model":"m","messages":"not a list","stream":false}`
-	resp, err := http.Post(e.url+"/v1/messages", "application/json", strings.NewReader(body))
+	resp, err := postKey(e.url+"/v1/messages", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +445,7 @@ func TestFailOpenForwardsUnchanged(t *testing.T) {
 func TestStatefulResponsesForwardedUntouched(t *testing.T) {
 	e := setup(t, "", readTurns(1), "")
 	body := `{"model":"gpt-test","previous_response_id":"resp_1","input":[{"type":"message","role":"user","content":"go on"}],"stream":false}`
-	resp, err := http.Post(e.url+"/v1/responses", "application/json", strings.NewReader(body))
+	resp, err := postKey(e.url+"/v1/responses", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,6 +465,14 @@ func TestStatefulResponsesForwardedUntouched(t *testing.T) {
 	}
 }
 
+// postKey posts a JSON body with the agent's key.
+func postKey(url, body string) (*http.Response, error) {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	return http.DefaultClient.Do(req)
+}
+
 func TestSharedSecret(t *testing.T) {
 	e := setup(t, "", readTurns(1), "s3cret")
 	body := `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
@@ -459,6 +487,7 @@ func TestSharedSecret(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/messages", strings.NewReader(body))
 	req.Header.Set(proxy.SecretHeader, "s3cret")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -570,9 +599,9 @@ func TestEditorCompactionMapsTheAgentsHistory(t *testing.T) {
 		}
 	}
 	st := e.srv.Stats()
-	for _, r := range st.Recent {
-		if r.Disposition != "append" {
-			t.Errorf("request taken as %q", r.Disposition)
+	for i, r := range st.Recent {
+		if r.Disposition != "append" && (i > 0 || r.Disposition != "unverified") {
+			t.Errorf("request %d taken as %q", i, r.Disposition)
 		}
 	}
 	after, _ := e.mgr.History(context.Background(), session.HistoryParams{SessionID: id})
@@ -761,9 +790,9 @@ func TestAgentClearingItsOwnResultsIsNoBranch(t *testing.T) {
 	if !bytes.Contains(reqs[len(reqs)-1].Body, []byte("[Old tool result content cleared]")) {
 		t.Error("the upstream did not get the agent's own cleared result")
 	}
-	for _, r := range e.srv.Stats().Recent {
-		if r.Disposition != "append" {
-			t.Errorf("request taken as %q", r.Disposition)
+	for i, r := range e.srv.Stats().Recent {
+		if r.Disposition != "append" && (i > 0 || r.Disposition != "unverified") {
+			t.Errorf("request %d taken as %q", i, r.Disposition)
 		}
 	}
 	if list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{}); len(list) != 1 {

@@ -39,7 +39,7 @@ cache_write_1h_price = 6
 output_price = 15
 prices_as_of = "2026-12-01"
 `
-	e := setupWith(t, proxytest.Options{CacheRatio: 0.6}, toml, readTurns(12), "")
+	e := setupWith(t, proxytest.Options{CacheRatio: 0.6}, toml, readTurns(12), "", offlineClients, nil)
 	a := newAgent(t, e, "7e7e7e7e-0000-0000-0000-000000000023", "Read the parts.")
 	for i := 0; i < 11; i++ {
 		if _, status := a.step(); status != 200 {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vtcode/vtcode-ls/providers"
@@ -31,9 +33,6 @@ const StatsPath = "/vtcode-ls/stats"
 
 // DefaultListen is the address the proxy listens on by default.
 const DefaultListen = "127.0.0.1:8787"
-
-// maxBody bounds a request body the engine reads.
-const maxBody = 256 << 20
 
 // Options configure a [Server].
 type Options struct {
@@ -56,16 +55,40 @@ type Options struct {
 	// AfterRequest, when set, is called when a request is done: answered,
 	// its answer recorded and counted in the stats (a test hook).
 	AfterRequest func()
+
+	// Listen is the address the proxy listens on, as configured: a request
+	// must name it (or a loopback name or address) in its Host.
+	Listen string
+	// AllowedOrigins are the browser origins whose requests are served
+	// (config.Proxy.AllowedOrigins); a request with any other Origin is
+	// refused.
+	AllowedOrigins []string
+	// MaxConcurrent bounds the requests the engine works on at once; 0
+	// means DefaultMaxConcurrent(). QueueWait is the longest a request
+	// waits for a slot before a 503; 0 means DefaultQueueWait.
+	MaxConcurrent int
+	QueueWait     time.Duration
+	// BodyReadTimeout is the longest wait for the next bytes of a request
+	// body, BodyTimeout the longest a body may take; 0 means the defaults.
+	BodyReadTimeout, BodyTimeout time.Duration
 }
 
 // Server is the proxy: an http.Handler speaking the providers' APIs.
 type Server struct {
-	o      Options
-	logger *slog.Logger
-	client *http.Client
-	now    func() time.Time
-	stats  statsBook
-	cache  *providers.DecodeCache // decoded messages, by their bytes
+	o          Options
+	logger     *slog.Logger
+	client     *http.Client
+	now        func() time.Time
+	stats      statsBook
+	cache      *providers.DecodeCache // decoded messages, by their bytes
+	listenHost string
+	gate       gate
+	queueWait  time.Duration
+	bodyIdle   time.Duration
+	bodyTotal  time.Duration
+	verified   verifiedSet
+	records    *recordQueue
+	unsaved    sync.Map // what (see recorded) → struct{}: told the user it is not being saved
 }
 
 // cacheBytes bounds the bytes of conversation elements whose decoding the
@@ -74,7 +97,13 @@ const cacheBytes = 64 << 20
 
 // New returns a proxy server.
 func New(o Options) *Server {
-	s := &Server{o: o, logger: o.Logger, client: o.Client, now: o.Clock, cache: providers.NewDecodeCache(cacheBytes)}
+	s := &Server{o: o, logger: o.Logger, client: o.Client, now: o.Clock, cache: providers.NewDecodeCache(cacheBytes),
+		queueWait: cmp.Or(o.QueueWait, DefaultQueueWait), bodyIdle: cmp.Or(o.BodyReadTimeout, DefaultBodyReadTimeout),
+		bodyTotal: cmp.Or(o.BodyTimeout, DefaultBodyTimeout), records: newRecordQueue()}
+	s.gate = make(gate, cmp.Or(o.MaxConcurrent, DefaultMaxConcurrent()))
+	if h, _, err := net.SplitHostPort(o.Listen); err == nil {
+		s.listenHost = strings.Trim(h, "[]")
+	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -89,6 +118,10 @@ func New(o Options) *Server {
 	}
 	return s
 }
+
+// Close waits until the answers already passed on are recorded. The
+// http.Server in front must be shut down first.
+func (s *Server) Close() { s.records.wait() }
 
 // CheckListen checks a listen address: a loopback host unless allowRemote,
 // and always an explicit host.
@@ -156,17 +189,31 @@ func route(path string) (provider, rest string, ep endpoint) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.o.AfterRequest != nil {
-		defer s.o.AfterRequest()
+	st := &requestState{}
+	defer func() {
+		if !st.handedOff && s.o.AfterRequest != nil {
+			s.o.AfterRequest()
+		}
+	}()
+	if ref := s.checkBrowser(r); ref != nil {
+		writeError(w, ref.status, ref.msg)
+		return
 	}
+	secret := false
 	if s.o.Secret != "" {
 		got := r.Header.Get(SecretHeader)
 		if subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Secret)) != 1 {
 			writeError(w, http.StatusUnauthorized, "vtcode-ls proxy: missing or wrong "+SecretHeader+" header")
 			return
 		}
+		secret = true
 	}
-	if r.URL.Path == StatsPath && r.Method == http.MethodGet {
+	path, ref := cleanPath(r.URL)
+	if ref != nil {
+		writeError(w, ref.status, ref.msg)
+		return
+	}
+	if path == StatsPath && r.Method == http.MethodGet {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.Stats())
 		return
@@ -175,30 +222,77 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuseUpgrade(w, r) // websocket.go
 		return
 	}
-	provider, rest, ep := route(r.URL.Path)
-	if provider == "" {
+	provider, rest, ep := route(path)
+	named := provider != ""
+	if !named {
 		provider = defaultProvider(ep, r)
 	}
-	target, err := s.upstream(provider, rest, r.URL.RawQuery)
+	target, err := s.upstream(provider, named, rest, r.URL.RawQuery)
 	if err != nil {
+		var ref *refusal
+		if errors.As(err, &ref) {
+			writeError(w, ref.status, ref.msg)
+			return
+		}
 		writeError(w, http.StatusBadGateway, "vtcode-ls proxy: "+err.Error())
 		return
 	}
-	if ep == passThrough || r.Method != http.MethodPost {
-		s.forward(w, r, target, r.Body, r.ContentLength, nil, &record{Path: r.URL.Path, Endpoint: ep.String(), Disposition: "pass-through"})
+	api := ep != passThrough && r.Method == http.MethodPost
+	limit := int64(MaxPassThroughBody)
+	if api {
+		limit = MaxAPIBody
+		if !isJSON(r.Header.Get("Content-Type")) {
+			writeError(w, http.StatusUnsupportedMediaType, "vtcode-ls proxy: the "+ep.String()+" endpoint takes Content-Type application/json")
+			return
+		}
+	}
+	if r.ContentLength > limit {
+		ref := bodyRefusal(&http.MaxBytesError{Limit: limit}, limit)
+		writeError(w, ref.status, ref.msg)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	cred, hasCred := credentialOf(r.Header, target)
+	if !api || !hasCred && !secret {
+		// Passed on as it comes, streamed. A request without credentials
+		// (and without the shared secret) never reaches the engine: it must
+		// not make the engine create a session or spend a key of its own.
+		rec := &record{Path: r.URL.Path, Endpoint: ep.String(), Disposition: "pass-through"}
+		if api {
+			rec.Disposition = "unauthenticated"
+		}
+		s.forward(w, r, target, s.newBodyReader(w, r, limit), r.ContentLength, nil, rec)
+		return
+	}
+	if !s.gate.enter(r.Context(), s.queueWait) {
+		if r.Context().Err() != nil {
+			return
+		}
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "vtcode-ls proxy: too many requests at once; retry")
+		return
+	}
+	inGate := true
+	leave := func() {
+		if inGate {
+			inGate = false
+			s.gate.leave()
+		}
+	}
+	defer leave()
+	body, err := io.ReadAll(s.newBodyReader(w, r, limit))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "vtcode-ls proxy: reading the request body: "+err.Error())
+		ref := bodyRefusal(err, limit)
+		writeError(w, ref.status, ref.msg)
 		return
 	}
 	rec := &record{Path: r.URL.Path, Endpoint: ep.String(), BytesIn: len(body)}
-	if len(body) > maxBody {
-		s.failOpen(w, r, target, body, rec, ep, "the body exceeds the engine's size limit")
-		return
-	}
-	s.engine(w, r, target, body, provider, ep, rec)
+	s.engine(w, r, target, body, provider, ep, rec, !secret && !s.verified.has(cred), st, leave)
+}
+
+// requestState is what ServeHTTP and the recording of its answer share.
+type requestState struct {
+	// handedOff: the recording of the answer calls Options.AfterRequest.
+	handedOff bool
 }
 
 // defaultProvider is the provider of a request that names none: the one
@@ -221,17 +315,29 @@ func defaultProvider(ep endpoint, r *http.Request) string {
 	return "openai"
 }
 
-// upstream returns the URL to forward a request path to: the provider's
-// configured base_url (or its official endpoint), with the path's /v1
-// dropped when the base URL has a path of its own (the OpenAI convention,
-// https://api.openai.com/v1) and kept when it has none (the Anthropic
-// convention, https://api.anthropic.com).
-func (s *Server) upstream(provider, path, query string) (*neturl.URL, error) {
+// upstream returns the URL to forward a request path to: the API path on
+// the provider's configured base_url (or its official endpoint), built by
+// providers.APIURL. A provider the path names (/p/<name>/) must be one of
+// the user's configuration, but for the two the plain paths reach anyway:
+// a provider whose default endpoint is a loopback port (ollama, llamacpp)
+// would otherwise open whatever local service listens there.
+func (s *Server) upstream(provider string, named bool, path, query string) (*neturl.URL, error) {
 	cfg, err := s.o.Manager.WorkspaceConfig(s.o.Workspace)
 	if err != nil {
 		return nil, err
 	}
 	name := providers.CanonicalProvider(provider)
+	if named && name != "anthropic" && name != "openai" {
+		user, err := s.o.Manager.UserConfig()
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := user.Providers[provider]; !ok {
+			if _, ok := user.Providers[name]; !ok {
+				return nil, &refusal{http.StatusNotFound, fmt.Sprintf("vtcode-ls proxy: provider %q is not configured: add [providers.%s] to the user configuration to reach it through /p/%s/", provider, name, provider)}
+			}
+		}
+	}
 	pc, ok := cfg.Providers[provider]
 	if !ok {
 		pc = cfg.Providers[name]
@@ -239,9 +345,6 @@ func (s *Server) upstream(provider, path, query string) (*neturl.URL, error) {
 	base := strings.TrimSpace(pc.BaseURL)
 	if base == "" {
 		base = providers.DefaultBaseURL(name)
-		if name == "anthropic" {
-			base = strings.TrimSuffix(base, "/v1")
-		}
 	}
 	if gep, _ := geminiRoute(path); name == "gemini" && (gep != passThrough || looksGeminiPath(path)) {
 		base, path = geminiUpstream(pc.BaseURL, path)
@@ -249,32 +352,23 @@ func (s *Server) upstream(provider, path, query string) (*neturl.URL, error) {
 	if base == "" {
 		return nil, fmt.Errorf("provider %q has no base_url: set [providers.%s] base_url", provider, provider)
 	}
-	u, err := neturl.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("provider %q: base_url must be an absolute http(s) URL", provider)
+	u, err := providers.APIURL(base, path, query)
+	if err != nil {
+		return nil, fmt.Errorf("provider %q: %w", provider, err)
 	}
 	if err := s.trustedUpstream(provider, name, base, u); err != nil {
 		return nil, err
 	}
-	basePath := strings.TrimRight(u.Path, "/")
-	if basePath != "" {
-		if p, ok := strings.CutPrefix(path, "/v1/"); ok {
-			path = "/" + p
-		}
-	}
-	out := *u
-	out.Path = basePath + path
-	out.RawPath = ""
-	out.RawQuery = joinQuery(u.RawQuery, query)
-	return &out, nil
+	return u, nil
 }
 
 // trustedUpstream checks that the agent's credentials may go to base: the
-// provider's official endpoint, a loopback address, or a base_url the user's
-// own configuration sets. A workspace file is untrusted input: it must not
-// send a user's keys to a host of its choosing.
+// provider's official endpoint when it is not a loopback port, or a
+// base_url (or a provider) of the user's own configuration. A workspace
+// file is untrusted input: it must not send a user's keys to a host of its
+// choosing, nor to a local service.
 func (s *Server) trustedUpstream(provider, name, base string, u *neturl.URL) error {
-	if providers.IsOfficialBaseURL(name, base) || isLoopback(u.Hostname()) {
+	if providers.IsOfficialBaseURL(name, base) && !isLoopback(u.Hostname()) {
 		return nil
 	}
 	user, err := s.o.Manager.UserConfig()
@@ -282,11 +376,16 @@ func (s *Server) trustedUpstream(provider, name, base string, u *neturl.URL) err
 		return err
 	}
 	for _, k := range []string{provider, name} {
-		if pc, ok := user.Providers[k]; ok && strings.TrimRight(strings.TrimSpace(pc.BaseURL), "/") == strings.TrimRight(base, "/") {
+		pc, ok := user.Providers[k]
+		if !ok {
+			continue
+		}
+		ub := strings.TrimRight(strings.TrimSpace(pc.BaseURL), "/")
+		if ub == strings.TrimRight(base, "/") || ub == "" && providers.IsOfficialBaseURL(name, base) {
 			return nil
 		}
 	}
-	return fmt.Errorf("provider %q points at %s, which only a workspace file names: the proxy forwards credentials only to the official endpoint, a loopback address or a base_url of your user configuration", provider, u.Host)
+	return fmt.Errorf("provider %q points at %s, which your user configuration does not name: the proxy forwards credentials only to an official endpoint or a base_url of your user configuration", provider, u.Host)
 }
 
 func isLoopback(host string) bool {
@@ -295,16 +394,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func joinQuery(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "&" + b
 }
 
 // decoded is a request decoded for the engine.
@@ -331,17 +420,27 @@ func decode(ep endpoint, path string, body []byte, cache *providers.DecodeCache)
 	return nil, errors.New("no engine for this endpoint")
 }
 
-// engine runs a request through the session and forwards the projection.
-func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record) {
+// engine runs a request through the session and returns the body to
+// forward and, for a request whose answer is recorded, its tee; nil out when
+// the agent went away. leave is called once the engine's work is done,
+// before anything is forwarded.
+func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record, unverified bool, st *requestState, leave func()) {
+	out, t, gone := s.prepare(r, target, body, provider, ep, rec, unverified, st)
+	leave()
+	if gone {
+		return
+	}
+	s.forward(w, r, target, bytes.NewReader(out), int64(len(out)), t, rec)
+}
+
+func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record, unverified bool, st *requestState) (out []byte, t *tee, gone bool) {
 	d, err := decode(ep, r.URL.Path, body, s.cache)
 	if err != nil {
-		s.failOpen(w, r, target, body, rec, ep, err.Error())
-		return
+		return s.failOpen(rec, ep, body, err.Error()), nil, false
 	}
 	if d.wr.Stateful {
 		rec.Stateful, rec.Disposition = true, "stateful"
-		s.forward(w, r, target, bytes.NewReader(body), int64(len(body)), nil, rec)
-		return
+		return body, nil, false
 	}
 	kind := session.ProxyTurn
 	switch {
@@ -354,15 +453,47 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 	preq := session.ProxyRequest{
 		Workspace: s.o.Workspace, Key: sessionKey(ep, r.Header, d.wr), WindowID: r.Header.Get("x-codex-window-id"),
 		Provider: providers.CanonicalProvider(provider), Model: d.wr.Model,
-		System: d.wr.System, Tools: d.wr.Tools, Messages: d.wr.Messages, Kind: kind,
+		System: d.wr.System, Tools: d.wr.Tools, Messages: d.wr.Messages, Kind: kind, Unverified: unverified,
+	}
+	if kind == session.ProxyTurn && !unverified {
+		preq.Summarizer = s.summarizerFor(r, target, preq.Provider, ep, d.wr.Model)
 	}
 	plan, err := s.o.Manager.ProxyPrepare(r.Context(), preq, nil)
-	if err != nil {
-		if r.Context().Err() != nil {
-			return // the agent went away
+	ctx := context.WithoutCancel(r.Context())
+	switch {
+	case errors.Is(err, session.ErrProxyUnverified):
+		// The upstream has not accepted this key yet: the request goes as
+		// it came, and only an answer that shows the key is good (2xx)
+		// makes the engine take the conversation up, after the agent has
+		// its answer.
+		rec.Disposition = "unverified"
+		if kind == session.ProxyCount {
+			return body, nil, false
 		}
-		s.failOpen(w, r, target, body, rec, ep, err.Error())
-		return
+		preq.Unverified = false
+		return body, &tee{d: d, done: func(res *providers.Recorded, ok bool) {
+			if !ok || res == nil {
+				return
+			}
+			st.handedOff = true
+			s.records.add("unverified\x00"+preq.Key, func() {
+				if s.o.AfterRequest != nil {
+					defer s.o.AfterRequest()
+				}
+				plan, err := s.o.Manager.ProxyPrepare(ctx, preq, nil)
+				if err != nil {
+					s.recorded("a new conversation", err)
+					return
+				}
+				err = s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn,
+					session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
+				s.recorded("session "+plan.SessionID, err)
+			})
+		}}, false
+	case err != nil && r.Context().Err() != nil:
+		return nil, nil, true // the agent went away
+	case err != nil:
+		return s.failOpen(rec, ep, body, err.Error()), nil, false
 	}
 	out, changed := body, false
 	if !plan.Unchanged {
@@ -370,36 +501,58 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 	}
 	if err != nil {
 		s.o.Manager.ProxyAbort(plan.SessionID, plan.Turn)
-		s.failOpen(w, r, target, body, rec, ep, err.Error())
-		return
+		return s.failOpen(rec, ep, body, err.Error()), nil, false
 	}
 	rec.SessionID, rec.Disposition, rec.Rewritten = plan.SessionID, plan.Disposition, changed
 	rec.ClearedResults = plan.Stats.ClearedResults
 	rec.Compacted = plan.Compaction != nil && plan.Compaction.ArtifactID != ""
 	done := func(res *providers.Recorded, ok bool) {
-		if !ok || res == nil {
-			s.o.Manager.ProxyAbort(plan.SessionID, plan.Turn)
-			return
-		}
-		err := s.o.Manager.ProxyRecord(context.WithoutCancel(r.Context()), plan.SessionID, plan.Turn,
-			session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
-		if err != nil {
-			s.logger.Warn("proxy: recording the answer failed", "session", plan.SessionID, "err", err)
-		} else if rc, err := s.o.Manager.Receipt(context.WithoutCancel(r.Context()), plan.SessionID); err == nil {
-			s.stats.receipt(plan.SessionID, rc)
-		}
+		// Recorded after the agent has its answer, in order per session.
+		st.handedOff = true
+		s.records.add(plan.SessionID, func() {
+			if s.o.AfterRequest != nil {
+				defer s.o.AfterRequest()
+			}
+			if !ok || res == nil {
+				s.o.Manager.ProxyAbort(plan.SessionID, plan.Turn)
+				return
+			}
+			err := s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn,
+				session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
+			s.recorded("session "+plan.SessionID, err)
+			if err == nil {
+				if rc, err := s.o.Manager.Receipt(ctx, plan.SessionID); err == nil {
+					s.stats.receipt(plan.SessionID, rc)
+				}
+			}
+		})
 	}
-	s.forward(w, r, target, bytes.NewReader(out), int64(len(out)), &tee{d: d, done: done}, rec)
+	return out, &tee{d: d, done: done}, false
 }
 
-// failOpen forwards the original request unchanged and tells the editor
-// once.
-func (s *Server) failOpen(w http.ResponseWriter, r *http.Request, target *neturl.URL, body []byte, rec *record, ep endpoint, reason string) {
+// recorded notes the outcome of recording an answer of what (a session, a
+// new conversation): the first failure (a full disk, a lost store) is shown
+// to the user, once until it is saved again; the proxy goes on forwarding.
+func (s *Server) recorded(what string, err error) {
+	if err == nil {
+		s.unsaved.Delete(what)
+		return
+	}
+	s.logger.Warn("proxy: recording the answer failed", "what", what, "err", err)
+	if _, told := s.unsaved.LoadOrStore(what, struct{}{}); !told {
+		s.o.Manager.ShowMessage(session.LevelWarning, fmt.Sprintf("vtcode-ls proxy: %s is not being saved (%s); the agent's requests are still forwarded",
+			what, providers.Bound(err.Error(), 300)))
+	}
+}
+
+// failOpen returns the original request body, to forward unchanged, and
+// tells the editor once.
+func (s *Server) failOpen(rec *record, ep endpoint, body []byte, reason string) []byte {
 	rec.FailOpen, rec.Disposition = true, "fail-open"
 	msg := fmt.Sprintf("vtcode-ls proxy: could not process a %s request (%s); forwarded it unchanged", ep, providers.Bound(reason, 300))
 	s.logger.Warn("proxy: fail open", "endpoint", ep.String(), "reason", providers.Bound(reason, 300))
 	s.o.Manager.LogMessage(session.LevelWarning, msg)
-	s.forward(w, r, target, bytes.NewReader(body), int64(len(body)), nil, rec)
+	return body
 }
 
 // writeError answers with a JSON error body.

@@ -91,6 +91,17 @@
 //     (send exit after the shutdown response to let them finish), and
 //     sessions are closed, their locks released, in every case.
 //
+// Through the shared daemon (vtcode-ls with no arguments) the lifecycle is
+// the same, per connection: exit and the end of input end the connection
+// and the forwarder's process with the same codes, but the sessions stay
+// open in the daemon for its other clients (their locks are the
+// daemon's). The connection sees only its workspaces: an omitted
+// workspace is its first folder, vtcode/listSessions without one lists
+// its folders, and notifications of other workspaces are not sent. A
+// daemon that dies ends the connection (the input ends); the next
+// connection starts a new daemon, and openSession resumes the sessions
+// with every acknowledged event.
+//
 // The initialize result advertises the vtcode protocol:
 //
 //	{"capabilities":{"experimental":{"vtcode":{"protocolVersion":1,
@@ -157,7 +168,12 @@
 // vtcode/listSessions lists the stored sessions of a workspace, or of all.
 //
 //	params: {workspace?}
-//	result: [{sessionId, workspace, messages, updatedAt}]
+//	result: [{sessionId, workspace, messages, updatedAt, active?}]
+//
+// Each workspace's sessions come most recently updated first. active: true
+// marks the one session of the listing a client follows until the user
+// picks one (the most recently updated; then it follows the sessions that
+// vtcode/tokenPressure names), so that no client compares dates itself.
 //
 // vtcode/appendMessages appends messages to the session history (durably:
 // fsynced before the response).
@@ -215,12 +231,17 @@
 //	         capacity, reservedOutput, compactionThreshold, pressure, state,
 //	         lastReportedInputTokens?, lastRequestEstimate?,
 //	         reportedDifference?, strategy, compactions,
-//	         lastCompaction?, cache?, reuse?, receipt?}
+//	         lastCompaction?, cache?, reuse?, receipt?, display}
 //
 // state is "ok", "warn", "compacting" or "critical"; pressure is
 // (projectedTokens + prefixTokens) / (capacity − reservedOutput), and a
 // pressure over 1 (the request cannot fit, as when the prefix alone is
-// larger than the window) is always "critical". After a
+// larger than the window) is always "critical". display is the gauge as an
+// editor shows it, formatted by the server so that every client shows the
+// same text: {percent: "62%", used: "78.1k", window: "128k", text: "62% ·
+// 78.1k/128k"}, where used is prefixTokens + projectedTokens (the tokens
+// the request holds, as the pressure counts them); without a capacity
+// percent and window are "" and text is used alone ("78.1k"). After a
 // vtcode/recordResponse with usage, lastReportedInputTokens is the
 // provider's input count, lastRequestEstimate the local estimate of the
 // request it answered (projectedTokens + prefixTokens of the last
@@ -325,7 +346,7 @@
 //
 //	params: {sessionId}
 //	result: {sessionId, capacity, reservedOutput, compactionThreshold,
-//	         usedTokens, pressure, state, messages, projectedMessages,
+//	         usedTokens, pressure, state, display, messages, projectedMessages,
 //	         categories: [{category, tokens, messages}],
 //	         turns: [{turn, tokens, capacity, pressure, state, messages,
 //	                  trimmed?, clearedResults?, clearedTokens?,
@@ -462,10 +483,14 @@
 // restore, model switch and policy change:
 //
 //	{sessionId, workspace, projectedTokens, originalTokens, capacity,
-//	 pressure, state}
+//	 pressure, state, display}
 //
-// It is coalesced per session: at most one per 100 ms; the first goes out at
-// once and the last value of a burst always arrives.
+// display is that of the stats (vtcode/projectionStats). It is coalesced
+// per session: at most one per 100 ms; the first goes out at once and the
+// last value of a burst always arrives, at the latest before the response
+// that leaves the session with no request in flight (so a client that waits
+// for each response sees the pressure its request caused first; pipelined
+// requests stay coalesced).
 //
 // vtcode/compactBoundary follows each successful compaction:
 //
@@ -645,7 +670,10 @@
 // advertise capabilities.window.workDoneProgress to see it), and
 // vtcode/compact, vtcode/projectionStats, vtcode/history and vtcode/restore
 // act on them. A proxied session without an API key of the daemon's own
-// summarizes offline: the agent's credentials are only ever forwarded.
+// summarizes offline: the agent's credentials are only ever forwarded,
+// unless the user configuration sets [proxy] summarizer = "agent"; then the
+// summary a request makes the engine write goes to that request's upstream
+// with that request's credentials and model, for that one call.
 //
 // How the proxy maps the agent's requests onto a session:
 //
@@ -674,10 +702,17 @@
 //   - A request that fails in the engine is forwarded unchanged, with one
 //     window/logMessage of type 2 "vtcode-ls proxy: could not process a …
 //     request (…); forwarded it unchanged".
+//   - A request without credentials, or whose key the upstream has not yet
+//     accepted, creates no session: it is forwarded as it came, and a new
+//     conversation shows up once an answer (2xx) shows its key good.
+//   - Answers are recorded after the agent has them; when one cannot be
+//     (a full disk), one window/showMessage of type 2 "vtcode-ls proxy:
+//     session … is not being saved (…)" until the session is saved again.
 //
-// A workspace file may set [proxy] listen, but not allow_remote (only the
-// user configuration and initializationOptions may), and a base_url that
-// only a workspace file names is not used for the agent's credentials.
+// A workspace file may set [proxy] listen, but not allow_remote or
+// allowed_origins (only the user configuration and initializationOptions
+// may: "proxy": {"allowedOrigins": [...]}), and a base_url that only a
+// workspace file names is not used for the agent's credentials.
 // package proxy's documentation has the endpoints, the session identity
 // headers and the security rules.
 //

@@ -150,6 +150,8 @@ func (s *server) initialize(_ context.Context, p *InitializeParams, _ session.Pr
 			return nil, &session.ParamError{Path: "initializationOptions." + strings.TrimPrefix(fe.Path, "policy."), Msg: fe.Msg}
 		case err != nil:
 			s.showMessage(MessageWarning, fmt.Sprintf("Workspace folder %s was not added: %v", f, err))
+		default:
+			s.scope.add(f)
 		}
 	}
 	s.progress.setSupported(p.Capabilities.Window != nil && p.Capabilities.Window.WorkDoneProgress)
@@ -189,6 +191,9 @@ func (s *server) prepareShutdown(json.RawMessage) (*call, error) {
 }
 
 func (s *server) openSession(ctx context.Context, p *session.OpenParams, _ session.Progress) (*session.OpenResult, error) {
+	if err := s.scopeOpen(ctx, p); err != nil {
+		return nil, err
+	}
 	return s.mgr.OpenSession(ctx, *p)
 }
 
@@ -198,7 +203,7 @@ func (s *server) closeSession(ctx context.Context, p *sessionParams, _ session.P
 }
 
 func (s *server) listSessions(ctx context.Context, p *session.ListParams, _ session.Progress) ([]session.SessionInfo, error) {
-	list, err := s.mgr.ListSessions(ctx, *p)
+	list, err := s.scopeList(ctx, *p)
 	if list == nil && err == nil {
 		list = []session.SessionInfo{}
 	}
@@ -222,10 +227,20 @@ func (s *server) declineCompaction(ctx context.Context, p *session.DeclineParams
 }
 
 func (s *server) setPolicy(ctx context.Context, p *session.SetPolicyParams, _ session.Progress) (*config.Policy, error) {
+	if p.SessionID == "" {
+		if err := s.scopeWorkspace(&p.Workspace); err != nil {
+			return nil, err
+		}
+	}
 	return s.mgr.SetPolicy(ctx, *p)
 }
 
 func (s *server) getPolicy(ctx context.Context, p *session.GetPolicyParams, _ session.Progress) (*config.Policy, error) {
+	if p.SessionID == "" {
+		if err := s.scopeWorkspace(&p.Workspace); err != nil {
+			return nil, err
+		}
+	}
 	return s.mgr.GetPolicy(ctx, *p)
 }
 
@@ -246,5 +261,8 @@ func (s *server) switchModel(ctx context.Context, p *SwitchModelParams, pr sessi
 }
 
 func (s *server) compactPrompt(ctx context.Context, p *session.PromptParams, _ session.Progress) (*session.PromptResult, error) {
+	if err := s.scopeWorkspace(&p.Workspace); err != nil {
+		return nil, err
+	}
 	return s.mgr.CompactPrompt(ctx, *p)
 }

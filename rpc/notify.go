@@ -20,6 +20,9 @@ type notifier struct {
 	notify   func(method string, params any)
 	interval time.Duration    // <= 0: no coalescing
 	progress *progressTracker // for NewProgress (host.go)
+	// accept, when set, says whether the client sees the events of a
+	// workspace (a shared manager reports every client's sessions).
+	accept func(workspace string) bool
 
 	mu     sync.Mutex // guards the fields below
 	lanes  map[string]*pressureLane
@@ -36,6 +39,9 @@ var _ session.Notifier = (*notifier)(nil)
 
 // TokenPressure implements session.Notifier.
 func (n *notifier) TokenPressure(ev session.PressureEvent) {
+	if n.accept != nil && !n.accept(ev.Workspace) {
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -78,6 +84,26 @@ func (n *notifier) trail(l *pressureLane) {
 	l.pending = nil
 }
 
+// settle delivers the coalesced event of session id now, if one waits, so
+// that the pressure a request caused precedes its response (a trailing edge
+// after the response would leave the client showing an older value until
+// it fires). The interval then counts from now.
+func (n *notifier) settle(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l := n.lanes[id]
+	if n.closed || l == nil || l.pending == nil {
+		return
+	}
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	l.last = time.Now()
+	n.notify("vtcode/tokenPressure", *l.pending)
+	l.pending = nil
+}
+
 // flush delivers every coalesced event now and drops later ones.
 func (n *notifier) flush() {
 	n.mu.Lock()
@@ -97,11 +123,17 @@ func (n *notifier) flush() {
 
 // CompactBoundary implements session.Notifier.
 func (n *notifier) CompactBoundary(ev session.BoundaryEvent) {
+	if n.accept != nil && !n.accept(ev.Workspace) {
+		return
+	}
 	n.notify("vtcode/compactBoundary", ev)
 }
 
 // CompactionProposed implements session.ProposalNotifier.
 func (n *notifier) CompactionProposed(ev session.ProposalEvent) {
+	if n.accept != nil && !n.accept(ev.Workspace) {
+		return
+	}
 	n.notify("vtcode/compactionProposed", ev)
 }
 

@@ -51,6 +51,10 @@ type Options struct {
 	// Attach, when set, is called after each successful initialize (see
 	// [AttachFunc]).
 	Attach AttachFunc
+	// Shared, when set, is the session manager the connection serves
+	// instead of one of its own (the per-user daemon, see [Shared]);
+	// Session is then unused.
+	Shared Shared
 }
 
 // orDefault returns v, or def when v is not positive.
@@ -77,7 +81,8 @@ func ExitCode(err error) int {
 // Serve speaks the vtcode-ls protocol, reading frames from r and writing
 // them to w, until the client sends exit, the input ends, or ctx is
 // cancelled. It creates the session manager and closes it before
-// returning, and closes r and w when they are io.Closers.
+// returning (with [Options.Shared], it joins that manager and leaves it),
+// and closes r and w when they are io.Closers.
 //
 // Serve returns nil when shutdown came before exit (or before the end of
 // input), ErrNoShutdown when it did not, a *FramingError when a malformed
@@ -147,6 +152,8 @@ type server struct {
 	notes    *notifier
 	progress *progressTracker
 	mgr      *session.Manager
+	scope    *scope // the client's workspaces when the manager is shared; nil otherwise
+	leave    func() // ends the connection's membership of a shared manager
 	methods  map[string]method
 	delta    deltas // projection deltas (delta.go)
 
@@ -165,6 +172,7 @@ type server struct {
 	state        state
 	shutdownSeen bool
 	inflight     map[jsonrpc2.ID]context.CancelFunc // running or queued vtcode/* requests
+	queued       map[string]int                     // per session: its requests dispatched and not answered
 	exitCh       chan struct{}                      // closed by exit
 }
 
@@ -179,6 +187,7 @@ func newServer(ctx context.Context, r io.Reader, w io.Writer, opts Options) *ser
 		stream:       newStream(r, w, opts.MaxMessageBytes),
 		out:          newOutbox(orDefault(opts.OutboxBytes, DefaultOutboxBytes), orDefault(opts.OutboxFrames, DefaultOutboxFrames)),
 		inflight:     map[jsonrpc2.ID]context.CancelFunc{},
+		queued:       map[string]int{},
 		exitCh:       make(chan struct{}),
 		maxInFlight:  orDefault(opts.MaxInFlight, DefaultMaxInFlight),
 		flushTimeout: orDefault(opts.FlushTimeout, DefaultFlushTimeout),
@@ -204,12 +213,18 @@ func newServer(ctx context.Context, r io.Reader, w io.Writer, opts Options) *ser
 	s.notes = &notifier{notify: s.notify, interval: interval}
 	s.progress = &progressTracker{create: s.createToken, send: func(p ProgressParams) { s.notify("$/progress", p) }}
 	s.notes.progress = s.progress
-	so := opts.Session
-	so.Notifier = s.notes
-	if so.Logger == nil {
-		so.Logger = logger
+	if opts.Shared != nil {
+		s.scope = &scope{}
+		s.notes.accept = s.scope.has
+		s.mgr, s.leave = opts.Shared.Join(s.notes)
+	} else {
+		so := opts.Session
+		so.Notifier = s.notes
+		if so.Logger == nil {
+			so.Logger = logger
+		}
+		s.mgr = session.NewManager(so)
 	}
-	s.mgr = session.NewManager(so)
 	s.methods = s.methodTable()
 	return s
 }
@@ -224,7 +239,9 @@ func (s *server) teardown() {
 	s.cancelAll()
 	s.work.Wait()
 	s.notes.flush()
-	if err := s.mgr.Close(); err != nil {
+	if s.leave != nil {
+		s.leave() // the shared manager keeps its sessions for the other clients
+	} else if err := s.mgr.Close(); err != nil {
 		s.logger.Warn("closing sessions", "err", err)
 	}
 	flushed := s.out.close(s.flushTimeout)
@@ -344,6 +361,9 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call, cance
 		cancel()
 	}
 	s.inflight[id] = cancel
+	if c.queue != "" {
+		s.queued[c.queue]++
+	}
 	s.inFlight.Add(1)
 	// Inv: work.Add happens under mu before teardown marks the state
 	// exited and waits.
@@ -383,10 +403,24 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call, cance
 		wd.finish(err)
 		s.mu.Lock()
 		delete(s.inflight, id)
+		last := false
+		if c.queue != "" {
+			s.queued[c.queue]--
+			if last = s.queued[c.queue] == 0; last {
+				delete(s.queued, c.queue)
+			}
+		}
 		s.mu.Unlock()
 		// Backpressure: with the outbox full the response waits, holding
 		// the session's turn, until the client reads.
 		s.out.waitRoom(s.base)
+		if last {
+			// The session's last request in flight: the pressure it
+			// caused goes before its response, even when coalescing
+			// holds it back (a burst of pipelined requests stays
+			// coalesced: the later ones carry it).
+			s.notes.settle(c.queue)
+		}
 		s.reply(id, res, err)
 		ticket.Release()
 		s.inFlight.Add(-1)
@@ -456,6 +490,8 @@ func (s *server) handleNotification(name string, params json.RawMessage) {
 		for _, f := range p.Event.Added {
 			if err := s.mgr.AddWorkspace(f.URI, nil); err != nil {
 				s.showMessage(MessageWarning, fmt.Sprintf("Workspace %s was not added: %v", f.URI, err))
+			} else {
+				s.scope.add(f.URI)
 			}
 		}
 	default:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -303,6 +304,25 @@ func TestWorkspaceRequestsKeepArrivalOrder(t *testing.T) {
 		}
 		if err := again.Wait(&after); err != nil || !after.IsDefault {
 			t.Errorf("get behind reset: %v, %+v", err, after)
+		}
+	})
+}
+
+// TestCoalescedPressurePrecedesResponse: the last pressure a request causes
+// arrives before its response, even while coalescing holds it back (an
+// interval that never passes here), so a client that reads the response
+// already shows the value its request produced.
+func TestCoalescedPressurePrecedesResponse(t *testing.T) {
+	Run(t, Options{PressureInterval: time.Hour}, func(t *testing.T, env *Env) {
+		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 64000})
+		for i := range 4 {
+			env.Append("s1", turns(1, 2000)...)
+			got := env.State().Pressure["s1"]
+			st := env.Stats("s1")
+			if got.ProjectedTokens != st.ProjectedTokens || got.Display != st.Display {
+				t.Fatalf("after append %d the last pressure is %d tokens (%q), the stats %d (%q)",
+					i+1, got.ProjectedTokens, got.Display.Text, st.ProjectedTokens, st.Display.Text)
+			}
 		}
 	})
 }

@@ -47,6 +47,9 @@ type compactJob struct {
 	prog         Progress
 	envelope     *compaction.Envelope
 	twoPass      *compaction.TwoPass
+	// summarizer is the served request's model client in proxy mode
+	// (ProxyRequest.Summarizer), for this job only; nil: none.
+	summarizer providers.Generator
 	// with is committed with the boundary, only when the compaction
 	// succeeds.
 	with commitWith
@@ -71,25 +74,47 @@ func summarizerRoute(e *env) providers.Route {
 
 // client returns the generator of route r from the Manager's ClientFactory,
 // which chooses every route's client, the offline summarizer's included.
-func (s *Session) client(r providers.Route, e *env) (providers.Generator, error) {
+// It also returns the route the client serves: r, or the offline
+// summarizer's (offlineRoute) for a proxied session without a client.
+func (s *Session) client(r providers.Route, e *env) (providers.Generator, providers.Route, error) {
 	if s.m.o.Clients == nil {
-		return nil, fmt.Errorf("no client for provider %q: the manager has no client factory", r.Provider)
+		return nil, r, fmt.Errorf("no client for provider %q: the manager has no client factory", r.Provider)
 	}
 	g, err := s.m.o.Clients(r, e.cfg)
-	if err != nil && s.px.init && r.Provider != "offline" {
+	if err != nil && s.px.init && r.Provider != offlineRoute.Provider {
 		// A proxied session: the agent's credentials are never used for
 		// the engine's own requests, so without a key of its own the
 		// daemon summarizes offline.
 		s.m.logger.Debug("session: proxied session summarizes offline", "session", s.id, "reason", err)
-		return s.client(providers.Route{Provider: "offline"}, e)
+		return s.client(offlineRoute, e)
 	}
 	if err != nil {
-		return nil, err
+		return nil, r, err
 	}
 	if g == nil {
-		return nil, fmt.Errorf("no client for provider %q", r.Provider)
+		return nil, r, fmt.Errorf("no client for provider %q", r.Provider)
 	}
-	return g, nil
+	return g, r, nil
+}
+
+// offlineRoute is the offline summarizer's route.
+var offlineRoute = providers.Route{Provider: "offline"}
+
+// strategy is the compaction strategy a compaction on e would run, as
+// compactOptions decides: the offline summarizer's (local) when it is the
+// configured writer, or for a proxied session whose summarizer has no
+// client (client); else the route's.
+func (s *Session) strategy(e *env) compaction.Strategy {
+	r := summarizerRoute(e)
+	switch {
+	case e.cfg.Writer == "offline":
+		return compaction.StrategyFor(offlineRoute)
+	case e.cfg.Writer != "model" && s.px.init && r.Provider != offlineRoute.Provider && s.m.o.Clients != nil:
+		if _, err := s.m.o.Clients(r, e.cfg); err != nil {
+			return compaction.StrategyFor(offlineRoute)
+		}
+	}
+	return compaction.StrategyFor(e.route)
 }
 
 // compactOptions builds the compaction options of j.
@@ -101,7 +126,13 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 	}
 	var client providers.Generator
 	var err error
+	agent := s.agentWriter(j)
 	switch {
+	case agent:
+		// [proxy] summarizer = "agent": the served request's model, through
+		// its per-request client, always locally (its text is checked by
+		// the record; a native compaction's could not be).
+		client, r.NativeCompaction = j.summarizer, compaction.NativeNever
 	case writer == "model" && s.m.o.Clients != nil:
 		// The model or a clear failure: no offline fallback, not even in
 		// proxy mode.
@@ -110,7 +141,7 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 			err = fmt.Errorf("no client for provider %q", r.Provider)
 		}
 	default:
-		client, err = s.client(r, j.e)
+		client, _, err = s.client(r, j.e)
 	}
 	if err != nil {
 		return compaction.Options{}, &FailedError{Kind: compaction.KindProvider, Provider: r.Provider, Model: r.Model,
@@ -141,11 +172,16 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 	if r.Provider != "offline" {
 		// A model writes the summary: the record's own writer gives it the
 		// record and checks what it wrote.
-		if rc, err := s.client(providers.Route{Provider: "offline"}, j.e); err == nil {
+		if rc, _, err := s.client(offlineRoute, j.e); err == nil {
 			if sm, ok := rc.(providers.Summarizer); ok {
 				opts.Record = sm
 			}
 		}
+		// A failed call of the agent's model leaves the record's summary:
+		// the agent is not left with its full history because the engine
+		// borrowed its route. The daemon's own model failing is a failed
+		// compaction, reported as one (SPEC §8.8).
+		opts.RecordFallback = agent
 	}
 	if j.prog != nil {
 		opts.Progress = j.prog.Report
@@ -234,6 +270,9 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	}
 	if res.Fallback != "" {
 		s.m.notifyLog(LevelInfo, "vtcode-ls: native compaction fell back to local: "+bound(res.Fallback, maxRootCause))
+	}
+	if res.WriterFallback != "" {
+		s.m.notifyLog(LevelWarning, "vtcode-ls: "+bound(res.WriterFallback, maxRootCause))
 	}
 
 	b := Boundary{

@@ -47,6 +47,7 @@ type ContextMap struct {
 	UsedTokens          int     `json:"usedTokens"` // prefix + projection
 	Pressure            float64 `json:"pressure"`
 	State               string  `json:"state"`
+	Display             Display `json:"display"` // as in the stats
 	Messages            int     `json:"messages"`
 	ProjectedMessages   int     `json:"projectedMessages"`
 	// Categories are every category of the window, in window order; with a
@@ -321,7 +322,7 @@ func (s *Session) contextMap() (*ContextMap, error) {
 
 	cm := &ContextMap{
 		SessionID: s.id, Capacity: e.capacity, ReservedOutput: e.reserved, CompactionThreshold: e.th.Threshold,
-		UsedTokens: p.tokens + e.prefix, Pressure: st.Pressure, State: st.State,
+		UsedTokens: p.tokens + e.prefix, Pressure: st.Pressure, State: st.State, Display: st.Display,
 		Messages: len(s.live), ProjectedMessages: len(p.msgs),
 		Turns:       append([]TurnPressure{}, s.cm.turns...),
 		Compactions: append([]CompactionMark{}, s.cm.compactions...),

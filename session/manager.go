@@ -507,7 +507,23 @@ func (m *Manager) listSessions(ctx context.Context, p ListParams) ([]SessionInfo
 			out = append(out, SessionInfo{SessionID: in.ID, Workspace: w.root, Messages: in.Messages, UpdatedAt: in.UpdatedAt})
 		}
 	}
+	markActive(out)
 	return out, nil
+}
+
+// markActive marks the session a client follows: the most recently updated
+// of the listing (each workspace's list is sorted newest first; across
+// workspaces the earlier workspace wins a tie).
+func markActive(list []SessionInfo) {
+	best := -1
+	for i := range list {
+		if best < 0 || list[i].UpdatedAt.After(list[best].UpdatedAt) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		list[best].Active = true
+	}
 }
 
 // workspacePath turns a workspace parameter (a path or a file:// URI) into a

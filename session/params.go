@@ -49,6 +49,9 @@ type SessionInfo struct {
 	Workspace string    `json:"workspace"`
 	Messages  int       `json:"messages"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// Active marks the one session of the listing a client follows until
+	// the user picks one: the most recently updated.
+	Active bool `json:"active,omitempty"`
 }
 
 // AppendParams are the parameters of vtcode/appendMessages.
@@ -246,6 +249,7 @@ type PressureEvent struct {
 	Capacity        int     `json:"capacity"`
 	Pressure        float64 `json:"pressure"`
 	State           string  `json:"state"`
+	Display         Display `json:"display"`
 }
 
 // Stats describe a session's projection (docs/design.md §9).
@@ -289,6 +293,9 @@ type Stats struct {
 	Reuse *ReuseStats `json:"reuse,omitempty"`
 	// Receipt is what the session's calls cost so far (receipt.go).
 	Receipt *Receipt `json:"receipt,omitempty"`
+	// Display is the pressure, the used tokens (prefix included) and the
+	// window as an editor shows them.
+	Display Display `json:"display"`
 }
 
 // CacheStats track the provider's prompt-cache reuse as reported by

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
@@ -242,5 +245,69 @@ func TestCancelMidCompactionChangesNothing(t *testing.T) {
 	e.open(session.OpenParams{SessionID: id})
 	if after := snap(t, e, id); after != before {
 		t.Fatalf("log changed by cancelled requests\nbefore %+v\nafter  %+v", before, after)
+	}
+}
+
+// TestListSessionsMarksActive: the listing marks the one session a client
+// follows, the most recently updated, and moves the mark when an older
+// session is updated.
+func TestListSessionsMarksActive(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second)
+		return now
+	}
+	e := newEnv(t, session.Options{Clock: clock}, "")
+	for _, id := range []string{"c", "a", "b"} {
+		e.open(session.OpenParams{SessionID: id})
+		e.append(id, history.NewText(history.User, "hello "+id))
+	}
+	active := func() []string {
+		t.Helper()
+		list, err := e.m.ListSessions(context.Background(), session.ListParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range list {
+			if s.Active {
+				out = append(out, s.SessionID)
+			}
+		}
+		return out
+	}
+	if got := active(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("active after appending to c, a, b: %v, want [b]", got)
+	}
+	e.append("c", history.NewText(history.User, "again"))
+	if got := active(); !slices.Equal(got, []string{"c"}) {
+		t.Errorf("active after appending to c again: %v, want [c]", got)
+	}
+
+	// Across workspaces one session is marked: the newest of all; a
+	// workspace's own listing marks its newest.
+	other := t.TempDir()
+	if _, err := e.m.OpenSession(context.Background(), session.OpenParams{Workspace: other, SessionID: "z"}); err != nil {
+		t.Fatal(err)
+	}
+	e.append("z", history.NewText(history.User, "elsewhere"))
+	if got := active(); !slices.Equal(got, []string{"z"}) {
+		t.Errorf("active over every workspace after appending to z: %v, want [z]", got)
+	}
+	own, err := e.m.ListSessions(context.Background(), session.ListParams{Workspace: e.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marked []string
+	for _, s := range own {
+		if s.Active {
+			marked = append(marked, s.SessionID)
+		}
+	}
+	if !slices.Equal(marked, []string{"c"}) {
+		t.Errorf("active in the first workspace's listing: %v, want [c]", marked)
 	}
 }

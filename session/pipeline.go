@@ -110,9 +110,16 @@ type projection struct {
 // only a projection whose result is not kept past the operation, or is the
 // next request, may be built on it.
 func (s *Session) project(msgs []history.Message, e *env, skipClearing, base bool) projection {
+	return s.projectFrom(msgs, s.cache.horizon, e, skipClearing, base)
+}
+
+// projectFrom is project with the cleared horizon hz: the session's own for
+// msgs that are the live history (or what it becomes once a request is
+// committed), none for another one (an agent's fresh window).
+func (s *Session) projectFrom(msgs []history.Message, hz clearing.Horizon, e *env, skipClearing, base bool) projection {
 	norm, _ := history.NormalizeGrow(msgs)
 	var p projection
-	p.horizon, p.cold = s.cache.horizon, s.cache.cold(s.m.now(), e.cost)
+	p.horizon, p.cold = hz, s.cache.cold(s.m.now(), e.cost)
 	if e.clear.Enabled && !skipClearing {
 		// The live messages leading the input: the history only grows
 		// (until a new one replaces it), so those the last projection also
@@ -122,7 +129,7 @@ func (s *Session) project(msgs []history.Message, e *env, skipClearing, base boo
 			live = min(len(s.live), len(msgs))
 		}
 		req := clearing.Request{Policy: e.clear, Budget: e.budget,
-			Horizon: s.cache.horizon, CacheCold: p.cold, Memo: s.cache.memo,
+			Horizon: hz, CacheCold: p.cold, Memo: s.cache.memo,
 			Pricing: clearing.Pricing{Read: e.cost.Read, Write: e.cost.Write}}
 		if s.cache.projGen == s.cache.gen {
 			req.Unchanged = min(s.cache.projLive, live)
@@ -287,7 +294,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		}
 		report = res
 	case auto && proj.tokens+prefix >= e.th.Soft && s.cache.prefireDue(proj.tokens, e.th.Threshold):
-		s.prefire(pre, e, envelope)
+		s.prefire(pre, e, envelope, nil)
 	}
 	// 5. Last rung.
 	s.trim(&proj, e)
@@ -305,22 +312,10 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	if len(fresh) == 0 {
 		s.recordRequest(turn)
 	}
-	// The cleared horizon is kept after the commit: failing to keep it
-	// costs a restarted daemon byte-identical projections, never the
-	// request (an error reply must mean nothing changed).
-	if err := s.keepHorizon(proj.horizon); err != nil {
-		s.m.logger.Warn("session: cleared horizon not kept", "session", s.id, "err", err)
-	}
+	msgs, base := s.sendProjection(proj, pre, prefix, st, true)
 
 	// 6. Result.
-	// The projection is the next request's base (project): it must not
-	// share its array with the live history, whose spare capacity takes
-	// the next messages.
-	msgs := proj.msgs
-	if aliases(msgs, pre) || aliases(msgs, s.live) {
-		msgs = slices.Clone(msgs)
-	}
-	res := &PrepareResult{Messages: msgs, Compaction: report, Trimmed: proj.trimmed}
+	res := &PrepareResult{Messages: msgs, Compaction: report, Trimmed: proj.trimmed, Base: base}
 	if p.NativeContextEdits && providers.WireOf(e.route.Provider) == providers.WireAnthropic {
 		res.ContextManagement = contextEdits(e)
 	}
@@ -328,10 +323,39 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 	// with the commit.
 	res.Stats = st
 	res.Stats.Messages = len(s.live)
-	res.Base = s.cache.sent(res.Messages, proj.shared, prefix, s.m.now(), *res.Stats.Reuse)
 	s.setSnapshot(res.Stats)
 	s.notifyPressure(res.Stats)
 	return res, nil
+}
+
+// sendProjection commits what sending projection proj (made from pre,
+// with prefix tokens and stats st) leaves behind, for a prepared request
+// and a proxied one alike: the cleared horizon, when keep (the projection
+// is of the live history as it stands once the request is committed), and
+// the request as sent, which the next projection is built on and predicted
+// against. The horizon is kept after the commit: failing to keep it costs
+// a restarted daemon byte-identical projections, never the request (an
+// error reply must mean nothing changed). It returns the messages to send,
+// which share no array with pre or the live history: they are the next
+// request's base (project), and the live history's spare capacity takes
+// the next messages.
+func (s *Session) sendProjection(proj projection, pre []history.Message, prefix int, st Stats, keep bool) ([]history.Message, ProjectionBase) {
+	if keep {
+		s.keepCleared(proj.horizon)
+	}
+	msgs := proj.msgs
+	if aliases(msgs, pre) || aliases(msgs, s.live) {
+		msgs = slices.Clone(msgs)
+	}
+	return msgs, s.cache.sent(msgs, proj.shared, prefix, s.m.now(), *st.Reuse)
+}
+
+// keepCleared keeps the cleared horizon h of a committed request, logging a
+// failure (see sendProjection).
+func (s *Session) keepCleared(h clearing.Horizon) {
+	if err := s.keepHorizon(h); err != nil {
+		s.m.logger.Warn("session: cleared horizon not kept", "session", s.id, "err", err)
+	}
 }
 
 // aliases reports whether a and b start at the same element of one array.
@@ -340,8 +364,10 @@ func aliases(a, b []history.Message) bool {
 }
 
 // prefire starts pass 1 of two-pass compaction in the background (docs/design.md §8.6).
-func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.Envelope) {
-	opts, err := s.compactOptions(compactJob{trigger: compaction.TriggerAuto, strategy: "auto", e: e, envelope: envelope, twoPass: s.twoPass})
+// summarizer is the served request's model client in proxy mode, nil
+// otherwise.
+func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.Envelope, summarizer providers.Generator) {
+	opts, err := s.compactOptions(compactJob{trigger: compaction.TriggerAuto, strategy: "auto", e: e, envelope: envelope, twoPass: s.twoPass, summarizer: summarizer})
 	if err != nil {
 		s.m.logger.Debug("session: no pass 1", "session", s.id, "err", err)
 		return

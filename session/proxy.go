@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
@@ -64,7 +66,22 @@ type ProxyRequest struct {
 	// Messages is the agent's whole conversation.
 	Messages []history.Message
 	Kind     ProxyKind
+	// Unverified marks a request whose credentials the upstream has not
+	// accepted yet: it is projected onto a session that already exists,
+	// with no new session, no compaction, no model call and no route
+	// change; [ErrProxyUnverified] when it would need a new session.
+	Unverified bool
+	// Summarizer, when not nil, is the model of this request, reached with
+	// this request's credentials: under [proxy] summarizer = "agent" it
+	// writes a summary this request makes the engine write (held for this
+	// request's compaction, or its pass 1, only; never stored).
+	Summarizer providers.Generator
 }
+
+// ErrProxyUnverified is ProxyPrepare's answer to an unverified request
+// (ProxyRequest.Unverified) that no existing session takes: the transport
+// forwards it as it came.
+var ErrProxyUnverified = errors.New("proxy: a request with unverified credentials opens no session")
 
 // Dispositions of a proxied request ([ProxyPlan.Disposition]).
 const (
@@ -133,6 +150,12 @@ type proxyTurn struct {
 	msgs   []history.Message // the agent's messages
 	c      int               // common prefix with the mirror at prepare time
 	window string
+	// request is the record of the request for the session's timeline
+	// (contextmap.go), written with the answer; horizon is the cleared
+	// horizon of an agent's fresh window, kept once the window replaced
+	// the history.
+	request requestData
+	horizon clearing.Horizon
 }
 
 // proxyIndex maps agent session keys to the sessions of their threads
@@ -197,6 +220,9 @@ func fingerprint(system string, msgs []history.Message) string {
 // LogMessage sends a log message to the client (window/logMessage).
 func (m *Manager) LogMessage(level int, text string) { m.notifyLog(level, text) }
 
+// ShowMessage shows a message to the user (window/showMessage).
+func (m *Manager) ShowMessage(level int, text string) { m.notifyShow(level, text) }
+
 // ProxyPrepare maps a proxied request onto its session (opening or
 // creating it in the workspace) and returns the projection to send. Nothing
 // of the request is recorded yet, except when it triggers an automatic
@@ -235,9 +261,15 @@ func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progres
 	ids := m.px.get(key)
 	if len(ids) == 0 {
 		ids = m.proxyStored(w, key)
+		if r.Unverified {
+			ids = m.proxyExisting(w, ids)
+		}
 		for _, id := range ids {
 			m.px.add(key, id)
 		}
+	}
+	if r.Unverified && len(ids) == 0 {
+		return nil, ErrProxyUnverified
 	}
 	var chosen *Session
 	best := -1
@@ -273,6 +305,8 @@ func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progres
 		}
 	}
 	switch {
+	case best <= 0 && r.Unverified:
+		return nil, ErrProxyUnverified
 	case best <= 0 && r.Kind == ProxyAgentCompaction:
 		// The agent's summarizer with a prompt of its own (opencode): it
 		// summarizes the main conversation, whose next request is a fresh
@@ -324,6 +358,28 @@ func (m *Manager) proxyStored(w *workspace, key string) []string {
 	return ids
 }
 
+// proxyExisting returns the sessions of ids that are open or stored.
+func (m *Manager) proxyExisting(w *workspace, ids []string) []string {
+	st, err := w.store()
+	if err != nil {
+		return nil
+	}
+	list, err := st.List()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, id := range ids {
+		m.mu.Lock()
+		open := m.sessions[id] != nil
+		m.mu.Unlock()
+		if open || slices.ContainsFunc(list, func(in store.SessionInfo) bool { return in.ID == id }) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // maxStoredThreads bounds the stored sessions a restarted daemon considers
 // for an agent key.
 const maxStoredThreads = 8
@@ -340,7 +396,11 @@ func (m *Manager) proxySession(ctx context.Context, w *workspace, id string, r P
 		}
 		return s, nil
 	}
-	if _, err := m.OpenSession(ctx, OpenParams{Workspace: w.root, SessionID: id, Provider: r.Provider, Model: r.Model}); err != nil {
+	p := OpenParams{Workspace: w.root, SessionID: id, Provider: r.Provider, Model: r.Model}
+	if r.Unverified {
+		p.Provider, p.Model = "", "" // the stored route stays
+	}
+	if _, err := m.OpenSession(ctx, p); err != nil {
 		return nil, err
 	}
 	return m.session(id)
@@ -533,7 +593,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	s.proxyInit()
 	s.proxyRealign()
 	px := &s.px
-	if (r.Provider != "" || r.Model != "") && (r.Provider != s.route.Provider || r.Model != s.route.Model) && r.Kind == ProxyTurn {
+	if (r.Provider != "" || r.Model != "") && (r.Provider != s.route.Provider || r.Model != s.route.Model) && r.Kind == ProxyTurn && !r.Unverified {
 		if err := s.adoptRoute(r.Provider, r.Model, 0); err != nil {
 			return nil, err
 		}
@@ -559,9 +619,15 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	}
 
 	// The messages to project: the summary standing for the agent's
-	// compacted prefix, then the agent's own messages.
+	// compacted prefix, then the agent's own messages. The cleared horizon
+	// is the live history's: it applies to the agent's messages where they
+	// are the live ones, not to a fresh window.
 	var pre []history.Message
 	mapped := disp != ProxyWindow && !px.unmapped && c >= px.covered
+	hz := s.cache.horizon
+	if !mapped {
+		hz = clearing.Horizon{}
+	}
 	if mapped {
 		pre = make([]history.Message, 0, px.head+n-px.covered)
 		pre = append(pre, s.live[:px.head]...)
@@ -571,7 +637,16 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 				// Same digest as the stored message: the same estimate.
 				// A tool result's digest is its call id: its text may have
 				// changed (the agent cleared it).
-				if li := s.proxyLiveIndex(j, keys[j]); li >= 0 && (msg.Role != history.Tool || msg.Text() == s.live[li].Text()) {
+				li := s.proxyLiveIndex(j, keys[j])
+				switch {
+				case li < 0:
+				case msg.Role == history.Tool && msg.Text() != s.live[li].Text() && li < hz.Messages:
+					// The agent cleared a result the engine has cleared
+					// already: the recorded one projects to the stub the
+					// previous requests carried, where the agent's own
+					// text would break the provider's cache there.
+					msg = s.live[li]
+				case msg.Role != history.Tool || msg.Text() == s.live[li].Text():
 					if t, ok := s.est.Cached(&s.live[li]); ok {
 						s.est.SetCached(&msg, t)
 					}
@@ -592,11 +667,11 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	if r.System != "" || len(r.Tools) > 0 {
 		envelope = &compaction.Envelope{Provider: e.route.Provider, Model: e.route.Model, System: r.System, Tools: slices.Clone(r.Tools)}
 	}
-	proj := s.project(pre, e, false, false)
+	proj := s.projectFrom(pre, hz, e, false, false)
 
 	plan := &ProxyPlan{SessionID: s.id, Disposition: disp}
 	turn := &proxyTurn{key: key, disp: disp, keys: keys, msgs: r.Messages, c: c, window: r.WindowID}
-	auto := disp == ProxyAppend && e.pol.AutoCompaction.Enabled && e.th.Threshold > 0
+	auto := disp == ProxyAppend && e.pol.AutoCompaction.Enabled && e.th.Threshold > 0 && !r.Unverified
 	used := proj.tokens + prefix
 	switch {
 	case auto && e.asks() && !e.overLimit(used): // ask.go: the agent is never blocked
@@ -608,7 +683,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		// holds pre, the boundary the history that replaces it.
 		res, err := s.compactHistory(ctx, pre, compactJob{
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
-			envelope: envelope, twoPass: s.twoPass, with: commitWith{proxy: true},
+			envelope: envelope, twoPass: s.twoPass, with: commitWith{proxy: true}, summarizer: r.Summarizer,
 		})
 		ok, err := s.settleAuto(ctx, err)
 		if err != nil {
@@ -623,7 +698,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		}
 		plan.Compaction = res
 	case auto && proj.tokens+prefix >= e.th.Soft:
-		s.prefire(pre, e, envelope)
+		s.prefire(pre, e, envelope, r.Summarizer)
 	}
 	if disp == ProxyAppend {
 		s.envelope, s.prefix, s.reserved, s.skipClearing = envelope, prefix, nil, false
@@ -633,8 +708,24 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 	// nothing: then the projection is the request's messages.
 	plan.Unchanged = !proj.trimmed && (!mapped || px.head == 0 && px.covered == 0) && len(pre) == n &&
 		len(proj.msgs) == n && (n == 0 || &proj.msgs[0] == &pre[0])
-	plan.Messages = append([]history.Message{}, proj.msgs...)
 	plan.Stats = s.stats(e, proj)
+	msgs := proj.msgs
+	switch disp {
+	case ProxyAppend, ProxyWindow, ProxyReplay:
+		// A request of the conversation, sent as a prepared one is: its
+		// cleared horizon is kept (a fresh window's once it replaced the
+		// history, in proxyRecord) and it is the base and the cache
+		// prediction of the next one; a turn is recorded in the timeline
+		// with its answer.
+		if disp != ProxyReplay {
+			turn.request = s.requestRecord(e, proj, pre, nil, plan.Stats)
+		}
+		turn.horizon = proj.horizon
+		msgs, _ = s.sendProjection(proj, pre, prefix, plan.Stats, disp == ProxyAppend)
+	}
+	// The transport holds the plan's messages while it encodes them: they
+	// share no array with the session's.
+	plan.Messages = append([]history.Message{}, msgs...)
 	if disp != ProxyCounts {
 		s.setSnapshot(plan.Stats)
 		s.notifyPressure(plan.Stats)
@@ -712,9 +803,11 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 			return nil
 		}
 		if n > N {
-			if err := s.record(evMessages, messagesData{Messages: slices.Clone(t.msgs[N:])}); err != nil {
+			if err := s.record(evMessages, messagesData{Messages: slices.Clone(t.msgs[N:]), Request: &t.request}); err != nil {
 				return err
 			}
+		} else {
+			s.recordRequest(t.request)
 		}
 		px.keys = slices.Clone(t.keys)
 		if err := s.recordAnswer(t, resp); err != nil {
@@ -735,6 +828,8 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 		if err := s.commit(context.WithoutCancel(ctx), s.live, next, &b, commitWith{proxy: true}); err != nil {
 			return fmt.Errorf("record the agent's new window: %w", err)
 		}
+		s.recordRequest(t.request)
+		s.keepCleared(t.horizon)
 		if err := s.recordAnswer(t, resp); err != nil {
 			return err
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-
-	"github.com/vtcode/vtcode-ls/compaction"
 )
 
 // stats builds the stats of projection p under e.
@@ -26,7 +24,7 @@ func (s *Session) stats(e *env, p projection) Stats {
 		Capacity:            e.capacity,
 		ReservedOutput:      e.reserved,
 		CompactionThreshold: e.th.Threshold,
-		Strategy:            string(compaction.StrategyFor(e.route)),
+		Strategy:            string(s.strategy(e)),
 		Compactions:         s.compactions,
 	}
 	used := satAdd(p.tokens, e.prefix)
@@ -55,6 +53,7 @@ func (s *Session) stats(e *env, p projection) Stats {
 	s.usage.stats(&st)
 	st.Receipt = s.rc.receipt()
 	st.Reuse = s.reuseStats(e, p)
+	st.Display = newDisplay(used, st.Capacity, st.Pressure)
 	return st
 }
 
@@ -100,6 +99,7 @@ func (s *Session) notifyPressure(st Stats) {
 		SessionID: s.id, Workspace: s.ws.root,
 		ProjectedTokens: st.ProjectedTokens, OriginalTokens: st.OriginalTokens,
 		Capacity: st.Capacity, Pressure: st.Pressure, State: st.State,
+		Display: st.Display,
 	})
 }
 

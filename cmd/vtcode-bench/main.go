@@ -67,6 +67,8 @@ type Report struct {
 	LongTurns  *TurnsResult      `json:"longTurns"`
 	Scaling    []ScalingRow      `json:"scaling"`
 	Proxy      *ProxyResult      `json:"proxy"`
+	ProxyCost  []ProxyCostRow    `json:"proxyCost"` // proxycost.go
+	Shared     *SharedResult     `json:"shared"`    // daemon_shared.go
 	Targets    []Target          `json:"targets"`
 	// PeakRSS is the process's peak resident set over the whole run, in bytes
 	// (0 where unknown).
@@ -285,6 +287,15 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	if rep.Proxy, err = benchProxy(ctx, p.proxyTokens, p.proxyReps); err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
+	logf("proxy cost: a scripted agent loop of %d turns, alone and through the proxy", proxyCostTurns)
+	if rep.ProxyCost, err = benchProxyCost(ctx); err != nil {
+		return nil, fmt.Errorf("proxy cost: %w", err)
+	}
+
+	logf("shared daemon: attach and forwarder, %d-token session", p.daemonTokens)
+	if rep.Shared, err = benchShared(ctx, p.daemonTokens, p.daemonWindow, p.warmup, p.turns, 5, min(p.turns, 200)); err != nil {
+		return nil, fmt.Errorf("shared daemon: %w", err)
+	}
 
 	logf("resume: %d chunks of %d tokens, checkpointed vs full replay", p.resumeChunks, p.resumeChunkTokens)
 	if rep.Resume, err = benchResume(ctx, p.resumeChunks, p.resumeChunkTokens, p.resumeReps); err != nil {
@@ -309,7 +320,7 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 		return nil, err
 	}
 
-	rep.Targets = append(append(targets(rep, p), costTargets(rep.Cost)...), deltaTargets(rep)...)
+	rep.Targets = append(append(append(targets(rep, p), costTargets(rep.Cost)...), deltaTargets(rep)...), sharedTargets(rep.Shared)...)
 	rep.PeakRSS = peakRSS()
 	rep.Machine.LoadEnd = loadAverage()
 	rep.ElapsedSeconds = time.Since(began).Seconds()

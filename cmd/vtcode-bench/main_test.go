@@ -72,6 +72,20 @@ func checkReport(t *testing.T, rep *Report) {
 	if got := strings.Join(sizes, ","); got != "10k,100k" {
 		t.Errorf("projection sizes = %s, want 10k,100k", got)
 	}
+	// The proxied cost table: both wires, both result sizes, both
+	// pricings; nothing an API would refuse; with large results the proxy
+	// sends less and costs less than the agent alone.
+	if len(rep.ProxyCost) != 8 {
+		t.Errorf("%d proxied cost rows, want 8", len(rep.ProxyCost))
+	}
+	for _, r := range rep.ProxyCost {
+		if r.Rejected != 0 || r.DirectRequests == 0 || r.ProxiedRequests != r.DirectRequests {
+			t.Errorf("proxied cost row %+v: want no rejected request and the same requests both ways", r)
+		}
+		if r.ResultBytes >= 20_000 && (r.SentRatio >= 1 || r.CostRatio >= 1) {
+			t.Errorf("proxied cost row %+v: through the proxy, large results must cost less than the agent alone", r)
+		}
+	}
 	if rep.Daemon == nil || rep.Estimation == nil || rep.Memory == nil || len(rep.Compaction) != 2 {
 		t.Fatalf("missing section: daemon %v, estimation %v, memory %v, %d compactions",
 			rep.Daemon != nil, rep.Estimation != nil, rep.Memory != nil, len(rep.Compaction))
@@ -87,10 +101,14 @@ func checkReport(t *testing.T, rep *Report) {
 	if len(rep.Scaling) != 2 {
 		t.Errorf("%d scaling rows, want 2 (text, tool calls)", len(rep.Scaling))
 	}
-	// The five performance targets, two per scaling row, and the delta
-	// round trip and per-turn growth (the quick run has no cost section).
-	if want := 5 + 2*len(rep.Scaling) + 2; len(rep.Targets) != want {
+	// The five performance targets, two per scaling row, the delta round
+	// trip and per-turn growth (the quick run has no cost section), and
+	// the shared daemon's forwarder overhead.
+	if want := 5 + 2*len(rep.Scaling) + 2 + 1; len(rep.Targets) != want {
 		t.Errorf("%d targets, want %d", len(rep.Targets), want)
+	}
+	if x := rep.Shared; x == nil || x.InProcessStart <= 0 || x.WarmAttach <= 0 || x.ColdAttach <= 0 || x.Forwarded.MedianNs <= 0 || x.ResponseBytes <= 0 {
+		t.Errorf("shared daemon: %+v", x)
 	}
 	if d := rep.Delta; d == nil || d.DeltaBytes <= 0 || d.DeltaBytes*10 > d.FullBytes {
 		t.Errorf("delta: %+v, want a delta result under a tenth of the whole one", d)
@@ -174,14 +192,18 @@ func TestQuickTable(t *testing.T) {
 		[]string{"last tenth", "s"},
 		[]string{"prepareRequest round trip, delta / whole projection", "≤ 0.05×", "×"},
 		[]string{"per-turn time, last tenth / first tenth", "100 turns", "×"},
+		[]string{"start to initialize result, daemon running", "ms", "ms", "×"},
+		[]string{"prepareRequest, 100,000-token session", "s", "s", "×"},
+		[]string{"peak RSS, every process", "MiB", "MiB", "×"},
+		[]string{"prepareRequest through the forwarder / in process", "≤ 1.05×", "×"},
 	)
 	for _, r := range rows {
 		if !hasRow(text, r...) {
 			t.Errorf("no row with %q in the table:\n%s", r, text)
 		}
 	}
-	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 11 {
-		t.Errorf("%d PASS/FAIL verdicts, want 11:\n%s", n, text)
+	if n := strings.Count(text, "PASS") + strings.Count(text, "FAIL"); n != 12 {
+		t.Errorf("%d PASS/FAIL verdicts, want 12:\n%s", n, text)
 	}
 	if strings.Contains(text, "n/a") || strings.Contains(text, "NaN") || strings.Contains(text, "Inf") {
 		t.Errorf("table has a missing value:\n%s", text)

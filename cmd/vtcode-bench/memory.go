@@ -84,8 +84,12 @@ func benchMemory(name string, data []byte, b clearing.Budget) (*MemoryResult, er
 
 // peakRSS returns the process's peak resident set size (VmHWM) in bytes, or 0
 // where /proc is not available.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
+func peakRSS() int64 { return peakRSSOf("self") }
+
+// peakRSSOf is the peak resident set of process pid ("self": this one), in
+// bytes (0 where unknown).
+func peakRSSOf(pid string) int64 {
+	f, err := os.Open("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}

@@ -235,6 +235,9 @@ func writeTable(w io.Writer, rep *Report) error {
 	if err := writeCostTable(w, rep.Cost); err != nil {
 		errs = append(errs, err)
 	}
+	if err := writeProxyCostTable(w, rep.ProxyCost); err != nil {
+		errs = append(errs, err)
+	}
 	if err := writeTierTable(w, rep.Tier); err != nil {
 		errs = append(errs, err)
 	}
@@ -260,6 +263,12 @@ func writeTable(w io.Writer, rep *Report) error {
 		p("   first request of a new session (every message estimated): time to first byte %s (same bytes), %s (clearing);\n",
 			fmtNs(x.Same.ColdTTFBNs), fmtNs(x.Cleared.ColdTTFBNs))
 		p("   medians of %d interleaved reps\n\n", x.Reps)
+	}
+
+	if rep.Shared != nil {
+		if err := writeShared(w, rep.Shared); err != nil {
+			errs = append(errs, err)
+		}
 	}
 
 	// Targets.

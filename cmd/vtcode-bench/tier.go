@@ -137,7 +137,7 @@ func writeTierTable(w io.Writer, rows []TierRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "6b. Price tier: real sessions at a %s window on %s (2× input, 1.5× output over 200k prompt tokens),\n",
+	fmt.Fprintf(w, "6c. Price tier: real sessions at a %s window on %s (2× input, 1.5× output over 200k prompt tokens),\n",
 		formatInt(tierWindow), tierModel)
 	fmt.Fprintf(w, "   Anthropic list prices (%s); cost with and without stay_below_price_tier ÷ sending everything;\n", pricesDate())
 	fmt.Fprintf(w, "   in tier = requests over 200k; compactions billed as one summarizer call on the same model\n")

@@ -1,11 +1,16 @@
 // Command vtcode-ls keeps long coding-agent sessions inside a model's context
-// window. With no arguments (or "serve") it is the JSON-RPC daemon editors
-// start; "replay" plays a recorded session through the request pipeline,
+// window. With no arguments it is what editors start: a JSON-RPC connection
+// on stdio attached to the user's shared daemon (started on demand; with
+// --no-shared, and "serve", it serves in process); "run" starts a coding
+// agent pointed at the daemon's proxy; "replay" plays a recorded session through the request pipeline,
 // "compact" shrinks a recorded session, and "version" prints the version.
 //
 // Usage:
 //
-//	vtcode-ls [serve] [--log-file F] [--max-message-bytes N]
+//	vtcode-ls [--no-shared] [--log-file F] [--max-message-bytes N]
+//	vtcode-ls serve [--log-file F] [--max-message-bytes N]
+//	vtcode-ls run [--workspace DIR] [--env NAME] [--] AGENT [ARGS...]
+//	vtcode-ls status [--json] | stop | daemon [--idle D]
 //	vtcode-ls replay TRANSCRIPT [--provider P --model M --context-window N] [--json]
 //	vtcode-ls compact TRANSCRIPT [--provider P --model M --context-window N] [--instructions S] [-o OUT]
 //	vtcode-ls eval [DIR] [--json]
@@ -44,7 +49,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // runWith is run with the environment lookup that API keys are read with.
 func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
-		return serve(nil, stdin, stdout, stderr)
+		return sharedMain(nil, stdin, stdout, stderr, getenv)
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "serve":
@@ -59,6 +64,14 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 		return evalMain(rest, stdout, stderr)
 	case "proxy":
 		return proxyMain(rest, stdout, stderr, getenv)
+	case "run":
+		return runMain(rest, stdin, stdout, stderr, getenv)
+	case "status":
+		return statusMain(rest, stdout, stderr, getenv)
+	case "stop":
+		return stopMain(rest, stdout, stderr, getenv)
+	case "daemon":
+		return daemonMain(rest, stdout, stderr, getenv)
 	case "report":
 		return reportMain(rest, stdout, stderr, time.Now)
 	case "help", "-h", "-help", "--help":
@@ -70,8 +83,8 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 	case "-version", "--version":
 		return versionMain(nil, stdout, stderr)
 	default:
-		if strings.HasPrefix(cmd, "-") { // daemon flags without "serve"
-			return serve(args, stdin, stdout, stderr)
+		if strings.HasPrefix(cmd, "-") { // connection flags without a command
+			return sharedMain(args, stdin, stdout, stderr, getenv)
 		}
 		fmt.Fprintf(stderr, "vtcode-ls: unknown command %q\n\n%s", cmd, usageText)
 		return 2
@@ -81,7 +94,10 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 const usageText = `vtcode-ls keeps long coding-agent sessions inside the model's context window.
 
 Usage:
-  vtcode-ls [serve] [flags]      serve JSON-RPC (LSP framing) on stdin/stdout
+  vtcode-ls [flags]              JSON-RPC (LSP framing) on stdin/stdout, through the shared daemon
+  vtcode-ls serve [flags]        the same, served in this process
+  vtcode-ls run AGENT [ARGS]     run a coding agent pointed at the shared daemon's proxy
+  vtcode-ls status | stop        the shared daemon's status; end it
   vtcode-ls replay TRANSCRIPT    play a recorded session through the pipeline
   vtcode-ls compact TRANSCRIPT   compact a recorded session once
   vtcode-ls eval [DIR]           fact ledger: facts kept by compaction of recorded sessions

@@ -103,8 +103,10 @@ Flags:
 	if px.Listen == "" {
 		px.Listen = proxy.DefaultListen
 	}
-	// Only the user may open the proxy to other hosts, never a workspace file.
+	// Only the user may open the proxy to other hosts or web pages, never a
+	// workspace file.
 	px.AllowRemote = userCfg.Proxy.AllowRemote || *allowRemote
+	px.AllowedOrigins = userCfg.Proxy.AllowedOrigins
 	if *secretEnv != "" {
 		px.SecretEnv = *secretEnv
 	}
@@ -115,6 +117,7 @@ Flags:
 		fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
 		return 2
 	}
+	defer srv.Handler.(*proxy.Server).Close() // the answers passed on are recorded before the manager closes
 	fmt.Fprintf(stderr, "vtcode-ls proxy listening on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -145,8 +148,9 @@ func startProxy(mgr *session.Manager, px config.Proxy, logger *slog.Logger, gete
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
 	}
-	h := proxy.New(proxy.Options{Manager: mgr, Logger: logger.With("component", "proxy"), Secret: secret})
-	return ln, &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}, nil
+	h := proxy.New(proxy.Options{Manager: mgr, Logger: logger.With("component", "proxy"), Secret: secret,
+		Listen: px.Listen, AllowedOrigins: px.AllowedOrigins})
+	return ln, proxy.NewHTTPServer(h, logger), nil
 }
 
 // attachProxy is the daemon's rpc.AttachFunc: it runs the proxy in-process
@@ -167,7 +171,7 @@ func attachProxy(logger *slog.Logger, stderr io.Writer) func(ctx context.Context
 		// Only the user (user file, editor settings) may open the proxy to
 		// other hosts, never a workspace file.
 		base := cfg.Proxy
-		base.AllowRemote = user.Proxy.AllowRemote
+		base.AllowRemote, base.AllowedOrigins = user.Proxy.AllowRemote, user.Proxy.AllowedOrigins
 		px, _, err := config.ProxyFromJSON(init, base)
 		if err != nil || px.Listen == "" {
 			return
@@ -187,7 +191,10 @@ func attachProxy(logger *slog.Logger, stderr io.Writer) func(ctx context.Context
 				logger.Warn("proxy stopped", "err", err)
 			}
 		}()
-		context.AfterFunc(ctx, func() { _ = srv.Close() })
+		context.AfterFunc(ctx, func() {
+			_ = srv.Close()
+			srv.Handler.(*proxy.Server).Close()
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/vtcode/vtcode-ls/daemon"
 	"github.com/vtcode/vtcode-ls/rpc"
 	"github.com/vtcode/vtcode-ls/session"
 )
@@ -28,12 +29,15 @@ func serve(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) i
 	logFile := fs.String("log-file", "", "write the log to `file` (appending) instead of stderr")
 	maxBytes := fs.Int64("max-message-bytes", rpc.DefaultMaxMessageBytes,
 		"answer a message whose body exceeds `n` bytes with a parse error and skip it")
+	fs.Bool("no-shared", false, "serve in this process, not through the shared daemon (what serve always does)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: vtcode-ls serve [--log-file F] [--max-message-bytes N]
 
 Serve the vtcode-ls protocol (JSON-RPC 2.0 with LSP framing) on stdin and
-stdout, for an editor or an agent. This is what vtcode-ls does when run
-without arguments. The protocol is documented in the rpc package
+stdout, for an editor or an agent, in this process: the sessions of this
+connection's workspaces are this process's. vtcode-ls without a command
+speaks the same protocol through the user's shared daemon instead. The
+protocol is documented in the rpc package
 (go doc github.com/vtcode/vtcode-ls/rpc).
 
 Flags:
@@ -93,6 +97,35 @@ Flags:
 		logger.Error("connection failed", "err", err)
 	}
 	return rpc.ExitCode(err)
+}
+
+// sharedMain is vtcode-ls without a command: the protocol on stdin and
+// stdout, forwarded to the user's shared daemon (started when none runs).
+// With --no-shared, on a platform without the daemon, or when no daemon
+// can be reached, it serves in process as serve does.
+func sharedMain(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("vtcode-ls", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // serve reports bad flags with its usage
+	noShared := fs.Bool("no-shared", false, "")
+	logFile := fs.String("log-file", "", "")
+	maxBytes := fs.Int64("max-message-bytes", 0, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *noShared || !daemon.Supported || *maxBytes < 0 {
+		return serve(args, stdin, stdout, stderr)
+	}
+	msgs := stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "vtcode-ls: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		msgs = io.MultiWriter(stderr, f)
+	}
+	if code, ok := attach(stdin, stdout, msgs, *maxBytes, getenv); ok {
+		return code
+	}
+	return serve(args, stdin, stdout, stderr)
 }
 
 // userConfigFile is the user configuration file,

@@ -66,6 +66,7 @@ func isolate(t *testing.T) string {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
+	isolateDaemon(t)
 	return t.TempDir()
 }
 
@@ -237,11 +238,12 @@ func TestBinaryOverStdio(t *testing.T) {
 		want   int
 		stderr string
 	}{
-		{"exit after shutdown", nil, []string{initWS, open, shutdownReq, exitNote}, "", 0, ""},
+		// In process (the shared daemon's cases are in shared_test.go).
+		{"exit after shutdown", inProcess, []string{initWS, open, shutdownReq, exitNote}, "", 0, ""},
 		{"serve subcommand", []string{"serve"}, []string{initWS, open, shutdownReq, exitNote}, "", 0, ""},
-		{"exit without shutdown", nil, []string{initWS, open, exitNote}, "", 1, "without shutdown"},
-		{"end of input", nil, []string{initWS, open}, "", 1, "without shutdown"},
-		{"malformed header", nil, []string{initWS, open}, "Content-Length: 1\nx", 1, "malformed header"},
+		{"exit without shutdown", inProcess, []string{initWS, open, exitNote}, "", 1, "without shutdown"},
+		{"end of input", inProcess, []string{initWS, open}, "", 1, "without shutdown"},
+		{"malformed header", inProcess, []string{initWS, open}, "Content-Length: 1\nx", 1, "malformed header"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, got, stderr := converse(t, bin, tc.args, tc.bodies, tc.tail)

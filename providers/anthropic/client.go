@@ -109,8 +109,9 @@ func New(cfg Config) (*Client, error) {
 // base URL.
 func (c *Client) Route() providers.Route { return c.cfg.Route() }
 
-// MessagesURL returns the generation endpoint, {base}/messages.
-func (c *Client) MessagesURL() string { return providers.JoinURL(c.base, "messages") }
+// MessagesURL returns the generation endpoint: /v1/messages on the base URL
+// ([providers.APIURL]).
+func (c *Client) MessagesURL() string { return providers.JoinURL(c.base, "/v1/messages") }
 
 // request is the body of POST /messages.
 type request struct {

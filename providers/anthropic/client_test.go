@@ -130,8 +130,10 @@ func TestToolBlocksAsTextWithoutTools(t *testing.T) {
 			t.Errorf("body lacks %s: %s", want, body)
 		}
 	}
-	if srv.Last().Path != "/messages" {
-		t.Errorf("path = %q", srv.Last().Path)
+	// A base URL without a path (the test server's) takes the API's whole
+	// path, as https://api.anthropic.com does.
+	if srv.Last().Path != "/v1/messages" {
+		t.Errorf("path = %q, want /v1/messages", srv.Last().Path)
 	}
 }
 

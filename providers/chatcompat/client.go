@@ -69,8 +69,9 @@ func New(cfg Config) (*Client, error) {
 // base URL.
 func (c *Client) Route() providers.Route { return c.cfg.Route() }
 
-// CompletionsURL returns the generation endpoint, {base}/chat/completions.
-func (c *Client) CompletionsURL() string { return providers.JoinURL(c.base, "chat/completions") }
+// CompletionsURL returns the generation endpoint: /v1/chat/completions on the
+// base URL ([providers.APIURL]).
+func (c *Client) CompletionsURL() string { return providers.JoinURL(c.base, "/v1/chat/completions") }
 
 type request struct {
 	Model         string            `json:"model"`

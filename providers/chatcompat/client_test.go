@@ -129,7 +129,7 @@ func TestLocalServerAndGemini(t *testing.T) {
 	for p, want := range map[string]string{
 		"ollama":   "http://localhost:11434/v1/chat/completions",
 		"llamacpp": "http://localhost:8080/v1/chat/completions",
-		"deepseek": "https://api.deepseek.com/chat/completions",
+		"deepseek": "https://api.deepseek.com/v1/chat/completions", // its base without /v1: the whole path
 		"gemini":   "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions",
 	} {
 		c, err := New(Config{Endpoint: providers.Endpoint{Provider: p}})

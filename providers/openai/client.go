@@ -18,9 +18,9 @@
 // unless the tool set it).
 //
 // Base URLs: openai, vercel and xai default to their official endpoints (see
-// [providers.DefaultBaseURL]), which include the /v1 segment; the client
-// appends /responses and /responses/compact. An openresponses route needs a
-// configured base URL; "https://host" and "https://host/v1" both address
+// [providers.DefaultBaseURL]), which include the /v1 segment. An
+// openresponses route needs a configured base URL. The endpoints are built
+// by [providers.APIURL]: "https://host" and "https://host/v1" both address
 // https://host/v1/responses and https://host/v1/responses/compact.
 package openai
 
@@ -31,8 +31,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -60,8 +58,6 @@ var (
 	_ providers.Compactor = (*Client)(nil)
 )
 
-var versioned = regexp.MustCompile(`/v\d+[a-z0-9]*$`)
-
 // New returns a client for cfg. It fails when the route has no base URL
 // (openresponses without one) or the base URL is not an absolute http(s) URL.
 func New(cfg Config) (*Client, error) {
@@ -70,10 +66,6 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
-	if u, _ := url.Parse(base); cfg.Provider == "openresponses" && !versioned.MatchString(u.Path) {
-		u.Path += "/v1"
-		base = u.String()
-	}
 	return &Client{cfg: cfg, base: base, caller: caller}, nil
 }
 
@@ -81,11 +73,13 @@ func New(cfg Config) (*Client, error) {
 // base URL.
 func (c *Client) Route() providers.Route { return c.cfg.Route() }
 
-// ResponsesURL returns the generation endpoint, {base}/responses.
-func (c *Client) ResponsesURL() string { return providers.JoinURL(c.base, "responses") }
+// ResponsesURL returns the generation endpoint: /v1/responses on the base URL
+// ([providers.APIURL]).
+func (c *Client) ResponsesURL() string { return providers.JoinURL(c.base, "/v1/responses") }
 
-// CompactURL returns the native compaction endpoint, {base}/responses/compact.
-func (c *Client) CompactURL() string { return providers.JoinURL(c.base, "responses/compact") }
+// CompactURL returns the native compaction endpoint: /v1/responses/compact on
+// the base URL.
+func (c *Client) CompactURL() string { return providers.JoinURL(c.base, "/v1/responses/compact") }
 
 func (c *Client) header(stream bool) http.Header {
 	h := c.cfg.RequestHeader(stream)

@@ -19,6 +19,8 @@
 // tokens are the body size / 4 × TokenScale, of which CacheRatio are
 // reported as cache reads (and on Messages, a quarter of the rest as cache
 // writes, half of those with a 1-hour lifetime).
+// With Options.Strict the fake refuses what the real APIs refuse and
+// models their prompt caches (strict.go).
 package proxytest
 
 import (
@@ -77,6 +79,15 @@ type Options struct {
 	// Chunk is the size of the text and argument pieces of a stream; 0
 	// means 40 bytes.
 	Chunk int
+	// Strict validates every model request as the real API does and
+	// refuses it with the API's 400 when it would (strict.go), and models
+	// the prompt cache; see [Upstream.Strictness].
+	Strict bool
+	// Thinking makes every answer to a request that asks for thinking
+	// (Messages: "thinking" on; Responses: a "reasoning" member) start with
+	// a signed thinking block or an encrypted reasoning item, which a
+	// strict upstream then requires back byte for byte.
+	Thinking bool
 	// CacheRatio is the part of the input reported as read from the
 	// cache, in [0, 1].
 	CacheRatio float64
@@ -94,6 +105,8 @@ type Upstream struct {
 	mu       sync.Mutex
 	requests []Request
 	fail     []Failure
+	st       strict
+	extra    []*http.Server
 }
 
 // Start starts a fake provider on a loopback port.
@@ -118,7 +131,29 @@ func Start(turns []Turn, o Options) (*Upstream, error) {
 }
 
 // Close stops the server.
-func (u *Upstream) Close() error { return u.srv.Close() }
+func (u *Upstream) Close() error {
+	u.mu.Lock()
+	extra := u.extra
+	u.mu.Unlock()
+	for _, srv := range extra {
+		srv.Close()
+	}
+	return u.srv.Close()
+}
+
+// serveExtra serves h on another loopback port until the upstream closes.
+func (u *Upstream) serveExtra(h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h}
+	u.mu.Lock()
+	u.extra = append(u.extra, srv)
+	u.mu.Unlock()
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), nil
+}
 
 // Requests returns the requests received so far.
 func (u *Upstream) Requests() []Request {
@@ -198,6 +233,15 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(fail.Status)
 		io.WriteString(w, fail.Body)
 		return
+	}
+	if u.o.Strict && req.Kind != "other" && req.Kind != "count" {
+		if reason := u.check(path, req.Kind, r.Header, body); reason != "" {
+			b, _ := json.Marshal(rejection(wireOf(path), reason))
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(b)
+			return
+		}
 	}
 	switch {
 	case req.Kind == "count":
@@ -381,6 +425,19 @@ func pieces(s string, n int) []string {
 	return out
 }
 
+// asksThinking reports whether a request asks for the model's thinking:
+// Messages' "thinking" on, or a Responses "reasoning" member.
+func asksThinking(body []byte) bool {
+	var v struct {
+		Thinking *struct {
+			Type string `json:"type"`
+		} `json:"thinking"`
+		Reasoning json.RawMessage `json:"reasoning"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return (v.Thinking != nil && v.Thinking.Type != "disabled") || (len(v.Reasoning) > 0 && string(v.Reasoning) != "null")
+}
+
 func isStream(body []byte) bool {
 	var v struct {
 		Stream bool `json:"stream"`
@@ -402,6 +459,10 @@ func (u *Upstream) anthropic(w http.ResponseWriter, body []byte, req Request, us
 	id := fmt.Sprintf("msg_fake_%d", req.Turn)
 	stop := "end_turn"
 	var content []map[string]any
+	if u.o.Thinking && asksThinking(body) {
+		thought := fmt.Sprintf("Thinking about step %d of the task.", req.Turn)
+		content = append(content, map[string]any{"type": "thinking", "thinking": thought, "signature": signature(thought)})
+	}
 	if t.Text != "" {
 		content = append(content, map[string]any{"type": "text", "text": t.Text})
 	}
@@ -422,7 +483,13 @@ func (u *Upstream) anthropic(w http.ResponseWriter, body []byte, req Request, us
 		"model": "fake", "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
 	s.event("ping", map[string]any{"type": "ping"})
 	for i, b := range content {
-		if b["type"] == "text" {
+		if b["type"] == "thinking" {
+			s.event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
+			for _, p := range pieces(b["thinking"].(string), u.o.Chunk) {
+				s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "thinking_delta", "thinking": p}})
+			}
+			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "signature_delta", "signature": b["signature"]}})
+		} else if b["type"] == "text" {
 			s.event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
 			for _, p := range pieces(t.Text, u.o.Chunk) {
 				s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": p}})
@@ -445,6 +512,11 @@ func (u *Upstream) responses(w http.ResponseWriter, body []byte, req Request, us
 	t := u.step(req)
 	id := fmt.Sprintf("resp_fake_%d", req.Turn)
 	var output []map[string]any
+	if u.o.Thinking && asksThinking(body) {
+		rs := fmt.Sprintf("rs_fake_%d", req.Turn)
+		output = append(output, map[string]any{"type": "reasoning", "id": rs, "encrypted_content": signature(rs),
+			"summary": []map[string]any{{"type": "summary_text", "text": fmt.Sprintf("Thinking about step %d.", req.Turn)}}})
+	}
 	if t.Text != "" {
 		output = append(output, map[string]any{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
 			"content": []map[string]any{{"type": "output_text", "text": t.Text, "annotations": []any{}}}})
@@ -477,7 +549,9 @@ func (u *Upstream) responses(w http.ResponseWriter, body []byte, req Request, us
 	ev("response.created", map[string]any{"response": resp("in_progress", []any{}, nil)})
 	ev("response.in_progress", map[string]any{"response": resp("in_progress", []any{}, nil)})
 	for i, it := range output {
-		if it["type"] == "message" {
+		if it["type"] == "reasoning" {
+			ev("response.output_item.added", map[string]any{"output_index": i, "item": map[string]any{"type": "reasoning", "id": it["id"], "summary": []any{}}})
+		} else if it["type"] == "message" {
 			added := map[string]any{"type": "message", "id": it["id"], "status": "in_progress", "role": "assistant", "content": []any{}}
 			ev("response.output_item.added", map[string]any{"output_index": i, "item": added})
 			ev("response.content_part.added", map[string]any{"output_index": i, "item_id": it["id"], "content_index": 0, "part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})

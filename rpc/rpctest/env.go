@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -46,6 +47,12 @@ type Options struct {
 	// Logger receives the server's log; nil logs warnings and errors to
 	// the test output.
 	Logger *slog.Logger
+	// Workspace, when set, is the workspace folder instead of a fresh
+	// temporary one (several editors on one workspace).
+	Workspace string
+	// Serve serves the connection in place of rpc.Serve (see
+	// [TranscriptOptions]); nil means rpc.Serve.
+	Serve func(ctx context.Context, r io.Reader, w io.Writer, opts rpc.Options) error
 }
 
 // An Env is a connected, initialized fake editor.
@@ -76,7 +83,10 @@ type Env struct {
 // checks that the server exited cleanly (exit code 0).
 func Run(t *testing.T, opts Options, test func(t *testing.T, env *Env)) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := opts.Workspace
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
@@ -113,8 +123,12 @@ func Run(t *testing.T, opts Options, test func(t *testing.T, env *Env)) {
 	}
 
 	serverEnd, editorEnd := net.Pipe()
+	serve := opts.Serve
+	if serve == nil {
+		serve = rpc.Serve
+	}
 	go func() {
-		env.serveCh <- rpc.Serve(context.Background(), serverEnd, serverEnd, rpc.Options{
+		env.serveCh <- serve(context.Background(), serverEnd, serverEnd, rpc.Options{
 			Logger:           logger,
 			Version:          "test",
 			MaxMessageBytes:  opts.MaxMessageBytes,

@@ -33,6 +33,10 @@ type TranscriptOptions struct {
 	// Logger receives the server's log; nil logs warnings and errors to the
 	// test output.
 	Logger *slog.Logger
+	// Serve serves the connection in place of rpc.Serve (which it must
+	// behave like: return what rpc.Serve would, close r and w), e.g.
+	// through the shared daemon's forwarder; nil means rpc.Serve.
+	Serve func(ctx context.Context, r io.Reader, w io.Writer, opts rpc.Options) error
 }
 
 // RunTranscript plays the golden transcript in the txtar file at path
@@ -108,8 +112,12 @@ func RunTranscript(t *testing.T, path string, opts TranscriptOptions) {
 	editorIn, fromServer := io.Pipe()
 	blocking := &Blocking{}
 	serveCh := make(chan error, 1)
+	serve := opts.Serve
+	if serve == nil {
+		serve = rpc.Serve
+	}
 	go func() {
-		serveCh <- rpc.Serve(context.Background(), toServer, fromServer, rpc.Options{
+		serveCh <- serve(context.Background(), toServer, fromServer, rpc.Options{
 			Logger:           logger,
 			Version:          "test",
 			PressureInterval: -1,

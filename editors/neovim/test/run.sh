@@ -37,8 +37,11 @@ for nvim in "${nvims[@]}"; do
   (cd "$tmp/ws" && HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config XDG_DATA_HOME=$tmp/home/.local/share \
     XDG_STATE_HOME=$tmp/home/.local/state XDG_CACHE_HOME=$tmp/home/.cache \
     VTCODE_LS_BIN=$BIN VTCODE_TEST_WS=$tmp/ws VTCODE_TEST_OUT=$tmp/out.txt \
+    VTCODE_DAEMON_DIR=$tmp/daemon VTCODE_DAEMON_IDLE=30s \
     timeout 180 "$nvim" --headless -u NONE -i NONE -n --cmd "set rtp^=$PLUGIN" --cmd "runtime! plugin/vtcode.lua" \
       -c "luafile $PLUGIN/test/spec.lua" </dev/null >"$tmp/stdout.txt" 2>"$tmp/stderr.txt") || rc=$?
+  # The plugin's client attached to a shared daemon of its own ($tmp/daemon): end it.
+  VTCODE_DAEMON_DIR=$tmp/daemon "$BIN" stop >/dev/null 2>&1 || true
   cat "$tmp/out.txt" 2>/dev/null || true
   line=$(grep -E '^nvim .*: [0-9]+ passed, [0-9]+ failed$' "$tmp/out.txt" 2>/dev/null | tail -1 || true)
   if [ -z "$line" ]; then

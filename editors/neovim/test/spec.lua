@@ -129,15 +129,26 @@ end
 -- ---- pure helpers --------------------------------------------------------------------------
 
 test("format.tokens / percent / statusline", function()
-  local cases = { { 0, "0" }, { 950, "950" }, { 1000, "1k" }, { 1050, "1.1k" }, { 9500, "9.5k" }, { 78100, "78.1k" },
-    { 99950, "100k" }, { 128000, "128k" }, { 131072, "131k" }, { 999500, "1M" }, { 1200000, "1.2M" }, { -1, "0" } }
-  for _, c in ipairs(cases) do
-    eq(fmt.tokens(c[1]), c[2], "tokens(" .. c[1] .. ")")
+  -- the table the daemon's formatters (session/display.go) and the VS Code extension's are tested with
+  local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+  local cases = 0
+  for line in io.lines(here .. "/../../testdata/figures.txt") do
+    local kind, value, want = line:match("^(%a+)%s+(%S+)%s+(%S+)%s*$")
+    if kind then
+      local got = kind == "tokens" and fmt.tokens(tonumber(value)) or fmt.percent(tonumber(value))
+      eq(got, want, "figures.txt: " .. kind .. "(" .. value .. ")")
+      cases = cases + 1
+    end
   end
-  eq(fmt.percent(0.62), "62%", "percent")
-  eq(fmt.statusline({ pressure = 0.62, capacity = 128000, projectedTokens = 78100 }), "ctx 62%", "statusline")
-  eq(fmt.statusline({ pressure = 0, capacity = 0, projectedTokens = 78100 }), "ctx 78.1k", "statusline without capacity")
+  assert(cases >= 20, cases .. " cases")
+  eq(fmt.tokens(-1), "0", "tokens(-1)")
+  -- the statusline shows the daemon's display (rpc/doc.go), not figures of its own
+  local gauge = { percent = "62%", used = "80.1k", window = "128k", text = "62% · 80.1k/128k" }
+  eq(fmt.statusline({ pressure = 0.62, capacity = 128000, projectedTokens = 78100, display = gauge }), "ctx 62%", "statusline")
+  eq(fmt.statusline({ pressure = 0, capacity = 0, projectedTokens = 78100,
+    display = { percent = "", used = "80.1k", window = "", text = "80.1k" } }), "ctx 80.1k", "statusline without capacity: used, prefix included")
   eq(fmt.statusline(nil), "", "statusline without pressure")
+  eq(fmt.gauge({ display = gauge }), "62% · 80.1k/128k", "gauge")
   eq(fmt.int(1234567), "1,234,567", "int")
 end)
 
@@ -204,6 +215,51 @@ test("context.sparkline: one character per request, compactions and large clears
   eq(f2, 61, "from turn 61")
 end)
 
+-- The shared transcript: the VS Code extension's applier replays the same file
+-- (editors/vscode/test/unit/delta.test.cjs).
+test("vtcode.delta replays editors/testdata/projection_deltas.txtar to its projections", function()
+  local d = require("vtcode.delta")
+  local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+  local f = assert(io.open(here .. "/../../testdata/projection_deltas.txtar", "r"))
+  local text = f:read("*a")
+  f:close()
+  local sections = {}
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    local name = line:match("^%-%- (.+) %-%-$")
+    if name then
+      table.insert(sections, { name = name, body = {} })
+    elseif #sections > 0 then
+      table.insert(sections[#sections].body, line)
+    end
+  end
+  local got, steps = {}, 0
+  for _, sec in ipairs(sections) do
+    local body = vim.fn.json_decode(table.concat(sec.body, "\n"))
+    if sec.name == "want" then
+      assert(vim.deep_equal(got, body), "the final projections: " .. vim.inspect(got))
+    else
+      local kind, sid = sec.name:match("^(%S+) (%S+)$")
+      steps = steps + 1
+      local revision = body.revision
+      local r, err = d.apply(sid, body)
+      if kind == "error" then
+        eq(r, nil, "step " .. steps .. ": refused")
+        assert(err and err:find("does not hold", 1, true), "step " .. steps .. ": " .. tostring(err))
+        eq(d.params({ sessionId = sid }).baseRevision, nil, "step " .. steps .. ": " .. sid .. " is forgotten")
+      else
+        eq(kind, "result", "section " .. sec.name)
+        assert(r and r.delta == nil, "step " .. steps .. ": callers see no delta")
+        got[sid] = r.messages
+        eq(d.params({ sessionId = sid }).baseRevision, revision, "step " .. steps .. ": the next baseRevision of " .. sid)
+      end
+    end
+  end
+  eq(steps, 11, "every step of the transcript was replayed")
+  for _, sid in ipairs({ "s1", "s2", "s3" }) do
+    d.forget(sid)
+  end
+end)
+
 test("setup({ proxy = … }) travels as initializationOptions.proxy beside the policy", function()
   eq(vt._init_options({ init_options = { context = { maxContextTokens = 64000 } } }), { context = { maxContextTokens = 64000 } }, "no proxy")
   eq(vt._init_options({ proxy = "127.0.0.1:8787" }), { proxy = { listen = "127.0.0.1:8787" } }, "string")
@@ -244,6 +300,7 @@ test("an agent's turns through client() make its session active; the statusline 
   end, "the pressure of the prepared request")
   before = vt.statusline()
   emit("    statusline before compaction: " .. before)
+  eq(before, "ctx " .. prep.stats.display.percent, "the statusline shows the daemon's figure of the request")
   eq(vt.pressure().capacity, 32000, "capacity")
 end)
 

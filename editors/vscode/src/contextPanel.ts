@@ -3,7 +3,7 @@
 
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { type ContextMap, ContextMapMethod, contextPageHtml, pageMessage } from './contextmap';
+import { type ContextMap, ContextMapMethod, contextPageHtml, type FromPage, fromPage, pageMessage, type ToPage } from './contextmap';
 import { errorText } from './display';
 
 /** What the panel needs from the extension. */
@@ -42,7 +42,11 @@ export class ContextPanel implements vscode.Disposable {
         this.ready = false;
         if (this.timer) clearTimeout(this.timer);
       }, undefined, this.disposables);
-      this.panel.webview.onDidReceiveMessage((m: { type?: string; artifactId?: string }) => this.onMessage(m), undefined, this.disposables);
+      this.panel.webview.onDidReceiveMessage((raw: unknown) => {
+        const m = fromPage(raw);
+        if (m) void this.onMessage(m);
+        else this.host.log.warn(`context view: ignored a message from the page: ${JSON.stringify(raw)?.slice(0, 200)}`);
+      }, undefined, this.disposables);
       this.panel.onDidChangeViewState((e) => {
         if (e.webviewPanel.visible && this.stale) this.changed(0);
       }, undefined, this.disposables);
@@ -96,12 +100,12 @@ export class ContextPanel implements vscode.Disposable {
     }
   }
 
-  private post(m: unknown): void {
+  private post(m: ToPage): void {
     if (this.panel && this.ready) void this.panel.webview.postMessage(m);
   }
 
-  private async onMessage(m: { type?: string; artifactId?: string }): Promise<void> {
-    switch (m?.type) {
+  private async onMessage(m: FromPage): Promise<void> {
+    switch (m.type) {
       case 'ready':
         this.ready = true;
         if (this.last) this.post(pageMessage(this.last));

@@ -5,8 +5,8 @@
 // so it is unit-tested with `node --test`.
 
 import { receiptSummary, type Receipt } from './receipt';
-import { formatPercent, formatTokens } from './display';
-import type { ArtifactInfo, CompactResult, Message, PressureState } from './protocol';
+import { formatPercent, formatTokens, NoFigures } from './display';
+import type { ArtifactInfo, CompactResult, Display, Message, PressureState } from './protocol';
 
 /** One category of the window. */
 export interface ContextCategory {
@@ -59,6 +59,7 @@ export interface ContextMap {
   usedTokens: number;
   pressure: number;
   state: PressureState;
+  display: Display;
   messages: number;
   projectedMessages: number;
   categories: ContextCategory[];
@@ -145,8 +146,9 @@ export function categoryRows(map: ContextMap): CategoryRow[] {
 
 /** headline is the one-line summary above the bar. */
 export function headline(map: ContextMap): string {
-  const used = formatTokens(map.usedTokens);
-  const win = map.capacity > 0 ? `${formatPercent(map.pressure)} · ${used} / ${formatTokens(map.capacity)} tokens` : `${used} tokens (capacity unknown)`;
+  // the daemon's gauge, the same text as the status bar's
+  const text = (map.display ?? NoFigures).text;
+  const win = map.capacity > 0 ? `${text} tokens` : `${text} tokens (capacity unknown)`;
   return `${win} · ${map.projectedMessages} of ${map.messages} messages sent · ${map.turns.length} request${map.turns.length === 1 ? '' : 's'} · ` +
     `${map.compactions.length} compaction${map.compactions.length === 1 ? '' : 's'} · state ${map.state}`;
 }
@@ -201,6 +203,46 @@ export function chartPoints(turns: readonly TurnPressure[], compactions: readonl
   return { points, marks, yMax };
 }
 
+/** The chart of the page: the points of chartPoints and its scale. */
+export type PageChart = ReturnType<typeof chartPoints>;
+
+/**
+ * The messages the extension posts to the page: a map to render (with everything computed on the
+ * extension side), or a text for no active session.
+ */
+export type ToPage =
+  | { type: 'map'; map: ContextMap; rows: CategoryRow[]; headline: string; chart: PageChart; threshold: number; receipt: string }
+  | { type: 'empty'; text: string };
+
+/** The messages the page posts back: loaded, the two toolbar buttons, and Restore of an artifact. */
+export type FromPage =
+  | { type: 'ready' }
+  | { type: 'refresh' }
+  | { type: 'preview' }
+  | { type: 'restore'; artifactId: string };
+
+/**
+ * fromPage checks a message from the page (the webview is another process: nothing it sends is
+ * taken on trust) and returns it typed, or undefined for anything else.
+ */
+export function fromPage(m: unknown): FromPage | undefined {
+  if (typeof m !== 'object' || m === null) return undefined;
+  const { type, artifactId } = m as { type?: unknown; artifactId?: unknown };
+  switch (type) {
+    case 'ready':
+    case 'refresh':
+    case 'preview':
+      return { type };
+    case 'restore':
+      return typeof artifactId === 'string' && artifactId !== '' ? { type, artifactId } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The page's handle on the webview host (a global in the webview). */
+declare function acquireVsCodeApi(): { postMessage(m: FromPage): void };
+
 /** contentSecurityPolicy is the webview's policy: nothing but the nonce'd style and script. */
 export function contentSecurityPolicy(nonce: string): string {
   return `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:; font-src 'none'; connect-src 'none'; frame-src 'none'; form-action 'none'; base-uri 'none'`;
@@ -243,8 +285,8 @@ svg text { fill: var(--vscode-descriptionForeground); font-size: 10px; font-fami
  * inline style attributes, which the CSP forbids).
  */
 function pageMain(): void {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const vscodeApi = (globalThis as any).acquireVsCodeApi();
+  const vscodeApi = acquireVsCodeApi();
+  const post = (m: FromPage) => vscodeApi.postMessage(m);
   const doc = document;
   const $ = (id: string) => doc.getElementById(id) as HTMLElement;
   const el = (tag: string, attrs: Record<string, string> = {}, text?: string) => {
@@ -261,11 +303,10 @@ function pageMain(): void {
   const fmt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—');
   const clear = (e: HTMLElement) => { while (e.firstChild) e.removeChild(e.firstChild); };
 
-  $('refresh').addEventListener('click', () => vscodeApi.postMessage({ type: 'refresh' }));
-  $('preview').addEventListener('click', () => vscodeApi.postMessage({ type: 'preview' }));
+  $('refresh').addEventListener('click', () => post({ type: 'refresh' }));
+  $('preview').addEventListener('click', () => post({ type: 'preview' }));
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  function render(m: any): void {
+  function render(m: Extract<ToPage, { type: 'map' }>): void {
     const map = m.map;
     $('title').textContent = `Session ${map.sessionId}`;
     $('headline').textContent = m.headline;
@@ -310,7 +351,7 @@ function pageMain(): void {
     const pts = m.chart.points;
     $('chart-empty').textContent = pts.length ? '' : 'No request has been prepared in this session yet.';
     if (pts.length) {
-      chart.appendChild(svg('polyline', { class: 'line', points: pts.map((p: { x: number; y: number }) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(' ') }));
+      chart.appendChild(svg('polyline', { class: 'line', points: pts.map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(' ') }));
       for (const p of pts) {
         const dot = svg('circle', { class: 'dot', cx: px(p.x), cy: py(p.y), r: 3 });
         const title = svg('title'); title.textContent = p.label; dot.appendChild(title);
@@ -334,7 +375,7 @@ function pageMain(): void {
       const last = svg('text', { x: W - R - 40, y: H - 6 }); last.textContent = `turn ${pts[pts.length - 1].turn}`; chart.appendChild(last);
     }
     $('chart-caption').textContent = `${pts.length} request${pts.length === 1 ? '' : 's'} · ${map.compactions.length} compaction${map.compactions.length === 1 ? '' : 's'} marked · ` +
-      `${map.turns.filter((t: { largeClear?: boolean }) => t.largeClear).length} large clear(s)`;
+      `${map.turns.filter((t) => t.largeClear).length} large clear(s)`;
     // cleared results
     const cleared = $('cleared');
     clear(cleared);
@@ -353,7 +394,7 @@ function pageMain(): void {
     // artifacts
     const arts = $('artifacts');
     clear(arts);
-    const sorted = [...map.artifacts].sort((a: { createdAt: string }, b: { createdAt: string }) => b.createdAt.localeCompare(a.createdAt));
+    const sorted = [...map.artifacts].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     for (const a of sorted) {
       const tr = el('tr');
       tr.appendChild(el('td', {}, a.createdAt.replace('T', ' ').slice(0, 19)));
@@ -361,7 +402,7 @@ function pageMain(): void {
       tr.appendChild(el('td', { class: 'num' }, String(a.messages)));
       const td = el('td');
       const b = el('button', { class: 'secondary', 'data-artifact': a.artifactId }, 'Restore');
-      b.addEventListener('click', () => vscodeApi.postMessage({ type: 'restore', artifactId: a.artifactId }));
+      b.addEventListener('click', () => post({ type: 'restore', artifactId: a.artifactId }));
       td.appendChild(b);
       tr.appendChild(td);
       arts.appendChild(tr);
@@ -370,15 +411,15 @@ function pageMain(): void {
     $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
   }
 
-  window.addEventListener('message', (ev) => {
+  window.addEventListener('message', (ev: MessageEvent<ToPage>) => {
     const m = ev.data;
-    if (m && m.type === 'map') render(m);
-    if (m && m.type === 'empty') {
+    if (m?.type === 'map') render(m);
+    if (m?.type === 'empty') {
       $('title').textContent = 'No active session';
       $('headline').textContent = m.text;
     }
   });
-  vscodeApi.postMessage({ type: 'ready' });
+  post({ type: 'ready' });
 }
 
 /** contextPageHtml is the whole webview page for a nonce. */
@@ -415,7 +456,7 @@ export function contextPageHtml(nonce: string): string {
 }
 
 /** pageMessage is what the extension posts to the page for a map. */
-export function pageMessage(map: ContextMap): unknown {
+export function pageMessage(map: ContextMap): Extract<ToPage, { type: 'map' }> {
   const window = map.capacity - map.reservedOutput;
   return {
     type: 'map',

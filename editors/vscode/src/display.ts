@@ -2,7 +2,7 @@
 // quick-pick labels and bounded error text. No dependency on `vscode`, tested with `node --test`.
 
 import { receiptRows } from './receipt';
-import type { ArtifactInfo, CompactResult, PressureState, ReuseStats, SessionInfo, Stats, TokenPressure } from './protocol';
+import type { ArtifactInfo, CompactResult, Display, PressureState, ReuseStats, SessionInfo, Stats, TokenPressure } from './protocol';
 
 /** The theme colour ids of the status-bar backgrounds. */
 export const WarningBackground = 'statusBarItem.warningBackground';
@@ -41,15 +41,22 @@ export function formatPercent(pressure: number): string {
   return Math.round(pressure * 100) + '%';
 }
 
-/** What the status bar shows for one session; stats fields are optional extras. */
+/** What the status bar shows for one session; display is the daemon's formatted gauge. */
 export interface PressureView {
   sessionId: string;
   projectedTokens: number;
   capacity: number;
   pressure: number;
   state: PressureState;
+  display: Display;
   originalTokens?: number;
 }
+
+/**
+ * NoFigures stands in for the display of a daemon that sends none (older than the display field):
+ * the client shows a dash rather than figures of its own.
+ */
+export const NoFigures: Display = { percent: '', used: '', window: '', text: '—' };
 
 /** pressureView takes the display fields out of a notification or a stats object. */
 export function pressureView(p: TokenPressure | Stats): PressureView {
@@ -59,19 +66,20 @@ export function pressureView(p: TokenPressure | Stats): PressureView {
     capacity: p.capacity,
     pressure: p.pressure,
     state: p.state,
+    display: p.display ?? NoFigures,
     originalTokens: p.originalTokens,
   };
 }
 
 /**
- * statusText is the status-bar text: `$(pulse) 62% · 78.1k/128k`; `$(pulse) 78.1k` when the
- * capacity is unknown; a spinning icon while compacting; `$(pulse) VT Code` without a session.
+ * statusText is the status-bar text: the daemon's gauge (`$(pulse) 62% · 78.1k/128k`, or
+ * `$(pulse) 78.1k` when the capacity is unknown); a spinning icon while compacting;
+ * `$(pulse) VT Code` without a session.
  */
 export function statusText(view: PressureView | undefined, compacting = false): string {
   if (!view) return '$(pulse) VT Code';
   const icon = compacting || view.state === 'compacting' ? '$(sync~spin)' : '$(pulse)';
-  if (!(view.capacity > 0)) return `${icon} ${formatTokens(view.projectedTokens)}`;
-  return `${icon} ${formatPercent(view.pressure)} · ${formatTokens(view.projectedTokens)}/${formatTokens(view.capacity)}`;
+  return `${icon} ${view.display.text}`;
 }
 
 /**
@@ -122,14 +130,13 @@ export function tooltipMarkdown(view: PressureView | undefined, stats?: Stats, p
   const lines: string[] = [];
   lines.push(`**VT Code** — session \`${view.sessionId.replace(/`/g, "'")}\`${pinned ? ' (selected)' : ''}`);
   lines.push('');
-  const cap = view.capacity > 0 ? formatTokens(view.capacity) : 'unknown';
-  lines.push(`Pressure **${view.capacity > 0 ? formatPercent(view.pressure) : '—'}** (${escapeMarkdown(stateText(view.state))})`);
+  lines.push(`Pressure **${view.display.percent || '—'}** (${escapeMarkdown(stateText(view.state))})`);
   lines.push('');
   lines.push('| | |');
   lines.push('|---|---|');
   lines.push(`| Projected tokens | ${int(view.projectedTokens)} |`);
   if (view.originalTokens !== undefined) lines.push(`| History tokens | ${int(view.originalTokens)} |`);
-  lines.push(`| Capacity | ${view.capacity > 0 ? int(view.capacity) : cap} |`);
+  lines.push(`| Capacity | ${view.capacity > 0 ? int(view.capacity) : 'unknown'} |`);
   if (stats && stats.sessionId === view.sessionId) {
     lines.push(`| Prefix tokens | ${int(stats.prefixTokens)} |`);
     lines.push(`| Reserved output | ${int(stats.reservedOutput)} |`);
@@ -170,9 +177,7 @@ export function cacheReuseText(r: ReuseStats): string {
 export function statsSummary(s: Stats): string {
   const parts = [
     `Session ${s.sessionId}`,
-    s.capacity > 0
-      ? `${formatPercent(s.pressure)} · ${formatTokens(s.projectedTokens)}/${formatTokens(s.capacity)} tokens`
-      : `${formatTokens(s.projectedTokens)} tokens`,
+    `${(s.display ?? NoFigures).text} tokens`,
     `${s.projectedMessages} of ${s.messages} messages sent`,
     `${s.clearedResults} tool results cleared`,
     `${s.compactions} compaction${s.compactions === 1 ? '' : 's'}`,

@@ -21,7 +21,6 @@ import {
   compactResultText,
   errorText,
   isCancelled,
-  sessionPickItem,
   statsDetail,
   statsSummary,
   statusBackground,
@@ -31,6 +30,7 @@ import {
 import { ContextPanel } from './contextPanel';
 import { isNoOp } from './contextmap';
 import { PreviewDocuments, PreviewScheme } from './preview';
+import { editPrompt, PromptFileSystem, PromptScheme } from './prompt';
 import { machineSetting, resolveServer } from './server';
 import { ProjectionDeltas, projectionDeltaCapability } from './delta';
 import { NotificationProgress, ProgressCreateFeature } from './progress';
@@ -44,10 +44,10 @@ import {
   type PrepareResult,
   type PrepareWireResult,
   type PromptResult,
-  type SessionInfo,
   type Stats,
   type TokenPressure,
 } from './protocol';
+import { SessionPicker } from './sessions';
 import { SessionTracker } from './tracker';
 import { proposalActions, proposalStep, proposalText, type CompactionProposal } from './ask';
 
@@ -69,8 +69,6 @@ export interface VtcodeApi {
   prepareRequest(params: { sessionId: string; [key: string]: unknown }): Promise<PrepareResult>;
 }
 
-const PromptScheme = 'vtcode-prompt';
-
 class Extension implements vscode.Disposable {
   private client!: LanguageClient;
   private starting: Promise<LanguageClient> | undefined;
@@ -86,12 +84,19 @@ class Extension implements vscode.Disposable {
   private readonly contextPanel: ContextPanel;
   private readonly previews: PreviewDocuments;
   private readonly deltas = new ProjectionDeltas();
+  private readonly sessions: SessionPicker;
 
   constructor(private readonly extensionPath: string) {
     this.log = vscode.window.createOutputChannel('VT Code', { log: true });
     this.status = vscode.window.createStatusBarItem('vtcode.pressure', vscode.StatusBarAlignment.Right, 100);
     this.status.name = 'VT Code Context';
     this.progress = new NotificationProgress(() => this.client, this.log);
+    this.sessions = new SessionPicker({
+      client: () => this.ensureStarted(),
+      tracker: this.tracker,
+      refreshStats: () => this.refreshStats(),
+      log: this.log,
+    });
     this.contextPanel = new ContextPanel({
       request: (method, params) => this.sessionRequest(method, params as { sessionId: string }),
       activeSession: () => this.tracker.active,
@@ -162,7 +167,7 @@ class Extension implements vscode.Disposable {
       vscode.workspace.registerFileSystemProvider(PromptScheme, new PromptFileSystem(this), { isCaseSensitive: true }),
       vscode.workspace.registerFileSystemProvider(PreviewScheme, this.previews, { isCaseSensitive: true }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs') || e.affectsConfiguration('vtcode.proxy.listen')) {
+        if (e.affectsConfiguration('vtcode.serverPath') || e.affectsConfiguration('vtcode.serverArgs') || e.affectsConfiguration('vtcode.server.shared') || e.affectsConfiguration('vtcode.proxy.listen')) {
           void vscode.window
             .showInformationMessage('VT Code: the server settings changed.', 'Restart Server')
             .then((a) => a && this.restart());
@@ -212,7 +217,9 @@ class Extension implements vscode.Disposable {
       }
     }
     const extra = machineSetting(cfg.inspect<string[]>('serverArgs')) ?? [];
-    return { command, args: ['serve', ...extra], source };
+    // vtcode-ls without a command attaches to the user's shared daemon.
+    const shared = machineSetting(cfg.inspect<boolean>('server.shared')) ?? false;
+    return { command, args: shared ? extra : ['serve', ...extra], source };
   }
 
   // initializationOptions: the proxy address of vtcode.proxy.listen, when set
@@ -337,27 +344,9 @@ class Extension implements vscode.Disposable {
 
   // ---- active session and status bar --------------------------------------------------------
 
-  private async pickInitialSession(): Promise<void> {
-    if (this.tracker.active !== undefined) return;
-    try {
-      const list = await this.listSessions();
-      const id = this.tracker.sessions(list);
-      if (id !== undefined) this.log.info(`most recently updated session: ${id}`);
-    } catch (err) {
-      this.log.warn(errorText('listing sessions', err));
-    }
-  }
-
-  private async listSessions(): Promise<SessionInfo[]> {
-    const client = await this.ensureStarted();
-    const folders = vscode.workspace.workspaceFolders ?? [];
-    if (folders.length <= 1) return (await client.sendRequest<SessionInfo[] | null>(Methods.listSessions, {})) ?? [];
-    const all: SessionInfo[] = [];
-    for (const f of folders) {
-      const part = await client.sendRequest<SessionInfo[] | null>(Methods.listSessions, { workspace: f.uri.fsPath });
-      all.push(...(part ?? []));
-    }
-    return all;
+  /** pickInitialSession follows the session the daemon marks active, when nothing is followed yet (sessions.ts). */
+  private pickInitialSession(): Promise<void> {
+    return this.sessions.followListed();
   }
 
   private onPressure(p: TokenPressure): void {
@@ -571,69 +560,14 @@ class Extension implements vscode.Disposable {
     }
   }
 
-  /**
-   * selectSession picks the active session. With an argument (for scripts and tests): a session id
-   * pins it, null returns to following the most recently updated session.
-   */
-  async selectSession(sessionId?: string | null): Promise<string | undefined> {
-    try {
-      const client = await this.ensureStarted();
-      if (sessionId === null) {
-        this.tracker.pin(undefined);
-        await this.pickInitialSession();
-        return this.tracker.active;
-      }
-      if (typeof sessionId !== 'string') {
-        const list = (await this.listSessions()).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
-        const follow = {
-          label: '$(sync) Follow the most recently updated session',
-          description: this.tracker.pinned ? '' : 'current',
-          id: null as string | null,
-        };
-        const items = [follow, ...list.map((s) => ({ ...sessionPickItem(s, s.sessionId === this.tracker.active), id: s.sessionId as string | null }))];
-        const pick = await vscode.window.showQuickPick(items, {
-          title: 'VT Code: Select Session',
-          placeHolder: list.length ? 'The session whose context the status bar follows' : 'No stored sessions in this workspace',
-          matchOnDetail: true,
-        });
-        if (!pick) return this.tracker.active;
-        if (pick.id === null) return this.selectSession(null);
-        sessionId = pick.id;
-      }
-      const opened = await client.sendRequest<OpenSessionResult>(Methods.openSession, { sessionId });
-      this.tracker.pin(opened.sessionId);
-      await this.refreshStats();
-      return opened.sessionId;
-    } catch (err) {
-      void vscode.window.showErrorMessage(errorText('VT Code: Select session failed', err));
-      return undefined;
-    }
+  /** selectSession is "VT Code: Select Session…" (sessions.ts). */
+  selectSession(sessionId?: string | null): Promise<string | undefined> {
+    return this.sessions.select(sessionId);
   }
 
-  async editPrompt(): Promise<void> {
-    try {
-      const prompt = await this.prompt('get');
-      if (!prompt.isDefault) {
-        const pick = await vscode.window.showQuickPick(
-          [
-            { label: '$(edit) Edit the workspace compaction prompt', action: 'edit' },
-            { label: '$(discard) Reset to the default prompt', action: 'reset' },
-          ],
-          { title: 'VT Code: Compaction Prompt (customized for this workspace)' },
-        );
-        if (!pick) return;
-        if (pick.action === 'reset') {
-          await this.prompt('reset');
-          void vscode.window.showInformationMessage('VT Code: the compaction prompt is the default again.');
-          return;
-        }
-      }
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: PromptScheme, path: '/compaction-prompt.md' }));
-      await vscode.window.showTextDocument(doc, { preview: false });
-      void vscode.window.setStatusBarMessage('VT Code: save the file to use this prompt for compactions in this workspace', 8000);
-    } catch (err) {
-      void vscode.window.showErrorMessage(errorText('VT Code: Compaction prompt', err));
-    }
+  /** editPrompt is "VT Code: Edit Compaction Prompt" (prompt.ts). */
+  editPrompt(): Promise<void> {
+    return editPrompt(this);
   }
 
   async prompt(action: 'get' | 'set' | 'reset', prompt?: string): Promise<PromptResult> {
@@ -647,55 +581,6 @@ class Extension implements vscode.Disposable {
 
   push(d: vscode.Disposable): void {
     this.disposables.push(d);
-  }
-}
-
-/** PromptFileSystem backs the `vtcode-prompt:` document: read = get, save = set. */
-class PromptFileSystem implements vscode.FileSystemProvider {
-  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
-  readonly onDidChangeFile = this.emitter.event;
-  private mtime = Date.now();
-  private size = 0;
-
-  constructor(private readonly ext: Extension) {}
-
-  watch(): vscode.Disposable {
-    return new vscode.Disposable(() => undefined);
-  }
-
-  async stat(): Promise<vscode.FileStat> {
-    return { type: vscode.FileType.File, ctime: this.mtime, mtime: this.mtime, size: this.size };
-  }
-
-  async readFile(): Promise<Uint8Array> {
-    const r = await this.ext.prompt('get');
-    const bytes = new TextEncoder().encode(r.prompt);
-    this.size = bytes.length;
-    return bytes;
-  }
-
-  async writeFile(uri: vscode.Uri, content: Uint8Array): Promise<void> {
-    const text = new TextDecoder().decode(content);
-    const r = await this.ext.prompt(text.trim() ? 'set' : 'reset', text.trim() ? text : undefined);
-    this.mtime = Date.now();
-    this.size = content.length;
-    this.emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
-    void vscode.window.showInformationMessage(
-      r.isDefault ? 'VT Code: the compaction prompt is the default again.' : 'VT Code: compaction prompt saved for this workspace.',
-    );
-  }
-
-  readDirectory(): [string, vscode.FileType][] {
-    return [];
-  }
-  createDirectory(): void {
-    throw vscode.FileSystemError.NoPermissions();
-  }
-  delete(): void {
-    throw vscode.FileSystemError.NoPermissions();
-  }
-  rename(): void {
-    throw vscode.FileSystemError.NoPermissions();
   }
 }
 

@@ -18,6 +18,19 @@ export interface Message {
   [extra: string]: unknown;
 }
 
+/**
+ * The gauge as the daemon formats it for every client (rpc/doc.go, vtcode/projectionStats):
+ * `{percent: "62%", used: "78.1k", window: "128k", text: "62% · 78.1k/128k"}`; used counts the
+ * system/tools prefix and the projection; without a capacity percent and window are "" and text
+ * is used alone.
+ */
+export interface Display {
+  percent: string;
+  used: string;
+  window: string;
+  text: string;
+}
+
 /** `vtcode/tokenPressure` notification params. */
 export interface TokenPressure {
   sessionId: string;
@@ -27,14 +40,16 @@ export interface TokenPressure {
   capacity: number;
   pressure: number;
   state: PressureState;
+  display: Display;
 }
 
-/** One entry of `vtcode/listSessions`. */
+/** One entry of `vtcode/listSessions`; active marks the session to follow (the daemon picks it). */
 export interface SessionInfo {
   sessionId: string;
   workspace: string;
   messages: number;
   updatedAt: string;
+  active?: boolean;
 }
 
 /** `vtcode/openSession` result. */
@@ -97,6 +112,7 @@ export interface Stats {
   reuse?: ReuseStats;
   /** What the session's calls cost so far (receipt.ts). */
   receipt?: Receipt;
+  display: Display;
 }
 
 /** `stats.reuse`: the prompt-cache prediction. */

@@ -1,25 +1,11 @@
 // The active-session rule of docs/design.md §14, free of `vscode` so it is unit-tested with `node --test`:
 // the active session is the workspace's most recently updated session unless the user picked one.
 // "Updated" is observed through vtcode/tokenPressure notifications (sent after every append,
-// prepare, compact, restore and policy change) and, at start, through vtcode/listSessions.
+// prepare, compact, restore and policy change) and, at start, through the session that
+// vtcode/listSessions marks active (the daemon decides which; the client compares no dates).
 
 import { pressureView, type PressureView } from './display';
 import type { SessionInfo, Stats, TokenPressure } from './protocol';
-
-/** mostRecent returns the session with the latest updatedAt (ties: the later list entry). */
-export function mostRecent(list: readonly SessionInfo[]): SessionInfo | undefined {
-  let best: SessionInfo | undefined;
-  let bestT = -Infinity;
-  for (const s of list) {
-    const t = Date.parse(s.updatedAt);
-    const tt = Number.isNaN(t) ? -Infinity + 1 : t;
-    if (!best || tt >= bestT) {
-      best = s;
-      bestT = tt;
-    }
-  }
-  return best;
-}
 
 /** SessionTracker holds the active session and the last pressure seen per session. */
 export class SessionTracker {
@@ -83,11 +69,11 @@ export class SessionTracker {
 
   /**
    * sessions takes a vtcode/listSessions answer: when nothing is active yet and nothing is
-   * pinned, the most recently updated session becomes active. Returns the newly active id.
+   * pinned, the session the daemon marks active becomes active. Returns the newly active id.
    */
   sessions(list: readonly SessionInfo[]): string | undefined {
     if (this.active !== undefined) return undefined;
-    const best = mostRecent(list);
+    const best = list.find((s) => s.active === true);
     if (!best) return undefined;
     this.set(() => {
       this.currentId = best.sessionId;

@@ -174,11 +174,9 @@ function M.lines(map, width)
     end
   end
   add("VT Code context · session " .. tostring(map.sessionId), "Title")
-  local head
-  if (map.capacity or 0) > 0 then
-    head = string.format("%s · %s / %s tokens", fmt.percent(map.pressure), fmt.tokens(map.usedTokens), fmt.tokens(map.capacity))
-  else
-    head = fmt.tokens(map.usedTokens) .. " tokens (capacity unknown)"
+  local head = fmt.gauge(map) .. " tokens" -- the daemon's gauge, as in the statusline and VS Code
+  if (map.capacity or 0) <= 0 then
+    head = head .. " (capacity unknown)"
   end
   add(string.format("%s · %d of %d messages sent · %s · %s · %s", head, map.projectedMessages or 0, map.messages or 0,
     plural(#(map.turns or {}), "request"), plural(#(map.compactions or {}), "compaction"), tostring(map.state)))

@@ -43,20 +43,29 @@ function M.percent(p)
   return tostring(round(p * 100)) .. "%"
 end
 
---- The statusline text for a pressure table ({pressure, projectedTokens, capacity, state}):
---- "ctx 62%", "ctx 78.1k" when the capacity is unknown, "" without pressure.
+--- The statusline text for a pressure table (vtcode/tokenPressure or stats, with the daemon's
+--- display {percent, used, window, text}): "ctx 62%", "ctx 78.1k" (the used tokens) when the
+--- capacity is unknown, "" without pressure.
 ---@param p table|nil
 ---@param prefix string|nil default "ctx"
 ---@return string
 function M.statusline(p, prefix)
-  if type(p) ~= "table" then
+  if type(p) ~= "table" or type(p.display) ~= "table" then
     return ""
   end
   prefix = prefix or "ctx"
-  if type(p.capacity) == "number" and p.capacity > 0 then
-    return prefix .. " " .. M.percent(p.pressure)
+  local d = p.display
+  if type(d.percent) == "string" and d.percent ~= "" then
+    return prefix .. " " .. d.percent
   end
-  return prefix .. " " .. M.tokens(p.projectedTokens or 0)
+  return prefix .. " " .. tostring(d.used or "")
+end
+
+--- The daemon's gauge text of a stats, pressure or context-map table ("62% · 78.1k/128k").
+---@param p table
+---@return string
+function M.gauge(p)
+  return type(p.display) == "table" and tostring(p.display.text or "") or ""
 end
 
 local function int(n)
@@ -77,12 +86,7 @@ M.int = int
 ---@param s table stats (docs/design.md §9)
 ---@return string
 function M.stats_summary(s)
-  local tok
-  if (s.capacity or 0) > 0 then
-    tok = string.format("%s · %s/%s tokens", M.percent(s.pressure), M.tokens(s.projectedTokens), M.tokens(s.capacity))
-  else
-    tok = M.tokens(s.projectedTokens) .. " tokens"
-  end
+  local tok = M.gauge(s) .. " tokens"
   return string.format(
     "Session %s · %s · %d of %d messages sent · %d tool results cleared · %d compaction%s · state %s",
     tostring(s.sessionId), tok, s.projectedMessages or 0, s.messages or 0, s.clearedResults or 0,

@@ -318,9 +318,9 @@ local function pick_initial_session()
     if err or type(list) ~= "table" or M.active_session() then
       return
     end
-    local best
+    local best -- the daemon marks the session to follow (vtcode/listSessions active)
     for _, s in ipairs(list) do
-      if not best or tostring(s.updatedAt) >= tostring(best.updatedAt) then
+      if s.active == true then
         best = s
       end
     end
@@ -723,10 +723,7 @@ function M.session(session_id, cb)
     if err then
       return notify(error_text("vtcode: sessions", err), vim.log.levels.ERROR)
     end
-    list = type(list) == "table" and list or {}
-    table.sort(list, function(a, b)
-      return tostring(a.updatedAt) > tostring(b.updatedAt)
-    end)
+    list = type(list) == "table" and list or {} -- each workspace's sessions newest first
     local items = { { auto = true } }
     for _, s in ipairs(list) do
       table.insert(items, s)

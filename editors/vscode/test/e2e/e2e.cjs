@@ -66,17 +66,25 @@ function recordNotifications() {
 }
 
 const statusItem = (page) => page.locator('[aria-label^="VT Code context:"]').first();
-async function statusTextMatching(page, re, timeout = 30000) {
+async function statusTextMatching(page, re, timeout = 30000, also = () => true) {
   const item = statusItem(page);
   const deadline = Date.now() + timeout;
   let last = '';
   while (Date.now() < deadline) {
     last = ((await item.innerText({ timeout: 5000 }).catch(() => '')) || '').replace(/\s+/g, ' ').trim();
-    if (re.test(last)) return last;
+    if (re.test(last) && also(last)) return last;
     await page.waitForTimeout(200);
   }
   throw new Error(`status bar text ${JSON.stringify(last)} does not match ${re}`);
 }
+// The gauge ("62% · 78.1k/128k") a test agent's toast reports: the daemon's figures of the
+// session's last prepared request, which the status bar and the context view must both show.
+const gaugeOf = (toastText) => {
+  const m = / · gauge (.+)$/.exec(toastText.replace(/\s+/g, ' ').trim());
+  if (!m) throw new Error(`no gauge in the toast ${JSON.stringify(toastText)}`);
+  return m[1];
+};
+const exactly = (s) => new RegExp('^' + s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$');
 const toast = (page, text, timeout = 30000) =>
   page.locator('.notifications-toasts').getByText(text).filter({ visible: true }).first().waitFor({ timeout });
 
@@ -110,8 +118,10 @@ const toast = (page, text, timeout = 30000) =>
     });
     await check('a test agent sends 40 turns through the extension API; the status bar shows the pressure', async () => {
       await runCommand(page, 'VT Code Test Agent: Send Turns');
-      await toast(page, /Test agent: sent 40 messages to session/);
-      before = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
+      const sent = page.locator('.notifications-toasts').getByText(/Test agent: sent 40 messages to session/).filter({ visible: true }).first();
+      await sent.waitFor({ timeout: 30000 });
+      // the status bar comes to show the same session's figures (no fixed wait)
+      before = await statusTextMatching(page, exactly(gaugeOf(await sent.innerText())));
       log('status before compaction:', before);
       await page.waitForTimeout(500);
       await shot(page, '02-pressure-before.png');
@@ -139,10 +149,10 @@ const toast = (page, text, timeout = 30000) =>
       const seen = await page.evaluate(() => window.__toasts);
       fs.writeFileSync(path.join(out, 'notifications.txt'), seen.join('\n') + '\n');
       if (!seen.some((s) => s.includes('Compacting context...'))) throw new Error('no "Compacting context..." progress notification among: ' + JSON.stringify(seen));
-      after = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
-      if (after === before) await page.waitForTimeout(1000), after = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
+      // awaits the drop (the pressure of the compacted session), without a fixed wait
+      after = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/, 30000, (t) => parseInt(t, 10) < parseInt(before, 10))
+        .catch((e) => { throw new Error(`pressure did not drop from ${before}: ${e.message}`); });
       log('status after compaction:', after);
-      if (!(parseInt(after, 10) < parseInt(before, 10))) throw new Error(`pressure did not drop: ${before} -> ${after}`);
       await page.waitForTimeout(500);
       await shot(page, '05-compacted.png');
     });
@@ -185,8 +195,10 @@ const toast = (page, text, timeout = 30000) =>
       await runCommand(page, 'VT Code Test Agent: Send Turns Step by Step');
       const t = page.locator('.notifications-toasts').getByText(/Test agent: prepared \d+ requests in session/).filter({ visible: true }).first();
       await t.waitFor({ timeout: 30000 });
-      requests = +(await t.innerText()).match(/prepared (\d+) requests/)[1];
-      const status = await statusTextMatching(page, /^\d+% · [\d.]+k\/32k$/);
+      const said = await t.innerText();
+      requests = +said.match(/prepared (\d+) requests/)[1];
+      // the status bar comes to show this session's figures of its last request (no fixed wait)
+      const status = await statusTextMatching(page, exactly(gaugeOf(said)));
       // opened from the status-bar tooltip's link
       await page.mouse.move(10, 10);
       await statusItem(page).hover();
@@ -197,7 +209,7 @@ const toast = (page, text, timeout = 30000) =>
       await v.locator('#title', { hasText: /^Session / }).waitFor({ timeout: 30000 });
       const headline = (await v.locator('#headline').innerText()).trim();
       log('context headline:', headline, '| status bar:', status);
-      if (!headline.startsWith(status.split(' · ')[0] + ' · ')) throw new Error(`headline ${JSON.stringify(headline)} does not start with the status bar's pressure ${status}`);
+      if (!headline.startsWith(status + ' tokens · ')) throw new Error(`headline ${JSON.stringify(headline)} does not start with the status bar's figures ${status}`);
       if (!headline.includes(`${requests} requests`)) throw new Error(`headline does not count ${requests} requests: ${headline}`);
       const legend = (await v.locator('#legend').innerText()).replace(/\s+/g, ' ');
       for (const label of ['System prompt & tools', 'User messages', 'Assistant text', 'Tool calls', 'Tool results', 'Cleared stubs', 'Compaction summary', 'Free', 'Reserved output 4,096']) {

@@ -44,6 +44,7 @@ test('vtcode-ls protocol through vscode-jsonrpc', async (t) => {
     sid = r.sessionId;
     const list = await conn.sendRequest('vtcode/listSessions', {});
     assert.ok(list.some((s) => s.sessionId === sid), 'listSessions includes the new session');
+    assert.deepEqual(list.filter((s) => s.active).map((s) => s.sessionId), [sid], 'the new session is the one marked active');
   });
 
   await t.test('appendMessages stores the turns and sends tokenPressure', async () => {
@@ -72,7 +73,13 @@ test('vtcode-ls protocol through vscode-jsonrpc', async (t) => {
     assert.ok(r.stats.projectedTokens < r.stats.originalTokens);
     const stubs = r.messages.filter((m) => m.role === 'tool' && typeof m.content === 'string' && m.content.startsWith('[tool result cleared'));
     assert.equal(stubs.length, r.stats.clearedResults);
-    await d.waitFor(isPressure(sid, (p) => p.projectedTokens === r.stats.projectedTokens), 'tokenPressure after prepare');
+    // the pressure the request caused came before its response, with the same gauge text
+    const last = d.events.filter(isPressure(sid)).pop();
+    assert.equal(last.params.projectedTokens, r.stats.projectedTokens, 'the last pressure before the response is the request\'s');
+    assert.deepEqual(last.params.display, r.stats.display);
+    const used = r.stats.prefixTokens + r.stats.projectedTokens;
+    assert.match(r.stats.display.text, new RegExp(`^${Math.round(r.stats.pressure * 100)}% · [\\d.]+k/32k$`));
+    assert.equal(r.stats.display.used, `${(Math.round(used / 100) / 10).toString()}k`, `display.used counts the prefix: ${used}`);
   });
 
   await t.test('projectionStats reports §9 stats', async () => {

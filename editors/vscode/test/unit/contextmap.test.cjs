@@ -6,7 +6,7 @@ const c = require('../../out/contextmap.js');
 const cats = (o) => Object.entries(o).map(([category, tokens]) => ({ category, tokens, messages: category === 'free' || category === 'reservedOutput' ? 0 : 1 }));
 const map = (extra = {}) => ({
   sessionId: 's1', capacity: 32000, reservedOutput: 4096, compactionThreshold: 20928, usedTokens: 9000, pressure: 0.3225,
-  state: 'ok', messages: 40, projectedMessages: 40,
+  state: 'ok', display: { percent: '32%', used: '9k', window: '32k', text: '32% · 9k/32k' }, messages: 40, projectedMessages: 40,
   categories: cats({ prefix: 1000, user: 500, assistant: 1500, toolCalls: 500, toolResults: 4000, clearedStubs: 300, summary: 1200, free: 18904, reservedOutput: 4096 }),
   turns: [
     { turn: 1, tokens: 3000, capacity: 32000, pressure: 0.1075, state: 'ok', messages: 10 },
@@ -37,8 +37,8 @@ test('categoryRows: an overflowing or capacity-less window is scaled to what it 
 });
 
 test('headline: pressure, tokens, messages, requests, compactions, state', () => {
-  assert.equal(c.headline(map()), '32% · 9k / 32k tokens · 40 of 40 messages sent · 3 requests · 1 compaction · state ok');
-  assert.match(c.headline(map({ capacity: 0 })), /^9k tokens \(capacity unknown\)/);
+  assert.equal(c.headline(map()), '32% · 9k/32k tokens · 40 of 40 messages sent · 3 requests · 1 compaction · state ok');
+  assert.match(c.headline(map({ capacity: 0, display: { percent: '', used: '9k', window: '', text: '9k' } })), /^9k tokens \(capacity unknown\)/);
 });
 
 test('chartPoints: one point per turn, compactions and large clears marked', () => {
@@ -88,4 +88,12 @@ test('isNoOp and the preview text', () => {
   assert.equal(c.isNoOp({ mode: 'local' }), false);
   assert.equal(c.previewSummaryText({ originalMessageCount: 64, compactedMessageCount: 29, originalTokens: 5952, compactedTokens: 3110, editable: true }),
     'VT Code: compaction preview · 64 → 29 messages, 6k → 3.1k tokens. Edit the summary, then Apply.');
+});
+
+test('fromPage: the page\'s messages, checked; anything else is refused', () => {
+  for (const type of ['ready', 'refresh', 'preview']) assert.deepEqual(c.fromPage({ type, extra: 1 }), { type });
+  assert.deepEqual(c.fromPage({ type: 'restore', artifactId: 'a1' }), { type: 'restore', artifactId: 'a1' });
+  for (const bad of [undefined, null, 'ready', 42, {}, { type: 'restore' }, { type: 'restore', artifactId: 7 }, { type: 'restore', artifactId: '' }, { type: 'eval', code: 'x' }]) {
+    assert.equal(c.fromPage(bad), undefined, `refuses ${JSON.stringify(bad)}`);
+  }
 });

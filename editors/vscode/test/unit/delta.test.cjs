@@ -40,3 +40,37 @@ test('ProjectionDeltas: a delta against a projection the client does not hold fa
   d.clear();
   assert.equal(d.params({ sessionId: 's' }).baseRevision, undefined);
 });
+
+// The shared transcript: the Neovim plugin's applier replays the same file (editors/neovim/test/spec.lua).
+test('ProjectionDeltas replays editors/testdata/projection_deltas.txtar to its projections', () => {
+  const text = require('node:fs').readFileSync(require('node:path').join(__dirname, '../../../testdata/projection_deltas.txtar'), 'utf8');
+  const sections = [];
+  for (const line of text.split('\n')) {
+    const h = /^-- (.+) --$/.exec(line);
+    if (h) sections.push({ name: h[1], body: '' });
+    else if (sections.length) sections[sections.length - 1].body += line + '\n';
+  }
+  const d = new ProjectionDeltas();
+  const got = {};
+  let steps = 0;
+  for (const { name, body } of sections) {
+    if (name === 'want') {
+      assert.deepEqual(got, JSON.parse(body), 'the final projections');
+      continue;
+    }
+    const [kind, sid] = name.split(' ');
+    const wire = JSON.parse(body);
+    steps++;
+    if (kind === 'error') {
+      assert.throws(() => d.apply(sid, wire), /does not hold/, `step ${steps}: ${name} is refused`);
+      assert.equal(d.params({ sessionId: sid }).baseRevision, undefined, `step ${steps}: ${sid} is forgotten`);
+      continue;
+    }
+    assert.equal(kind, 'result', `section ${name}`);
+    const r = d.apply(sid, wire);
+    assert.equal('delta' in r, false, `step ${steps}: callers see no delta`);
+    got[sid] = r.messages;
+    assert.equal(d.params({ sessionId: sid }).baseRevision, wire.revision, `step ${steps}: the next baseRevision of ${sid}`);
+  }
+  assert.equal(steps, 11, 'every step of the transcript was replayed');
+});

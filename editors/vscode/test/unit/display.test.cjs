@@ -3,33 +3,43 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const d = require('../../out/display.js');
 
-test('formatTokens: compact token counts', () => {
-  const cases = [
-    [0, '0'], [7, '7'], [950, '950'], [999, '999'], [1000, '1k'], [1049, '1k'], [1050, '1.1k'],
-    [9500, '9.5k'], [78_100, '78.1k'], [78_149, '78.1k'], [99_949, '99.9k'], [99_950, '100k'],
-    [128_000, '128k'], [131_072, '131k'], [999_499, '999k'], [999_500, '1M'], [1_000_000, '1M'],
-    [1_200_000, '1.2M'], [1_048_576, '1M'], [2_000_000, '2M'], [-5, '0'], [NaN, '0'],
-  ];
-  for (const [n, want] of cases) assert.equal(d.formatTokens(n), want, `formatTokens(${n})`);
-});
-
-test('formatPercent rounds', () => {
-  assert.equal(d.formatPercent(0.62), '62%');
-  assert.equal(d.formatPercent(0.6249), '62%');
-  assert.equal(d.formatPercent(1.314), '131%');
-  assert.equal(d.formatPercent(0), '0%');
+// The table the daemon's formatters (session/display.go) and the Neovim plugin's are tested with.
+test('formatTokens and formatPercent print the figures of editors/testdata/figures.txt', () => {
+  const table = require('node:fs').readFileSync(require('node:path').join(__dirname, '../../../testdata/figures.txt'), 'utf8');
+  let cases = 0;
+  for (const line of table.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (!f[0] || f[0].startsWith('#')) continue;
+    const [kind, value, want] = f;
+    const got = kind === 'tokens' ? d.formatTokens(Number(value)) : kind === 'percent' ? d.formatPercent(Number(value)) : assert.fail(`kind ${kind}`);
+    assert.equal(got, want, `${kind}(${value})`);
+    cases++;
+  }
+  assert.ok(cases >= 20, `${cases} cases`);
+  // what only a JavaScript caller can pass
+  assert.equal(d.formatTokens(-5), '0');
+  assert.equal(d.formatTokens(NaN), '0');
   assert.equal(d.formatPercent(NaN), '0%');
 });
 
-const view = (o = {}) => ({ sessionId: 's1', projectedTokens: 78_100, capacity: 128_000, pressure: 0.62, state: 'ok', ...o });
+// display is the daemon's gauge (rpc/doc.go); the client shows it as is.
+const gauge = (percent, used, window) => ({ percent, used, window, text: percent ? `${percent} · ${used}/${window}` : used });
+const view = (o = {}) => ({ sessionId: 's1', projectedTokens: 78_100, capacity: 128_000, pressure: 0.62, state: 'ok', display: gauge('62%', '78.1k', '128k'), ...o });
 
-test('statusText: the spec example and its variants', () => {
+test('statusText: the daemon\'s gauge, with the icon of the state', () => {
   assert.equal(d.statusText(view()), '$(pulse) 62% · 78.1k/128k');
-  assert.equal(d.statusText(view({ state: 'critical', pressure: 1.02, projectedTokens: 1_200_000, capacity: 1_000_000 })), '$(pulse) 102% · 1.2M/1M');
-  assert.equal(d.statusText(view({ capacity: 0, pressure: 0 })), '$(pulse) 78.1k');
+  assert.equal(d.statusText(view({ state: 'critical', display: gauge('102%', '1.2M', '1M') })), '$(pulse) 102% · 1.2M/1M');
+  assert.equal(d.statusText(view({ capacity: 0, pressure: 0, display: gauge('', '78.1k', '') })), '$(pulse) 78.1k');
   assert.equal(d.statusText(view({ state: 'compacting' })), '$(sync~spin) 62% · 78.1k/128k');
   assert.equal(d.statusText(view(), true), '$(sync~spin) 62% · 78.1k/128k');
+  assert.equal(d.statusText(view({ projectedTokens: 1, display: gauge('63%', '80.1k', '128k') })), '$(pulse) 63% · 80.1k/128k', 'the text is the daemon\'s, not recomputed');
   assert.equal(d.statusText(undefined), '$(pulse) VT Code');
+});
+
+test('pressureView: a daemon without display figures shows a dash, not figures of the client', () => {
+  const { display, ...old } = view();
+  assert.equal(d.statusText(d.pressureView(old)), '$(pulse) —');
+  assert.equal(d.statusText(d.pressureView(view())), '$(pulse) 62% · 78.1k/128k');
 });
 
 test('statusBackground: colour by state', () => {
@@ -45,6 +55,7 @@ const stats = {
   prefixTokens: 2_000, clearedResults: 12, protectedResults: 7, protectedBatches: 3, clearedInputs: 0,
   localTrigger: 40_000, historyBudget: 121_904, capacity: 128_000, reservedOutput: 4096,
   compactionThreshold: 92_928, pressure: 0.646, state: 'warn', strategy: 'local', compactions: 1,
+  display: gauge('65%', '80.1k', '128k'),
   lastReportedInputTokens: 81_000,
   lastCompaction: { trigger: 'manual', mode: 'local', strategy: 'local', originalMessageCount: 200, compactedMessageCount: 14, originalTokens: 150_000, compactedTokens: 9_000, artifactId: 'a1', elapsedMs: 1400 },
   cache: { lastHitRate: 0.8, lowReuseStreak: 0, cumulativeInputTokens: 500_000, cumulativeCacheReadTokens: 400_000 },
@@ -67,7 +78,7 @@ test('tooltipMarkdown: session, pressure and stats', () => {
 });
 
 test('statsSummary and statsDetail', () => {
-  assert.equal(d.statsSummary(stats), 'Session s1 · 65% · 78.1k/128k tokens · 118 of 120 messages sent · 12 tool results cleared · 1 compaction · state warn');
+  assert.equal(d.statsSummary(stats), 'Session s1 · 65% · 80.1k/128k tokens · 118 of 120 messages sent · 12 tool results cleared · 1 compaction · state warn');
   const detail = d.statsDetail(stats);
   assert.match(detail, /^session +s1$/m);
   assert.match(detail, /tokens \(history \/ sent\) +90,000 \/ 78,100/);

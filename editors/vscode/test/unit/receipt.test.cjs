@@ -25,7 +25,7 @@ test('receiptSummary: tokens only without a list price, never a made-up cost', (
 });
 
 test('tooltip: the receipt rows under the stats of the same session', () => {
-  const view = { sessionId: 's1', projectedTokens: 78_100, capacity: 128_000, pressure: 0.62, state: 'ok' };
+  const view = { sessionId: 's1', projectedTokens: 78_100, capacity: 128_000, pressure: 0.62, state: 'ok', display: { percent: '62%', used: '78.1k', window: '128k', text: '62% · 78.1k/128k' } };
   const stats = { sessionId: 's1', messages: 10, projectedMessages: 10, capacity: 128_000, strategy: 'local', compactions: 1, receipt: receipt() };
   const md = d.tooltipMarkdown(view, stats);
   assert.match(md, /\| Paid \(list prices of 2026\\-12\\-01\) \| \$0\\\.15 \|/);

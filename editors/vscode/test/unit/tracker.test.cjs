@@ -1,14 +1,17 @@
 // Unit tests of the active-session rule (SPEC §14).
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { SessionTracker, mostRecent } = require('../../out/tracker.js');
+const { SessionTracker } = require('../../out/tracker.js');
 
-const p = (sessionId, o = {}) => ({ sessionId, workspace: '/ws', projectedTokens: 1000, originalTokens: 1200, capacity: 32000, pressure: 0.1, state: 'ok', ...o });
-const info = (sessionId, updatedAt) => ({ sessionId, workspace: '/ws', messages: 3, updatedAt });
+const p = (sessionId, o = {}) => ({ sessionId, workspace: '/ws', projectedTokens: 1000, originalTokens: 1200, capacity: 32000, pressure: 0.1, state: 'ok', display: { percent: '10%', used: '1k', window: '32k', text: '10% · 1k/32k' }, ...o });
+const info = (sessionId, updatedAt, active) => ({ sessionId, workspace: '/ws', messages: 3, updatedAt, ...(active ? { active } : {}) });
 
-test('mostRecent picks the latest updatedAt', () => {
-  assert.equal(mostRecent([]), undefined);
-  assert.equal(mostRecent([info('a', '2026-11-30T10:00:00Z'), info('b', '2026-11-30T11:00:00Z'), info('c', '2026-11-29T23:00:00Z')]).sessionId, 'b');
+test('the listing\'s active mark picks the session, not the client\'s reading of dates', () => {
+  const t = new SessionTracker();
+  // the daemon marks the one to follow; updatedAt is not compared here
+  assert.equal(t.sessions([info('a', '2026-11-30T12:00:00Z'), info('b', '2026-11-30T11:00:00Z', true)]), 'b');
+  assert.equal(t.active, 'b');
+  assert.equal(new SessionTracker().sessions([info('a', '2026-11-30T12:00:00Z')]), undefined, 'nothing marked: nothing active');
 });
 
 test('no session: nothing active, empty view', () => {
@@ -22,7 +25,7 @@ test('follows the most recently updated session', () => {
   const t = new SessionTracker();
   const seen = [];
   t.onDidChange((id) => seen.push(id));
-  assert.equal(t.sessions([info('old', '2026-11-30T09:00:00Z'), info('new', '2026-11-30T10:00:00Z')]), 'new');
+  assert.equal(t.sessions([info('new', '2026-11-30T10:00:00Z', true), info('old', '2026-11-30T09:00:00Z')]), 'new');
   assert.equal(t.active, 'new');
   assert.equal(t.pressure(p('other', { pressure: 0.5 })), true);
   assert.equal(t.active, 'other');
@@ -30,7 +33,7 @@ test('follows the most recently updated session', () => {
   assert.equal(t.pressure(p('other', { pressure: 0.6 })), true, 'update of the active session changes the display');
   assert.deepEqual(seen, ['new', 'other']);
   // a later listSessions answer does not override what notifications told
-  assert.equal(t.sessions([info('new', '2026-11-30T10:00:00Z')]), undefined);
+  assert.equal(t.sessions([info('new', '2026-11-30T10:00:00Z', true)]), undefined);
 });
 
 test('a picked session stays active until unpinned', () => {

@@ -12,7 +12,8 @@ function activate(context) {
     const msgs = agentSession(18, 'e2e');
     await client.sendRequest('vtcode/appendMessages', { sessionId, messages: msgs.slice(0, 20) });
     const r = await client.sendRequest('vtcode/prepareRequest', { sessionId, messages: msgs.slice(20), systemPrompt: 'You are a coding agent.' });
-    vscode.window.showInformationMessage(`Test agent: sent ${r.stats.messages} messages to session ${sessionId}`);
+    // the daemon's gauge of the prepared request: the status bar must come to show exactly this
+    vscode.window.showInformationMessage(`Test agent: sent ${r.stats.messages} messages to session ${sessionId} · gauge ${r.stats.display.text}`);
     return sessionId;
   }));
 
@@ -39,16 +40,16 @@ function activate(context) {
     const { sessionId } = await client.sendRequest('vtcode/openSession', { contextWindow: 32000 });
     await client.sendRequest('vtcode/setPolicy', { sessionId, policy: { autoCompaction: { enabled: false } } });
     const msgs = agentSession(18, 'steps');
-    let requests = 0, cur = [];
+    let requests = 0, cur = [], r;
     for (let i = 0; i < msgs.length; i++) {
       cur.push(msgs[i]);
       if (i === msgs.length - 1 || (cur.length >= 6 && msgs[i + 1].role !== 'tool')) {
-        await client.sendRequest('vtcode/prepareRequest', { sessionId, messages: cur, systemPrompt: 'You are a coding agent.' });
+        r = await client.sendRequest('vtcode/prepareRequest', { sessionId, messages: cur, systemPrompt: 'You are a coding agent.' });
         requests++;
         cur = [];
       }
     }
-    vscode.window.showInformationMessage(`Test agent: prepared ${requests} requests in session ${sessionId}`);
+    vscode.window.showInformationMessage(`Test agent: prepared ${requests} requests in session ${sessionId} · gauge ${r.stats.display.text}`);
     return sessionId;
   }));
 }
