@@ -1039,6 +1039,29 @@ func (f *facts) contradicted(text string) bool {
 
 // quote returns the assistant's text for a summary line, or a note that it
 // claims what the record contradicts.
+// sentMessage returns the recipient and text of a call that sends a
+// message (arguments with a recipient and a text), "" when it sends none.
+func sentMessage(a *evidence.Action) (to, text string) {
+	if a.Command != "" {
+		return "", ""
+	}
+	for _, k := range []string{"recipient", "to"} {
+		if s, ok := a.Args[k].(string); ok && strings.TrimSpace(s) != "" {
+			to = strings.TrimSpace(s)
+			break
+		}
+	}
+	if to == "" {
+		return "", ""
+	}
+	for _, k := range []string{"content", "message", "text", "body"} {
+		if s, ok := a.Args[k].(string); ok && strings.TrimSpace(s) != "" {
+			return to, strings.TrimSpace(s)
+		}
+	}
+	return "", ""
+}
+
 // replyEnd returns, for a last reply longer than the n bytes quoted of it,
 // a line with its last line: where a reply ends is what it leaves the user
 // to answer (a question, a menu, "ready for commit").
@@ -1118,6 +1141,11 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	}
 	if lastAct != nil {
 		f.last = append(f.last, "Action: "+f.describe(lastAct))
+		if to, text := sentMessage(lastAct); text != "" {
+			// What the agent told another agent (its lead, a teammate) is
+			// its own report of where the work stands.
+			f.last = append(f.last, "Message sent to "+to+": "+f.quote(text, 400))
+		}
 		f.last = append(f.last, "Result: "+f.result(rec, lastAct))
 		if lastTextIdx > lastAct.Index {
 			f.last = append(f.last, "Assistant then replied: "+f.quote(lastText, 500))

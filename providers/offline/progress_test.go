@@ -251,3 +251,15 @@ func TestEarlierCommitsOnOneLine(t *testing.T) {
 		t.Errorf("a commit git reported is an unknown outcome:\n%s", got)
 	}
 }
+
+// TestSentMessageIsTheLastReport: when the agent's last call sends a
+// message to another agent, its text is in the last action's lines.
+func TestSentMessageIsTheLastReport(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Do INT-1 to INT-5.")},
+		jsonCall("m1", "SendMessage", map[string]any{"type": "message", "recipient": "team-lead", "summary": "done", "content": "All 5 integration tasks are done with zero analyzer issues. Ready for commit/push."}, "Message sent to team-lead's inbox"),
+	), 0, "")
+	if !strings.Contains(section(got, "Last action and result"), "- Message sent to team-lead: All 5 integration tasks are done with zero analyzer issues. Ready for commit/push.") {
+		t.Errorf("the message is lost:\n%s", got)
+	}
+}
