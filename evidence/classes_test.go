@@ -345,3 +345,15 @@ func TestCommitReportIsTheOutcome(t *testing.T) {
 		t.Errorf("commit then push, no push report: %v", got)
 	}
 }
+
+// TestPullRequestFromShell: gh pr create's printed URL is a created pull
+// request; a failed create is none.
+func TestPullRequestFromShell(t *testing.T) {
+	r := extract(t,
+		call("p0", "exec_command", map[string]string{"cmd": "gh pr create --fill"}, "Process exited with code 1\nOutput:\na pull request for branch \"x\" already exists:\nhttps://github.com/o/r/pull/12"),
+		call("p1", "exec_command", map[string]string{"cmd": "git push -u origin x && gh pr create --title t --body b"}, "Process exited with code 0\nOutput:\nhttps://github.com/o/r/pull/13\n"),
+	)
+	if len(r.Artifacts) != 1 || r.Artifacts[0].URL != "https://github.com/o/r/pull/13" || r.Artifacts[0].Op != "create" {
+		t.Errorf("artifacts: %+v", r.Artifacts)
+	}
+}

@@ -605,6 +605,7 @@ func (x *extractor) record(a Action) {
 	}
 	if ap.Command != "" {
 		x.check(ai, ap)
+		x.shellArtifact(ap)
 	} else if ap.HasResult() && !ap.Flagged {
 		x.artifact(ap)
 	}

@@ -1459,6 +1459,12 @@ func (f *facts) finalState(rec *evidence.Record) string {
 	if rec.Final.Pushed {
 		parts = append(parts, "pushed")
 	}
+	for i := len(rec.Artifacts) - 1; i >= 0; i-- {
+		if a := rec.Artifacts[i]; a.Op == "create" && a.URL != "" && strings.Contains(a.Tool, " create") {
+			parts = append(parts, "opened "+a.URL) // the last pull request a command created
+			break
+		}
+	}
 	if rec.Final.Released {
 		parts = append(parts, "released")
 	}

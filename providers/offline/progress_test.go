@@ -263,3 +263,16 @@ func TestSentMessageIsTheLastReport(t *testing.T) {
 		t.Errorf("the message is lost:\n%s", got)
 	}
 }
+
+// TestFinalStateNamesThePullRequest: the final state names the pull request
+// a command opened.
+func TestFinalStateNamesThePullRequest(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Open the PR.")},
+		shell("c1", "git commit -am 'ui'", "[feat/ui e2c15e5] ui\n 2 files changed\nExit code: 0"),
+		shell("c2", "git push -u origin feat/ui && gh pr create --fill", "https://github.com/o/r/pull/13\nExit code: 0"),
+	), 0, "")
+	if !strings.Contains(section(got, "Last action and result"), "; pushed; opened https://github.com/o/r/pull/13") {
+		t.Errorf("the final state lacks the pull request:\n%s", got)
+	}
+}
