@@ -131,7 +131,10 @@ func TestGoldensThroughForwarder(t *testing.T) {
 				Serve: func(ctx context.Context, r io.Reader, w io.Writer, opts rpc.Options) error {
 					so := opts.Session
 					so.Logger = opts.Logger
-					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test"})
+					// The daemon serves the proxy setting of the transcripts
+					// (127.0.0.1:0, any free port), so a client asking for it is
+					// told nothing (TestProxySettingNotice).
+					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test", ProxyListen: "127.0.0.1:0"})
 					return forward(ctx, d.Socket(), r, w, opts.MaxMessageBytes)
 				},
 			})
@@ -185,7 +188,10 @@ func TestGoldensThroughHandover(t *testing.T) {
 				Serve: func(ctx context.Context, r io.Reader, w io.Writer, opts rpc.Options) error {
 					so := opts.Session
 					so.Logger = opts.Logger
-					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test"})
+					// The daemon serves the proxy setting of the transcripts
+					// (127.0.0.1:0, any free port), so a client asking for it is
+					// told nothing (TestProxySettingNotice).
+					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test", ProxyListen: "127.0.0.1:0"})
 					return handover(ctx, d.Socket(), r, w, opts.MaxMessageBytes)
 				},
 			})
