@@ -100,7 +100,10 @@
 // its folders, and notifications of other workspaces are not sent. A
 // daemon that dies ends the connection (the input ends); the next
 // connection starts a new daemon, and openSession resumes the sessions
-// with every acknowledged event.
+// with every acknowledged event. The daemon's proxy is the user
+// configuration's: initializationOptions.proxy does not move it, and a
+// client whose proxy.listen differs from what the daemon serves gets one
+// window/showMessage warning (type 2) naming the daemon's proxy address.
 //
 // The initialize result advertises the vtcode protocol:
 //
