@@ -41,7 +41,7 @@ var allow = map[string][]string{
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
 	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "config"},
 	"proxy/proxytest":        {},
-	"daemon":                 {"rpc", "proxy", "session"}, // between cmd and the transports
+	"daemon":                 {"rpc", "proxy", "session", "config"}, // between cmd and the transports
 }
 
 // cmd may import anything in the module; nothing may import cmd.

@@ -40,6 +40,9 @@ type Config struct {
 	Storage Storage
 	// Proxy is the [proxy] table.
 	Proxy Proxy
+	// Daemon is the [daemon] table: the user's shared daemon (user file
+	// only).
+	Daemon Daemon
 	// Files lists the configuration files that were read, lowest precedence first.
 	Files []string
 	// Warnings are the keys a workspace file set but may not set (see
@@ -199,6 +202,8 @@ var UserOnlyKeys = map[string]string{
 	"providers.*.base_url":    "an endpoint",
 	"providers.*.api_key_env": "a credential variable",
 	"proxy.allowed_origins":   "the web pages the proxy serves",
+	"proxy.summarizer":        "whose credential pays for summaries",
+	"daemon.idle":             "the shared daemon's lifetime",
 }
 
 // Load merges the defaults, userFile (skipped when "" or missing) and the
@@ -355,8 +360,9 @@ var tables = func() map[string]map[string]bool {
 			t[table][k] = true
 		}
 	}
-	add("", "agent", "context", "compaction", "providers", "models", "storage", "proxy")
-	add("proxy", "listen", "allow_remote", "secret_env", "allowed_origins")
+	add("", "agent", "context", "compaction", "providers", "models", "storage", "proxy", "daemon")
+	add("daemon", "idle")
+	add("proxy", "listen", "allow_remote", "secret_env", "allowed_origins", "summarizer")
 	add("agent", "harness")
 	add("agent.harness", "tool_result_clearing")
 	add("compaction", "summarizer", "route_policy", "routes", "pin", "writer")
@@ -769,6 +775,8 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	}
 	px := c.Proxy
 	d.decodeProxy(raw, &px)
+	dm := c.Daemon
+	d.decodeDaemon(raw, &dm)
 	pin := d.pin(raw)
 	writer := c.Writer
 	if t := tableAt(raw, "compaction"); t != nil {
@@ -803,6 +811,7 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 		c.Storage.KeepArtifacts = *keep
 	}
 	c.Proxy = px
+	c.Daemon = dm
 	return dir, nil
 }
 

@@ -131,7 +131,10 @@ func TestGoldensThroughForwarder(t *testing.T) {
 				Serve: func(ctx context.Context, r io.Reader, w io.Writer, opts rpc.Options) error {
 					so := opts.Session
 					so.Logger = opts.Logger
-					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test"})
+					// The daemon serves the proxy setting of the transcripts
+					// (127.0.0.1:0, any free port), so a client asking for it is
+					// told nothing (TestProxySettingNotice).
+					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test", ProxyListen: "127.0.0.1:0"})
 					return forward(ctx, d.Socket(), r, w, opts.MaxMessageBytes)
 				},
 			})
@@ -185,7 +188,10 @@ func TestGoldensThroughHandover(t *testing.T) {
 				Serve: func(ctx context.Context, r io.Reader, w io.Writer, opts rpc.Options) error {
 					so := opts.Session
 					so.Logger = opts.Logger
-					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test"})
+					// The daemon serves the proxy setting of the transcripts
+					// (127.0.0.1:0, any free port), so a client asking for it is
+					// told nothing (TestProxySettingNotice).
+					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test", ProxyListen: "127.0.0.1:0"})
 					return handover(ctx, d.Socket(), r, w, opts.MaxMessageBytes)
 				},
 			})
@@ -597,5 +603,54 @@ func TestProxiedCompactionProgress(t *testing.T) {
 				t.Errorf("A's editor got B's compaction: work %v, boundaries %v", st.Work, st.Boundaries)
 			}
 		})
+	})
+}
+
+// TestProxySettingNotice: a client whose initializationOptions ask for a
+// proxy address the daemon does not serve is told once, by a warning naming
+// the daemon's proxy; a client asking for the daemon's own address (or a
+// loopback spelling of it), or for none, is told nothing.
+func TestProxySettingNotice(t *testing.T) {
+	ws := realDir(t)
+	d := start(t, daemon.Options{Idle: -1, ProxyListen: "127.0.0.1:0"})
+	addr := d.ProxyAddr()
+	_, port, _ := net.SplitHostPort(addr)
+	init := func(listen string) json.RawMessage {
+		if listen == "" {
+			return nil
+		}
+		return json.RawMessage(fmt.Sprintf(`{"proxy":{"listen":%q}}`, listen))
+	}
+	for _, c := range []struct {
+		listen string
+		told   bool
+	}{
+		{"127.0.0.1:1", true},
+		{addr, false},
+		{"localhost:" + port, false},
+		{"", false},
+	} {
+		rpctest.Run(t, rpctest.Options{Workspace: ws, Serve: d.via(), InitOptions: init(c.listen), PressureInterval: -1}, func(t *testing.T, env *rpctest.Env) {
+			var list []session.SessionInfo
+			env.Call("vtcode/listSessions", struct{}{}, &list) // a round trip after initialize
+			shown := env.State().ShowMessages
+			if !c.told {
+				if len(shown) != 0 {
+					t.Errorf("proxy setting %q (the daemon serves %s): told %+v", c.listen, addr, shown)
+				}
+				return
+			}
+			env.Await(rpctest.ShownMessage("http://" + addr))
+			shown = env.State().ShowMessages
+			if len(shown) != 1 || shown[0].Type != rpc.MessageWarning || !strings.Contains(shown[0].Message, c.listen) || !strings.Contains(shown[0].Message, "--no-shared") {
+				t.Errorf("proxy setting %q: told %+v, want one warning naming %s and the daemon's %s", c.listen, shown, c.listen, addr)
+			}
+		})
+	}
+
+	// A daemon without a proxy says it has none.
+	off := start(t, daemon.Options{Idle: -1})
+	rpctest.Run(t, rpctest.Options{Workspace: ws, Serve: off.via(), InitOptions: init("127.0.0.1:8787"), PressureInterval: -1}, func(t *testing.T, env *rpctest.Env) {
+		env.Await(rpctest.ShownMessage("has none"))
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,9 +13,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/proxy"
 	"github.com/vtcode/vtcode-ls/rpc"
 	"github.com/vtcode/vtcode-ls/session"
@@ -276,6 +279,47 @@ func (d *Daemon) ProxyAddr() string {
 	return d.proxyLn.Addr().String()
 }
 
+// proxyNotice is what a client whose initializationOptions ask for a
+// proxy is told when the daemon does not serve that address ("" when it
+// does): the daemon's proxy is the user configuration's, one per user.
+func (d *Daemon) proxyNotice(init json.RawMessage) string {
+	p, ok, err := config.ProxyFromJSON(init, config.Proxy{})
+	want := strings.TrimSpace(p.Listen)
+	if !ok || err != nil || want == "" {
+		return ""
+	}
+	addr := d.ProxyAddr()
+	if addr == "" {
+		why := d.proxyErr
+		if why == "" {
+			why = "it is off in the user configuration"
+		}
+		return fmt.Sprintf("vtcode-ls: your proxy setting %s is not used: the shared daemon serves the proxy of the user configuration ([proxy] listen), and it has none (%s). Set [proxy] listen in the user configuration, or run vtcode-ls with --no-shared to use your setting.", want, why)
+	}
+	if sameAddr(want, d.o.ProxyListen) || sameAddr(want, addr) {
+		return ""
+	}
+	return fmt.Sprintf("vtcode-ls: your proxy setting %s is not used: the shared daemon's proxy listens on http://%s ([proxy] listen of the user configuration); point your agents there (vtcode-ls run does), or run vtcode-ls with --no-shared to use your setting.", want, addr)
+}
+
+// sameAddr reports whether two listen addresses reach the same proxy: equal,
+// or the same port on loopback hosts ("localhost:8787", "127.0.0.1:8787").
+func sameAddr(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	if err1 != nil || err2 != nil || pa != pb || pa == "0" {
+		return false
+	}
+	loopback := func(h string) bool {
+		ip := net.ParseIP(h)
+		return h == "localhost" || ip != nil && ip.IsLoopback()
+	}
+	return ha == hb || loopback(ha) && loopback(hb)
+}
+
 // ProxyBase is the proxy's base path of workspace root
 // (proxy.WorkspaceBase under the daemon's key).
 func (d *Daemon) ProxyBase(root string) string { return proxy.WorkspaceBase(root, d.key) }
@@ -410,6 +454,7 @@ func (d *Daemon) attach(ctx context.Context, c net.Conn, br *bufio.Reader, req r
 	}
 	opts := d.o.RPC
 	opts.Shared, opts.Attach, opts.Session = d.hub, nil, session.Options{}
+	opts.InitNotice = d.proxyNotice
 	if opts.Logger == nil {
 		opts.Logger = d.logger
 	}
@@ -475,6 +520,7 @@ type Status struct {
 	Clients    int               `json:"clients"`
 	Runs       int               `json:"runs"` // agents started by vtcode-ls run
 	Proxied    int               `json:"proxiedInFlight"`
+	IdleSec    float64           `json:"idleSeconds"`          // exits this long after the last client; negative: never
 	Proxy      string            `json:"proxy,omitempty"`      // the proxy's address
 	ProxyError string            `json:"proxyError,omitempty"` // why there is no proxy
 	Workspaces []WorkspaceStatus `json:"workspaces"`
@@ -496,6 +542,14 @@ func (d *Daemon) Status(ctx context.Context) *Status {
 	st := &Status{PID: os.Getpid(), Version: d.o.Version, Started: d.started, Socket: d.o.Socket,
 		Clients: d.clients, Runs: d.holds, Proxied: d.inflight, Proxy: d.ProxyAddr(), ProxyError: d.proxyErr}
 	d.mu.Unlock()
+	switch idle := d.o.Idle; {
+	case idle == 0:
+		st.IdleSec = DefaultIdle.Seconds()
+	case idle < 0:
+		st.IdleSec = -1
+	default:
+		st.IdleSec = idle.Seconds()
+	}
 	st.UptimeSec = time.Since(d.started).Seconds()
 	st.Workspaces = []WorkspaceStatus{}
 	for _, root := range d.mgr.Workspaces() {

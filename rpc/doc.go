@@ -100,7 +100,10 @@
 // its folders, and notifications of other workspaces are not sent. A
 // daemon that dies ends the connection (the input ends); the next
 // connection starts a new daemon, and openSession resumes the sessions
-// with every acknowledged event.
+// with every acknowledged event. The daemon's proxy is the user
+// configuration's: initializationOptions.proxy does not move it, and a
+// client whose proxy.listen differs from what the daemon serves gets one
+// window/showMessage warning (type 2) naming the daemon's proxy address.
 //
 // The initialize result advertises the vtcode protocol:
 //
@@ -670,7 +673,10 @@
 // advertise capabilities.window.workDoneProgress to see it), and
 // vtcode/compact, vtcode/projectionStats, vtcode/history and vtcode/restore
 // act on them. A proxied session without an API key of the daemon's own
-// summarizes offline: the agent's credentials are only ever forwarded.
+// summarizes offline: the agent's credentials are only ever forwarded,
+// unless the user configuration sets [proxy] summarizer = "agent"; then the
+// summary a request makes the engine write goes to that request's upstream
+// with that request's credentials and model, for that one call.
 //
 // How the proxy maps the agent's requests onto a session:
 //

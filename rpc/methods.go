@@ -162,6 +162,11 @@ func (s *server) initialize(_ context.Context, p *InitializeParams, _ session.Pr
 	if s.opts.Attach != nil {
 		s.opts.Attach(s.base, s.mgr, p.InitializationOptions)
 	}
+	if s.opts.InitNotice != nil {
+		if text := s.opts.InitNotice(p.InitializationOptions); text != "" {
+			s.showMessage(MessageWarning, text)
+		}
+	}
 	version := s.opts.Version
 	if version == "" {
 		version = "devel"

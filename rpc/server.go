@@ -51,6 +51,11 @@ type Options struct {
 	// Attach, when set, is called after each successful initialize (see
 	// [AttachFunc]).
 	Attach AttachFunc
+	// InitNotice, when set, is called after each successful initialize
+	// with the client's initializationOptions; a non-empty result is shown
+	// to the user once, as a window/showMessage warning (the shared daemon
+	// says so when it does not serve the client's proxy setting).
+	InitNotice func(initOptions json.RawMessage) string
 	// Shared, when set, is the session manager the connection serves
 	// instead of one of its own (the per-user daemon, see [Shared]);
 	// Session is then unused.

@@ -31,7 +31,7 @@ const idleEnv = "VTCODE_DAEMON_IDLE"
 func daemonMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("daemon", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	idle := fs.Duration("idle", daemon.DefaultIdle, "exit `d` after the last client and the last proxied request (0: never)")
+	idle := fs.Duration("idle", daemon.DefaultIdle, "exit `d` after the last client and the last proxied request (0: never; default [daemon] idle of the user configuration, else 3m)")
 	logFile := fs.String("log-file", "", "write the log to `file` (appending) instead of stderr")
 	listen := fs.String("proxy-listen", "", "the proxy's `addr` (default [proxy] listen of the user configuration, else "+proxy.DefaultListen+"; \"off\": no proxy)")
 	fs.Usage = func() {
@@ -93,6 +93,11 @@ Flags:
 			fmt.Fprintf(stderr, "vtcode-ls daemon: the shared secret variable %s is not set\n", px.SecretEnv)
 			return 2
 		}
+	}
+	idleSet := false
+	fs.Visit(func(f *flag.Flag) { idleSet = idleSet || f.Name == "idle" })
+	if !idleSet && ucfg.Daemon.Idle != 0 {
+		*idle = ucfg.Daemon.Idle // negative: never
 	}
 	if *idle == 0 {
 		*idle = -1 // never
@@ -249,8 +254,12 @@ Flags:
 	if st.Proxy == "" {
 		proxyLine = "not listening: " + st.ProxyError
 	}
-	fmt.Fprintf(stdout, "pid        %d\nversion    %s\nuptime     %s\nsocket     %s\nclients    %d\nruns       %d\nproxy      %s\nsessions   %d\n",
-		st.PID, st.Version, (time.Duration(st.UptimeSec) * time.Second).String(), st.Socket, st.Clients, st.Runs, proxyLine, st.Sessions)
+	idleLine := "never"
+	if st.IdleSec >= 0 {
+		idleLine = (time.Duration(st.IdleSec) * time.Second).String() + " after the last client"
+	}
+	fmt.Fprintf(stdout, "pid        %d\nversion    %s\nuptime     %s\nidle       %s\nsocket     %s\nclients    %d\nruns       %d\nproxy      %s\nsessions   %d\n",
+		st.PID, st.Version, (time.Duration(st.UptimeSec) * time.Second).String(), idleLine, st.Socket, st.Clients, st.Runs, proxyLine, st.Sessions)
 	if len(st.Workspaces) == 0 {
 		fmt.Fprintln(stdout, "workspaces none")
 	}

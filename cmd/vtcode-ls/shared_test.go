@@ -458,3 +458,34 @@ func freePort(t *testing.T) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// TestDaemonIdleConfig: the idle time of a daemon a client starts is
+// [daemon] idle of the user configuration, unless VTCODE_DAEMON_IDLE says
+// otherwise; status reports it.
+func TestDaemonIdleConfig(t *testing.T) {
+	bin := buildBinary(t)
+	for _, c := range []struct {
+		env  string
+		want float64
+		line string
+	}{
+		{"", 7 * 60, "idle       7m0s after the last client"},
+		{"45s", 45, "idle       45s after the last client"},
+	} {
+		ws := sharedEnv(t)
+		user := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "vtcode", "vtcode.toml")
+		if err := os.WriteFile(user, []byte("[proxy]\nlisten = \"127.0.0.1:0\"\n\n[daemon]\nidle = \"7m\"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(idleEnv, c.env)
+		startClient(t, bin, ws)
+		st, _ := status(t, bin)
+		if st == nil || st.IdleSec != c.want {
+			t.Errorf("%s=%q: status %+v, want idle %vs", idleEnv, c.env, st, c.want)
+		}
+		out, _ := exec.Command(bin, "status").Output()
+		if !strings.Contains(string(out), c.line) {
+			t.Errorf("%s=%q: status prints\n%s\nwant %q", idleEnv, c.env, out, c.line)
+		}
+	}
+}

@@ -653,6 +653,30 @@ test("ask mode: a proposal is a message naming :VtCompact!; :VtDecline says not 
   assert(n.msg:find(o.sessionId, 1, true), n.msg)
 end)
 
+test("the shared daemon killed: one message, the client reconnects, the session resumes", function()
+  local st = vim.fn.json_decode(vim.fn.system({ bin, "status", "--json" }))
+  assert(vim.v.shell_error == 0 and type(st) == "table" and st.pid, "vtcode-ls status --json")
+  local old = vt._state.client_id
+  local mark = #notes + 1
+  eq((vim.uv or vim.loop).kill(st.pid, 9), 0, "kill -9 " .. st.pid)
+  wait_note("connection to vtcode%-ls was lost", "the reconnect message", mark)
+  wait(15000, function()
+    return vt._state.initialized and vt._state.client_id ~= nil and vt._state.client_id ~= old
+  end, "the new client")
+  local ours = {}
+  for i = mark, #notes do
+    if notes[i].msg:find("^vtcode: ") then
+      table.insert(ours, notes[i].msg)
+    end
+  end
+  eq(#ours, 1, "the plugin's messages " .. vim.inspect(ours))
+  emit("    " .. ours[1])
+  local o = rpc("vtcode/openSession", { sessionId = sid })
+  eq(o.resumed, true, "the session resumed in the new daemon")
+  local st2 = vim.fn.json_decode(vim.fn.system({ bin, "status", "--json" }))
+  assert(type(st2) == "table" and st2.pid ~= st.pid and st2.clients == 1, "a new daemon with this client: " .. vim.inspect(st2))
+end)
+
 test(":checkhealth vtcode passes", function()
   vim.cmd("checkhealth vtcode")
   local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)

@@ -44,6 +44,10 @@ RUN=$HERE/test-results/e2e
 rm -rf "$RUN"; mkdir -p "$RUN/out" "$RUN/ext" "$RUN/ext-bundled" "$RUN/ws-bundled" "$RUN/xdg/config" "$RUN/xdg/data" "$RUN/xdg/cache" "$RUN/ws-ui" "$RUN/ws-tests"
 printf '# e2e workspace\n' > "$RUN/ws-ui/README.md"; printf '# e2e host-test workspace\n' > "$RUN/ws-tests/README.md"
 export XDG_CONFIG_HOME=$RUN/xdg/config XDG_DATA_HOME=$RUN/xdg/data XDG_CACHE_HOME=$RUN/xdg/cache  # keep ~ clean
+# The windows attach to a shared daemon of this run's own (a short folder: a socket path is
+# bounded), stopped at the end; the bundled-daemon window gets another, which its binary starts.
+DAEMONS=$(mktemp -d /tmp/vtcode-e2e-daemon.XXXXXX)
+export VTCODE_DAEMON_DIR=$DAEMONS/shared VTCODE_DAEMON_IDLE=60s
 
 # the test agent extension, with the shared session fixture
 cp -r test/e2e/agent-ext "$RUN/agent-ext"; cp test/fixtures.cjs "$RUN/agent-ext/"
@@ -88,6 +92,8 @@ cleanup() {
     [ $alive = 0 ] && break; sleep 0.3
   done
   for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
+  for d in "$DAEMONS"/*; do VTCODE_DAEMON_DIR=$d "$BIN" stop >/dev/null 2>&1 || true; done
+  rm -rf "$DAEMONS"
 }
 trap cleanup EXIT
 start_cs() { # port user-data-dir workspace log extra-args... ($EXT_DIR: the extensions folder)
@@ -106,7 +112,7 @@ start_cs "$((PORT + 1))" "$RUN/ud-tests" "$RUN/ws-tests" "$RUN/code-server-tests
 wait_cs "$PORT"; wait_cs "$((PORT + 1))"
 bundled_args=()
 if [ -n "$PLATFORM_VSIX" ]; then
-  EXT_DIR=$RUN/ext-bundled start_cs "$((PORT + 2))" "$RUN/ud-bundled" "$RUN/ws-bundled" "$RUN/code-server-bundled.log"
+  EXT_DIR=$RUN/ext-bundled VTCODE_DAEMON_DIR=$DAEMONS/bundled start_cs "$((PORT + 2))" "$RUN/ud-bundled" "$RUN/ws-bundled" "$RUN/code-server-bundled.log"
   wait_cs "$((PORT + 2))"
   bundled_args=(--bundled-base "http://127.0.0.1:$((PORT + 2))" --bundled-folder "$RUN/ws-bundled" --bundled-logs "$RUN/ud-bundled/logs" --bundled-ext "$RUN/ext-bundled")
 fi

@@ -17,6 +17,10 @@ fi
 
 VTCODE_LS_BIN=$(vtcode_ls_bin)
 export VTCODE_LS_BIN
+# A daemon a test attaches to is this run's own, stopped at the end (editors/neovim/test/run.sh).
+VTCODE_DAEMON_DIR=$(mktemp -d /tmp/vtcode-vscode-daemon.XXXXXX) VTCODE_DAEMON_IDLE=30s
+export VTCODE_DAEMON_DIR VTCODE_DAEMON_IDLE
+trap 'VTCODE_DAEMON_DIR=$VTCODE_DAEMON_DIR "$VTCODE_LS_BIN" stop >/dev/null 2>&1 || true; rm -rf "$VTCODE_DAEMON_DIR"' EXIT
 log "node --test (unit + protocol against $VTCODE_LS_BIN)"
 mkdir -p test-results
 tap=test-results/node-test.tap

@@ -10,6 +10,8 @@ import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
   CancellationTokenSource,
+  CloseAction,
+  ErrorAction,
   LanguageClient,
   type LanguageClientOptions,
   RevealOutputChannelOn,
@@ -31,7 +33,7 @@ import { ContextPanel } from './contextPanel';
 import { isNoOp } from './contextmap';
 import { PreviewDocuments, PreviewScheme } from './preview';
 import { editPrompt, PromptFileSystem, PromptScheme } from './prompt';
-import { machineSetting, resolveServer } from './server';
+import { machineSetting, Reconnects, resolveServer } from './server';
 import { ProjectionDeltas, projectionDeltaCapability } from './delta';
 import { NotificationProgress, ProgressCreateFeature } from './progress';
 import {
@@ -72,6 +74,7 @@ export interface VtcodeApi {
 class Extension implements vscode.Disposable {
   private client!: LanguageClient;
   private starting: Promise<LanguageClient> | undefined;
+  private readonly reconnects = new Reconnects();
   private readonly log: vscode.LogOutputChannel;
   private readonly status: vscode.StatusBarItem;
   private readonly tracker = new SessionTracker();
@@ -217,9 +220,10 @@ class Extension implements vscode.Disposable {
       }
     }
     const extra = machineSetting(cfg.inspect<string[]>('serverArgs')) ?? [];
-    // vtcode-ls without a command attaches to the user's shared daemon.
-    const shared = machineSetting(cfg.inspect<boolean>('server.shared')) ?? false;
-    return { command, args: shared ? extra : ['serve', ...extra], source };
+    // vtcode-ls without a command attaches to the user's shared daemon (started on demand);
+    // --no-shared serves this window in its own process.
+    const shared = machineSetting(cfg.inspect<boolean>('server.shared')) ?? true;
+    return { command, args: shared ? extra : ['--no-shared', ...extra], source };
   }
 
   // initializationOptions: the proxy address of vtcode.proxy.listen, when set
@@ -232,7 +236,7 @@ class Extension implements vscode.Disposable {
 
   private createClient(): LanguageClient {
     const { command, args, source } = this.serverCommand();
-    this.log.info(`starting ${command} ${args.join(' ')}${source === 'bundled' ? ' (bundled with the extension)' : ''}`);
+    this.log.info(`starting ${[command, ...args].join(' ')}${source === 'bundled' ? ' (bundled with the extension)' : ''}`);
     const serverOptions: ServerOptions = {
       command,
       args,
@@ -243,7 +247,28 @@ class Extension implements vscode.Disposable {
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      connectionOptions: { maxRestartCount: 3 },
+      // A connection that closes (the shared daemon killed: the forwarder exits 1) restarts at
+      // once, bounded, with one message per outage; write errors on the dead pipe say nothing
+      // more than the output channel (the close that follows is what the user hears about).
+      errorHandler: {
+        error: (error, _message, count) => {
+          this.log.warn(`connection error: ${error.message}`);
+          return { action: count !== undefined && count > 3 ? ErrorAction.Shutdown : ErrorAction.Continue, handled: true };
+        },
+        closed: () => {
+          const { restart, message } = this.reconnects.closed(Date.now());
+          this.log.warn(restart ? 'the connection to vtcode-ls closed; restarting it' : 'the connection to vtcode-ls closed; not restarting');
+          if (message && restart) {
+            void vscode.window.showInformationMessage(message);
+          } else if (message) {
+            void vscode.window.showErrorMessage(message, 'Restart Server', 'Show Output').then((a) => {
+              if (a === 'Restart Server') void this.restart();
+              if (a === 'Show Output') this.log.show(true);
+            });
+          }
+          return { action: restart ? CloseAction.Restart : CloseAction.DoNotRestart, handled: true };
+        },
+      },
       initializationOptions: this.initializationOptions(),
     };
     const client = new LanguageClient('vtcode', 'VT Code', serverOptions, clientOptions);

@@ -57,3 +57,39 @@ export function resolveServer(opts: {
 export function machineSetting<T>(i: { globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T } | undefined): T | undefined {
   return i?.globalValue;
 }
+
+/**
+ * Reconnects is the policy for a connection to vtcode-ls that closed without the extension asking
+ * (the shared daemon was killed, the forwarder exited 1): restart at once, at most `max` times in
+ * `windowMs`, telling the user once per outage, not once per failed request. `closed` returns
+ * whether to restart and the one message to show ('' for none).
+ */
+export class Reconnects {
+  private times: number[] = [];
+  private lastNotice = -Infinity;
+
+  constructor(
+    readonly max = 5,
+    readonly windowMs = 3 * 60 * 1000,
+  ) {}
+
+  closed(now: number): { restart: boolean; message: string } {
+    this.times = this.times.filter((t) => now - t < this.windowMs);
+    this.times.push(now);
+    if (this.times.length > this.max) {
+      this.times = [];
+      this.lastNotice = -Infinity;
+      return {
+        restart: false,
+        message: `VT Code: vtcode-ls stopped ${this.max + 1} times in ${Math.round(this.windowMs / 60000)} minutes and is not restarted again; see the output, then run "VT Code: Restart Server".`,
+      };
+    }
+    // One message per outage: the restarts that follow within the window say nothing more.
+    const first = now - this.lastNotice >= this.windowMs;
+    this.lastNotice = now;
+    return {
+      restart: true,
+      message: first ? 'VT Code: the connection to vtcode-ls was lost (the shared daemon stopped); reconnecting. Sessions resume from disk.' : '',
+    };
+  }
+}

@@ -59,8 +59,15 @@ local state = {
   compact_request = nil, -- { client_id, id } of the running :VtCompact
   wrapped = nil, -- { client, wrapper }: the client() wrapper of the running client (vtcode.delta)
   token_seq = 0,
+  stopping = false, -- M.stop() asked the client to stop: its exit is not a lost connection
+  reconnected_at = nil, -- uv.now() of the last automatic restart
 }
 M._state = state
+
+-- A lost connection (vtcode-ls exited without being asked, e.g. the shared daemon was killed and
+-- the forwarder exited 1) is restarted once, and the user is told once; a second loss within
+-- this time is reported and left stopped.
+local reconnect_window_ms = 3 * 60 * 1000
 
 local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = "vtcode" })
@@ -390,7 +397,14 @@ function M.start(bufnr)
         state.current = nil
         state.pressure = {}
         state.progress = {}
-        vim.schedule(redraw)
+        local lost = not state.stopping and (code ~= 0 or (signal ~= 0 and signal ~= 15)) -- 15: Neovim ending it
+        state.stopping = false
+        vim.schedule(function()
+          redraw()
+          if lost then
+            M._reconnect(bufnr, code, signal)
+          end
+        end)
       end
     end,
   })
@@ -411,10 +425,28 @@ function M.start(bufnr)
   return true
 end
 
+--- Restarts the client after its connection was lost (see reconnect_window_ms).
+function M._reconnect(bufnr, code, signal)
+  local why = string.format("exit code %s%s", tostring(code), (signal or 0) ~= 0 and (", signal " .. tostring(signal)) or "")
+  local now = uv.now()
+  if state.reconnected_at and now - state.reconnected_at < reconnect_window_ms then
+    notify("vtcode: the connection to vtcode-ls was lost again (" .. why .. "); not restarting it. See :LspLog, then :lua require('vtcode').start()", vim.log.levels.ERROR)
+    return
+  end
+  state.reconnected_at = now
+  if not vim.api.nvim_buf_is_valid(bufnr) then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  if M.start(bufnr) then
+    notify("vtcode: the connection to vtcode-ls was lost (" .. why .. "; the shared daemon stopped?); reconnected, the sessions resume", vim.log.levels.WARN)
+  end
+end
+
 --- Stops the client.
 function M.stop()
   local c = M.client()
   if c then
+    state.stopping = true
     call(c, "stop")
   end
 end

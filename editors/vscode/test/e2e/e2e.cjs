@@ -285,7 +285,7 @@ const toast = (page, text, timeout = 30000) =>
       const logs = [];
       const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else if (e.name === 'VT Code.log') logs.push(p); } };
       walk(args['bundled-logs']);
-      const started = logs.map((f) => fs.readFileSync(f, 'utf8')).join('\n').match(/starting (\S+) serve \(bundled with the extension\)/);
+      const started = logs.map((f) => fs.readFileSync(f, 'utf8')).join('\n').match(/starting (\S+)(?: --no-shared)? \(bundled with the extension\)/);
       if (!started) throw new Error('no "starting … (bundled with the extension)" line in ' + JSON.stringify(logs));
       if (!started[1].startsWith(args['bundled-ext'] + path.sep) || !/[\\/]server[\\/]vtcode-ls$/.test(started[1])) throw new Error(`started ${started[1]}, not the packaged daemon`);
       log(`bundled daemon: ${started[1]}; status ${status}`);

@@ -256,11 +256,11 @@ test('vtcode.proxy.listen: initializationOptions.proxy starts the in-process pro
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
   const stats = await (await fetch(url + '/vtcode-ls/stats')).json();
   assert.equal(stats.requests, 0);
-  // A provider without a base_url: the agent gets a 502 in the API's error shape.
+  // A provider the user configuration does not name is not reachable: a 404 in the API's error shape.
   const resp = await fetch(url + '/p/nowhere/v1/chat/completions', {
     method: 'POST', headers: { 'content-type': 'application/json', 'x-session-id': 'ses_test' },
     body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
   });
-  assert.equal(resp.status, 502);
+  assert.equal(resp.status, 404);
   assert.equal((await resp.json()).type, 'error');
 });
