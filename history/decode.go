@@ -71,16 +71,27 @@ func skipSpace(b []byte, i int) int {
 
 // skipString returns the index after the string starting at b[i] == '"',
 // and whether it holds a backslash.
+//
+// It searches with bytes.IndexByte (vectorized) rather than byte by byte:
+// q is the first quote at or after j, found again only once an escape
+// consumed it, so every byte is searched a bounded number of times.
 func skipString(b []byte, i int) (int, bool, error) {
 	escaped := false
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			escaped = true
-			j++
-		case '"':
-			return j + 1, escaped, nil
+	j, q := i+1, -1
+	for j < len(b) {
+		if q < j {
+			k := bytes.IndexByte(b[j:], '"')
+			if k < 0 {
+				return 0, false, errSyntax
+			}
+			q = j + k
 		}
+		k := bytes.IndexByte(b[j:q], '\\')
+		if k < 0 {
+			return q + 1, escaped, nil
+		}
+		escaped = true
+		j += k + 2 // the backslash and the byte it escapes
 	}
 	return 0, false, errSyntax
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -186,6 +187,33 @@ func TestFieldErrorPaths(t *testing.T) {
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Path != want {
 			t.Errorf("%s: error %v, want a FieldError at %q", in, err, want)
+		}
+	}
+}
+
+// TestValueEndStrings: the structure scan ends a string at its first
+// unescaped quote, whatever the escapes before it, and rejects a string
+// that does not end.
+func TestValueEndStrings(t *testing.T) {
+	long := strings.Repeat(`x\n\t\"`, 2000)
+	for _, tc := range []struct {
+		in   string
+		want int // -1: an error
+	}{
+		{`"abc"`, 5}, {`""`, 2}, {`"\\"`, 4}, {`"a\"b"`, 6}, {`"\\\""`, 6}, {`"\\\\"x`, 6},
+		{`"` + long + `"`, len(long) + 2}, {`"` + long + `" , "z"`, len(long) + 2},
+		{`["a\"]", {"k": "\\"}]`, 21},
+		{`"abc`, -1}, {`"abc\"`, -1}, {`"abc\`, -1}, {`"\`, -1}, {`"`, -1},
+	} {
+		got, err := ValueEnd([]byte(tc.in), 0)
+		if tc.want < 0 {
+			if err == nil {
+				t.Errorf("ValueEnd(%.40q) = %d, want an error", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ValueEnd(%.40q) = %d, %v; want %d", tc.in, got, err, tc.want)
 		}
 	}
 }

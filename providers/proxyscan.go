@@ -1,11 +1,12 @@
 package providers
 
 import (
+	"bytes"
 	"container/list"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -118,76 +119,129 @@ func scanValue(b []byte, i int) (int, error) {
 	return end, nil
 }
 
-// DecodeCache remembers decoded conversation elements by the digest of
-// their bytes, so that a proxy decodes each message of a conversation once
-// although the agent sends it with every request. It holds at most max
-// bytes of elements (least recently used dropped first) and is safe for
-// concurrent use. Values must not be modified by their users.
+// DecodeCache remembers decoded conversation elements by their bytes, so
+// that a proxy decodes each message of a conversation once although the
+// agent sends it with every request. It holds at most max bytes of elements
+// (least recently used dropped first) and is safe for concurrent use. Values
+// must not be modified by their users.
+//
+// An element is found by a seeded hash of its bytes and taken only when its
+// bytes are the stored ones: a lookup costs a hash and a comparison (both
+// at memory speed, where a cryptographic digest of every resent message was
+// most of a proxied request's decoding), and no collision can hand back
+// another element's decode.
+//
+// A decode given the sessions' estimator ([DecodeCache.Estimating]) gives
+// the messages of a newly decoded element their token estimates before
+// storing it ([DecodeCache.Estimate]): every later request carrying the
+// element copies its messages with the estimates, so a resent message, an
+// assistant message included, is not tokenized again.
 type DecodeCache struct {
+	s   *cacheStore
+	est *history.Estimator
+}
+
+// cacheStore is the elements of a DecodeCache and its handles.
+type cacheStore struct {
 	mu   sync.Mutex
 	max  int
 	size int
+	seed maphash.Seed
 	lru  *list.List // of *cacheEntry, most recent first
-	m    map[[32]byte]*list.Element
+	m    map[cacheKey]*list.Element
+}
+
+type cacheKey struct {
+	format string
+	sum    uint64
 }
 
 type cacheEntry struct {
-	key  [32]byte
-	size int
-	v    any
+	key cacheKey
+	raw []byte
+	v   any
 }
 
 // NewDecodeCache returns a cache of at most maxBytes of elements.
 func NewDecodeCache(maxBytes int) *DecodeCache {
-	return &DecodeCache{max: maxBytes, lru: list.New(), m: map[[32]byte]*list.Element{}}
+	return &DecodeCache{s: &cacheStore{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), m: map[cacheKey]*list.Element{}}}
 }
 
-// CacheKey is the cache key of an element of a wire format.
-func CacheKey(format string, raw []byte) [32]byte {
-	h := sha256.New()
-	h.Write([]byte(format))
-	h.Write([]byte{0})
-	h.Write(raw)
-	var k [32]byte
-	h.Sum(k[:0])
-	return k
+// Estimating returns the cache, the same elements, for a decode whose new
+// elements [DecodeCache.Estimate] estimates with e: that of the sessions
+// the decoded messages go to (a session whose tokenizer differs estimates
+// them again itself).
+func (c *DecodeCache) Estimating(e *history.Estimator) *DecodeCache {
+	if c == nil {
+		return nil
+	}
+	return &DecodeCache{s: c.s, est: e}
 }
 
-// Get returns the value stored for key.
-func (c *DecodeCache) Get(key [32]byte) (any, bool) {
+// Estimate gives msgs, the messages of a newly decoded element not shared
+// yet, their estimates under the cache's estimator, if it has one.
+func (c *DecodeCache) Estimate(msgs []history.Message) {
+	if c == nil || c.est == nil {
+		return
+	}
+	for i := range msgs {
+		c.est.Message(&msgs[i])
+	}
+}
+
+// Get returns the value stored for the element raw of a wire format.
+func (c *DecodeCache) Get(format string, raw []byte) (any, bool) {
 	if c == nil {
 		return nil, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[key]
+	s := c.s
+	k := cacheKey{format, maphash.Bytes(s.seed, raw)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[k]
 	if !ok {
 		return nil, false
 	}
-	c.lru.MoveToFront(e)
-	return e.Value.(*cacheEntry).v, true
+	ent := e.Value.(*cacheEntry)
+	if !bytes.Equal(ent.raw, raw) {
+		return nil, false
+	}
+	s.lru.MoveToFront(e)
+	return ent.v, true
 }
 
-// Put stores v for key, an element of size bytes.
-func (c *DecodeCache) Put(key [32]byte, size int, v any) {
-	if c == nil || size > c.max {
+// Put stores v for the element raw of a wire format. The cache keeps raw
+// to compare elements by their bytes: it must be a copy that nothing
+// modifies and that pins no larger buffer (the copy a decoded value holds
+// already costs nothing more).
+func (c *DecodeCache) Put(format string, raw []byte, v any) {
+	if c == nil || len(raw) > c.s.max {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.m[key]; ok {
-		c.lru.MoveToFront(e)
-		return
+	s := c.s
+	k := cacheKey{format, maphash.Bytes(s.seed, raw)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.m[k]; ok {
+		if ent := e.Value.(*cacheEntry); bytes.Equal(ent.raw, raw) {
+			s.lru.MoveToFront(e)
+			return
+		}
+		s.remove(e) // another element with the same hash: the newer one stays
 	}
-	c.m[key] = c.lru.PushFront(&cacheEntry{key, size, v})
-	c.size += size
-	for c.size > c.max {
-		last := c.lru.Back()
-		ent := last.Value.(*cacheEntry)
-		c.lru.Remove(last)
-		delete(c.m, ent.key)
-		c.size -= ent.size
+	s.m[k] = s.lru.PushFront(&cacheEntry{k, raw, v})
+	s.size += len(raw)
+	for s.size > s.max {
+		s.remove(s.lru.Back())
 	}
+}
+
+// remove drops the entry e; s.mu is held.
+func (s *cacheStore) remove(e *list.Element) {
+	ent := e.Value.(*cacheEntry)
+	s.lru.Remove(e)
+	delete(s.m, ent.key)
+	s.size -= len(ent.raw)
 }
 
 // DecodeMembers unmarshals the members named in dst (name → pointer) that

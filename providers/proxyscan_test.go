@@ -3,7 +3,11 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
 	"testing"
+	"time"
 )
 
 func FuzzMembers(f *testing.F) {
@@ -107,4 +111,91 @@ func hasDuplicateMember(body []byte) bool {
 		}
 	}
 	return false
+}
+
+// TestDecodeCacheByBytes: a decoded element is found again by its bytes
+// only (an equal copy, the same format), and the cache stays within its
+// size, dropping the least recently used first.
+func TestDecodeCacheByBytes(t *testing.T) {
+	c := NewDecodeCache(130)
+	a := []byte(`{"role":"user","content":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}`) // 58 bytes
+	c.Put("anthropic", bytes.Clone(a), "A")
+	if v, ok := c.Get("anthropic", bytes.Clone(a)); !ok || v != "A" {
+		t.Fatalf("an equal copy of a stored element: %v %v", v, ok)
+	}
+	if _, ok := c.Get("chat", a); ok {
+		t.Error("an element of another format was found")
+	}
+	b := bytes.Clone(a)
+	b[len(b)-3] = 'b'
+	if _, ok := c.Get("anthropic", b); ok {
+		t.Error("an element one byte apart was found")
+	}
+	c.Put("anthropic", b, "B") // 116 bytes in all
+	c.Get("anthropic", a)      // a is now the most recent
+	d := []byte(`{"role":"user","content":"d"}`)
+	c.Put("anthropic", d, "D") // over 130: b goes
+	if _, ok := c.Get("anthropic", b); ok {
+		t.Error("the least recently used element was kept past the cache's size")
+	}
+	if _, ok := c.Get("anthropic", a); !ok {
+		t.Error("a recently used element was dropped")
+	}
+	if _, ok := c.Get("anthropic", d); !ok {
+		t.Error("the newest element was dropped")
+	}
+	var nilCache *DecodeCache
+	nilCache.Put("anthropic", a, "A")
+	if _, ok := nilCache.Get("anthropic", a); ok {
+		t.Error("a nil cache found an element")
+	}
+}
+
+// TestSSERecorderDoesNotHoldTheStream: Write hands the bytes over while the
+// reader is busy with an earlier event, the reader still sees every event
+// in order, and after the reader stopped early a writer never waits, however
+// much follows.
+func TestSSERecorderDoesNotHoldTheStream(t *testing.T) {
+	release := make(chan struct{})
+	var got []string
+	rec := NewSSERecorder(func(event, data string) error {
+		if len(got) == 0 {
+			<-release // busy with the first event
+		}
+		got = append(got, data)
+		if data == "end" {
+			return io.EOF
+		}
+		return nil
+	}, func() (Recorded, error) {
+		return Recorded{StopReason: strings.Join(got, ",")}, nil
+	})
+	wrote := make(chan struct{})
+	go func() {
+		for i := 0; i < 100; i++ {
+			rec.Write([]byte(fmt.Sprintf("data: %d\n\n", i)))
+		}
+		rec.Write([]byte("data: end\n\n"))
+		close(wrote)
+	}()
+	select {
+	case <-wrote: // although event 0 is not read yet
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writes waited for the reader")
+	}
+	close(release)
+	res, err := rec.Close()
+	if err != nil || len(got) != 101 || got[0] != "0" || got[99] != "99" || !strings.HasSuffix(res.StopReason, "98,99,end") {
+		t.Fatalf("recorded %d events (%v), %q", len(got), err, Bound(res.StopReason, 40))
+	}
+
+	early := NewSSERecorder(func(event, data string) error { return io.EOF }, func() (Recorded, error) { return Recorded{}, nil })
+	early.Write([]byte("data: stop\n\n"))
+	big := bytes.Repeat([]byte("data: x\n\n"), 1<<16) // 576 KiB a write, past maxPendingSSE in all
+	for i := 0; i < 8; i++ {
+		early.Write(big)
+	}
+	if _, err := early.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

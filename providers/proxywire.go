@@ -9,6 +9,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/vtcode/vtcode-ls/history"
 )
@@ -234,23 +235,29 @@ var ErrIncomplete = errors.New("response stream ended before its final event")
 // SSERecorder reads a copy of a server-sent event stream as it is passed on:
 // Write feeds it the bytes, Close ends the stream and returns what on
 // recorded. It is safe to Write from one goroutine; Close must follow the
-// last Write.
+// last Write. Write hands the bytes over without waiting for them to be
+// read (up to maxPendingSSE bytes behind), so that reading the events never
+// holds the stream it copies.
 type SSERecorder struct {
-	pw   *io.PipeWriter
+	in   pendingBytes
 	done chan struct{}
 	res  Recorded
 	err  error
 }
 
+// maxPendingSSE bounds the bytes an SSERecorder holds that its reader has
+// not read yet: past it, Write waits.
+const maxPendingSSE = 1 << 20
+
 // NewSSERecorder starts reading events with on, which returns io.EOF after
 // the final event; finish turns what on saw into the recorded response.
 func NewSSERecorder(on func(event, data string) error, finish func() (Recorded, error)) *SSERecorder {
-	pr, pw := io.Pipe()
-	r := &SSERecorder{pw: pw, done: make(chan struct{})}
+	r := &SSERecorder{done: make(chan struct{})}
+	r.in.cond.L = &r.in.mu
 	go func() {
 		defer close(r.done)
-		err := ReadSSE(pr, on)
-		pr.CloseWithError(io.ErrClosedPipe) // unblock a writer after an early stop
+		err := ReadSSE(&r.in, on)
+		r.in.stop() // a writer after an early stop drops its bytes
 		if err == nil {
 			r.res, err = finish()
 		}
@@ -262,13 +269,66 @@ func NewSSERecorder(on func(event, data string) error, finish func() (Recorded, 
 // Write implements io.Writer; it never fails, so that a recording problem
 // never reaches the stream it copies.
 func (r *SSERecorder) Write(p []byte) (int, error) {
-	_, _ = r.pw.Write(p)
+	r.in.write(p)
 	return len(p), nil
+}
+
+// pendingBytes is the SSERecorder's input: bytes written and not read yet,
+// at most maxPendingSSE of them.
+type pendingBytes struct {
+	mu      sync.Mutex
+	cond    sync.Cond // on mu: bytes came, bytes went, or an end
+	buf     bytes.Buffer
+	closed  bool // no more writes
+	stopped bool // no more reads
+}
+
+func (b *pendingBytes) write(p []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.buf.Len() >= maxPendingSSE && !b.stopped {
+		b.cond.Wait()
+	}
+	if !b.stopped && !b.closed {
+		b.buf.Write(p)
+		b.cond.Broadcast()
+	}
+}
+
+// Read implements io.Reader for the recorder's reader: it waits for bytes
+// or the end of the input.
+func (b *pendingBytes) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.buf.Len() == 0 && !b.closed {
+		b.cond.Wait()
+	}
+	if b.buf.Len() == 0 {
+		return 0, io.EOF
+	}
+	n, _ := b.buf.Read(p)
+	b.cond.Broadcast()
+	return n, nil
+}
+
+func (b *pendingBytes) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+func (b *pendingBytes) stop() {
+	b.mu.Lock()
+	b.stopped = true
+	b.buf = bytes.Buffer{}
+	b.cond.Broadcast()
+	b.mu.Unlock()
 }
 
 // Close ends the input and returns the recorded response.
 func (r *SSERecorder) Close() (Recorded, error) {
-	r.pw.Close()
+	r.in.close()
 	<-r.done
 	return r.res, r.err
 }

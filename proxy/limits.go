@@ -108,6 +108,29 @@ func (s *Server) newBodyReader(w http.ResponseWriter, r *http.Request, limit int
 		idle: s.bodyIdle, end: now.Add(s.bodyTotal), now: s.now, limit: limit}
 }
 
+// readBody reads a whole request body: into one buffer of the announced
+// length when there is one (the body is the largest thing a request holds;
+// growing a buffer to it copies it again and again), else growing.
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, length+1) // +1: the read that finds the end needs room
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 func (b *bodyReader) Read(p []byte) (int, error) {
 	if !b.done {
 		d := b.now().Add(b.idle)

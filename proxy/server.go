@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
 	"github.com/vtcode/vtcode-ls/providers/chatcompat"
@@ -81,6 +81,7 @@ type Server struct {
 	now        func() time.Time
 	stats      statsBook
 	cache      *providers.DecodeCache // decoded messages, by their bytes
+	ests       sync.Map               // history.Tokenizer → *history.Estimator of the decoded messages
 	listenHost string
 	gate       gate
 	queueWait  time.Duration
@@ -279,7 +280,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	defer leave()
-	body, err := io.ReadAll(s.newBodyReader(w, r, limit))
+	body, err := readBody(s.newBodyReader(w, r, limit), r.ContentLength)
 	if err != nil {
 		ref := bodyRefusal(err, limit)
 		writeError(w, ref.status, ref.msg)
@@ -434,7 +435,16 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 }
 
 func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record, unverified bool, st *requestState) (out []byte, t *tee, gone bool) {
-	d, err := decode(ep, r.URL.Path, body, s.cache)
+	// The session estimates the messages right after: decoded once, they
+	// carry the estimates from then on. A request whose key the upstream
+	// has not accepted yet is forwarded first and costs no tokenizing
+	// before it is (the session finds the estimates of its elements in its
+	// own history).
+	cache := s.cache
+	if !unverified {
+		cache = cache.Estimating(s.estimator(s.o.Manager.Tokenizer(s.o.Workspace)))
+	}
+	d, err := decode(ep, r.URL.Path, body, cache)
 	if err != nil {
 		return s.failOpen(rec, ep, body, err.Error()), nil, false
 	}
@@ -528,6 +538,16 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 		})
 	}
 	return out, &tee{d: d, done: done}, false
+}
+
+// estimator returns the proxy's estimator for tokenizer t (the decode
+// cache's, see providers.DecodeCache.Estimating).
+func (s *Server) estimator(t history.Tokenizer) *history.Estimator {
+	if e, ok := s.ests.Load(t); ok {
+		return e.(*history.Estimator)
+	}
+	e, _ := s.ests.LoadOrStore(t, history.NewEstimator(t))
+	return e.(*history.Estimator)
 }
 
 // recorded notes the outcome of recording an answer of what (a session, a

@@ -57,6 +57,18 @@ func tokenizerOf(pol config.Policy) history.Tokenizer {
 	return t
 }
 
+// Tokenizer returns the tokenizer of a workspace's sessions (empty: the
+// first workspace), o200k when the workspace is unknown: a transport that
+// estimates messages before they reach a session (the proxy's decode cache)
+// uses the sessions' own method.
+func (m *Manager) Tokenizer(workspace string) history.Tokenizer {
+	cfg, err := m.WorkspaceConfig(workspace)
+	if err != nil {
+		return history.O200k
+	}
+	return tokenizerOf(cfg.Policy)
+}
+
 // syncEstimator switches the estimator when the tokenizer policy changed.
 // Messages are re-estimated lazily: an estimate cached with another
 // tokenizer is recomputed on first use.

@@ -633,13 +633,20 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		pre = append(pre, s.live[:px.head]...)
 		for j := px.covered; j < n; j++ {
 			msg := r.Messages[j]
-			if j < c && msg.Role != history.Assistant {
+			if j < c {
 				// Same digest as the stored message: the same estimate.
 				// A tool result's digest is its call id: its text may have
-				// changed (the agent cleared it).
+				// changed (the agent cleared it); an assistant message's
+				// leaves out its thinking and call arguments: it takes the
+				// stored estimate when it is the same message.
 				li := s.proxyLiveIndex(j, keys[j])
+				_, known := s.est.Cached(&msg) // decoded with its estimate (providers.DecodeCache)
 				switch {
 				case li < 0:
+				case msg.Role == history.Assistant:
+					if t, ok := s.est.Cached(&s.live[li]); ok && !known && history.Same(&msg, &s.live[li]) {
+						s.est.SetCached(&msg, t)
+					}
 				case msg.Role == history.Tool && msg.Text() != s.live[li].Text() && li < hz.Messages:
 					// The agent cleared a result the engine has cleared
 					// already: the recorded one projects to the stub the

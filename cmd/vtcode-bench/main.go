@@ -9,14 +9,15 @@
 // calls), resume of a checkpointed log, the fact ledger (facts
 // kept by compaction of the recorded sessions), the prompt-cache cost of the
 // recorded sessions (package corpus) and projection deltas. It checks the
-// performance targets (see targets, costTargets and deltaTargets) and
-// prints PASS or FAIL beside each.
+// performance targets (see targets, costTargets, deltaTargets and
+// proxyTargets) and prints PASS or FAIL beside each.
 //
 // Usage:
 //
-//	vtcode-bench [--quick] [--json] [--cpuprofile file]
+//	vtcode-bench [--quick] [--cost] [--proxy] [--json] [--cpuprofile file]
 //
 // --quick measures 10k and 100k histories only (a smoke test, a few seconds);
+// --cost and --proxy run only the prompt-cache cost or the proxy section;
 // --json prints the results as one JSON object instead of the table. Progress
 // goes to stderr; --cpuprofile writes a CPU profile of the run. `make bench`
 // runs it.
@@ -81,7 +82,7 @@ type Target struct {
 	Name     string  `json:"name"`
 	Want     string  `json:"want"`
 	Got      float64 `json:"got"`
-	Unit     string  `json:"unit"` // "x" (a ratio) or "ms"
+	Unit     string  `json:"unit"` // "x" (a ratio), "ms" or "+ms" (a time added, either sign)
 	Pass     bool    `json:"pass"`
 	Measured string  `json:"measured"` // the history it was measured on
 }
@@ -103,6 +104,7 @@ type plan struct {
 	noCost                                      bool // skip the cost section (cost.go)
 	longTurns                                   int  // turns of the long-session section (delta.go)
 	costOnly                                    bool // run the cost section only
+	proxyOnly                                   bool // run the proxy section only
 	proxyTokens, proxyReps                      int
 }
 
@@ -157,9 +159,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of a table")
 	quick := fs.Bool("quick", false, "reduced run: 10k and 100k histories only")
 	costOnly := fs.Bool("cost", false, "run only the prompt-cache cost section (the recorded sessions of package corpus)")
+	proxyOnly := fs.Bool("proxy", false, "run only the proxy section (a streamed request through vtcode-ls proxy vs httputil.ReverseProxy)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: vtcode-bench [--quick] [--cost] [--json] [--cpuprofile file]")
+		fmt.Fprintln(stderr, "usage: vtcode-bench [--quick] [--cost] [--proxy] [--json] [--cpuprofile file]")
 		fmt.Fprintln(stderr, "Measures projection, daemon round trip, estimation, compaction and memory; prints ratios.")
 		fs.PrintDefaults()
 	}
@@ -180,6 +183,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (*Report,
 			p.longTurns = 100
 		}
 	}
+	p.proxyOnly = *proxyOnly
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -234,6 +238,18 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 			return nil, err
 		}
 		rep.Targets = append(costTargets(rep.Cost), deltaTargets(rep)...)
+		rep.ElapsedSeconds = time.Since(began).Seconds()
+		return rep, nil
+	}
+
+	if p.proxyOnly {
+		logf("proxy: a %d-token streamed request, %d reps", p.proxyTokens, p.proxyReps)
+		var err error
+		if rep.Proxy, err = benchProxy(ctx, p.proxyTokens, p.proxyReps); err != nil {
+			return nil, fmt.Errorf("proxy: %w", err)
+		}
+		rep.Targets = proxyTargets(rep.Proxy)
+		rep.Machine.LoadEnd = loadAverage()
 		rep.ElapsedSeconds = time.Since(began).Seconds()
 		return rep, nil
 	}
@@ -321,6 +337,7 @@ func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	}
 
 	rep.Targets = append(append(append(targets(rep, p), costTargets(rep.Cost)...), deltaTargets(rep)...), sharedTargets(rep.Shared)...)
+	rep.Targets = append(rep.Targets, proxyTargets(rep.Proxy)...)
 	rep.PeakRSS = peakRSS()
 	rep.Machine.LoadEnd = loadAverage()
 	rep.ElapsedSeconds = time.Since(began).Seconds()

@@ -253,3 +253,18 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 	fill(&res.Cleared, ct, ctot)
 	return res, nil
 }
+
+// proxyTargets checks the proxy's overhead on a warm session with nothing
+// cleared (issue 19 §7): the first byte at most 1.5 ms after
+// httputil.ReverseProxy's, the whole answer within twice its time.
+func proxyTargets(x *ProxyResult) []Target {
+	if x == nil {
+		return nil
+	}
+	on := fmt.Sprintf("%s-token streamed request, warm", formatInt(int64(x.RequestTokens)))
+	added := float64(x.Same.TTFBNs-x.PlainTTFBNs) / 1e6
+	return []Target{
+		{Name: "proxy first byte − ReverseProxy's (same bytes)", Want: "≤ +1.5 ms", Got: added, Unit: "+ms", Pass: added <= 1.5, Measured: on},
+		{Name: "proxy total / ReverseProxy's (same bytes)", Want: "≤ 2×", Got: x.Same.TotalRatio, Unit: "x", Pass: x.Same.TotalRatio <= 2, Measured: on},
+	}
+}

@@ -281,6 +281,8 @@ func writeTable(w io.Writer, rep *Report) error {
 			switch tg.Unit {
 			case "ms":
 				got = fmt.Sprintf("%.3f ms", tg.Got)
+			case "+ms":
+				got = fmtAdded(int64(tg.Got * 1e6))
 			case "":
 				got = fmt.Sprintf("%.3g", tg.Got)
 			}

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -71,15 +72,15 @@ func DecodeMessages(body []byte, cache *providers.DecodeCache) (*providers.WireR
 	names := map[string]string{}
 	for i, sp := range elems {
 		raw := body[sp.Start:sp.End]
-		key := providers.CacheKey("anthropic", raw)
 		var el *element
-		if v, ok := cache.Get(key); ok {
+		if v, ok := cache.Get("anthropic", raw); ok {
 			el = v.(*element)
 		} else {
-			if el, err = decodeElement(json.RawMessage(append([]byte(nil), raw...)), names); err != nil {
+			if el, err = decodeElement(json.RawMessage(bytes.Clone(raw)), names); err != nil {
 				return nil, fmt.Errorf("messages[%d]: %w", i, err)
 			}
-			cache.Put(key, len(raw), el)
+			cache.Estimate(el.msgs)
+			cache.Put("anthropic", el.w.raw, el)
 		}
 		wire[i] = el.w
 		for k := range el.msgs {

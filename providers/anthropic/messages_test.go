@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -179,5 +180,114 @@ func TestDecodeRejectsBadShapes(t *testing.T) {
 		if _, err := DecodeMessages([]byte(body), nil); err == nil {
 			t.Errorf("%s decoded without error", body)
 		}
+	}
+}
+
+// TestLongStreamRecordedWhole: an answer streamed in many small deltas
+// (text, thinking, signature, a field an unknown delta extends, escapes
+// split across deltas) is recorded as the same message as the whole answer
+// sent at once.
+func TestLongStreamRecordedWhole(t *testing.T) {
+	ev := func(name string, v any) string {
+		b, _ := json.Marshal(v)
+		return "event: " + name + "\ndata: " + string(b) + "\n\n"
+	}
+	delta := func(i int, d map[string]any) string {
+		return ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d})
+	}
+	var text, thinking strings.Builder
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&text, "line %d: \"quoted\" \\ back\u2028slash\ttab é ", i)
+		fmt.Fprintf(&thinking, "step %d\n", i)
+	}
+	var sb strings.Builder
+	sb.WriteString(ev("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "m", "type": "message", "role": "assistant", "content": []any{},
+		"usage": map[string]int{"input_tokens": 10, "output_tokens": 1}}}))
+	sb.WriteString(ev("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": "", "note": "n:"}}))
+	for r := []rune(thinking.String()); len(r) > 0; {
+		n := min(7, len(r))
+		sb.WriteString(delta(0, map[string]any{"type": "thinking_delta", "thinking": string(r[:n])}))
+		r = r[n:]
+	}
+	for _, part := range []string{"c2ln", "LWFi", "Yw=="} {
+		sb.WriteString(delta(0, map[string]any{"type": "signature_delta", "signature": part}))
+		sb.WriteString(delta(0, map[string]any{"type": "note_delta", "note": part}))
+	}
+	sb.WriteString(ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0}))
+	sb.WriteString(ev("content_block_start", map[string]any{"type": "content_block_start", "index": 1, "content_block": map[string]any{"type": "text", "text": ""}}))
+	for r := []rune(text.String()); len(r) > 0; {
+		n := min(5, len(r))
+		sb.WriteString(delta(1, map[string]any{"type": "text_delta", "text": string(r[:n])}))
+		r = r[n:]
+	}
+	sb.WriteString(ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": 1}))
+	sb.WriteString(ev("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn"}, "usage": map[string]int{"output_tokens": 900}}))
+	sb.WriteString(ev("message_stop", map[string]any{"type": "message_stop"}))
+
+	rec := MessagesRecorder()
+	stream := sb.String()
+	for i := 0; i < len(stream); i += 4096 {
+		rec.Write([]byte(stream[i:min(i+4096, len(stream))]))
+	}
+	got, err := rec.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := json.Marshal(map[string]any{"id": "m", "type": "message", "role": "assistant", "stop_reason": "end_turn",
+		"content": []any{
+			map[string]any{"type": "thinking", "thinking": thinking.String(), "signature": "c2ln" + "LWFi" + "Yw==", "note": "n:c2lnLWFiYw=="},
+			map[string]any{"type": "text", "text": text.String()},
+		},
+		"usage": map[string]int{"input_tokens": 10, "output_tokens": 900}})
+	want, err := RecordMessage(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !history.Equal(got.Message, want.Message) || providers.MessageKey(&got.Message) != providers.MessageKey(&want.Message) {
+		t.Errorf("streamed answer recorded as\n%+v\nwant\n%+v", got.Message, want.Message)
+	}
+	if got.Message.Text() != text.String() || got.Message.Reasoning != thinking.String() {
+		t.Errorf("text or thinking lost: %d/%d bytes of text, %d/%d of thinking", len(got.Message.Text()), text.Len(), len(got.Message.Reasoning), thinking.Len())
+	}
+	if got.StopReason != "end_turn" || got.Usage == nil || got.Usage.OutputTokens != 900 {
+		t.Errorf("stop reason %q, usage %+v", got.StopReason, got.Usage)
+	}
+}
+
+// TestDecodedMessagesCarryEstimates: with the sessions' estimator, the
+// messages of a request carry their token estimates, the same as a fresh
+// estimate of each, when decoded and when taken from the cache again, so a
+// resent message (an assistant message too) is not tokenized again.
+func TestDecodedMessagesCarryEstimates(t *testing.T) {
+	plain, err := DecodeMessages([]byte(agentBody), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := history.NewEstimator(history.O200k)
+	cache := providers.NewDecodeCache(1 << 20)
+	if r, _ := DecodeMessages([]byte(agentBody), cache); r != nil {
+		if _, ok := fresh.Cached(&r.Messages[0]); ok {
+			t.Error("a decode without an estimator estimated")
+		}
+	}
+	cache = providers.NewDecodeCache(1 << 20).Estimating(history.NewEstimator(history.O200k))
+	for pass := 0; pass < 2; pass++ {
+		c := cache
+		if pass == 1 {
+			c = cache.Estimating(nil) // the same elements: found with their estimates
+		}
+		r, err := DecodeMessages([]byte(agentBody), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range r.Messages {
+			n, ok := fresh.Cached(&r.Messages[i])
+			if want := fresh.Message(&plain.Messages[i]); !ok || n != want {
+				t.Errorf("pass %d, message %d (%s): estimate %d, %v; want %d", pass, i, r.Messages[i].Role, n, ok, want)
+			}
+		}
+	}
+	if _, ok := history.NewEstimator(history.Approx).Cached(&plain.Messages[0]); ok {
+		t.Error("a message decoded without an estimator carries an approx estimate")
 	}
 }

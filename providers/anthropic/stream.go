@@ -25,12 +25,6 @@ type streamEvent struct {
 // block is a content block under construction: its fields, raw.
 type block map[string]json.RawMessage
 
-func (b block) appendString(field, s string) {
-	var cur string
-	_ = json.Unmarshal(b[field], &cur)
-	b[field] = marshal(cur + s)
-}
-
 // messageStream accumulates a Messages event stream into the response it
 // stands for: message_start gives the message, content_block_start and the
 // deltas (text, thinking, signature, input_json, compaction, citations, and
@@ -42,7 +36,12 @@ type messageStream struct {
 	usage   map[string]json.RawMessage
 	blocks  map[int]block
 	partial map[int]*strings.Builder
-	done    bool // message_stop was seen
+	// grown holds, per block index, the string fields that deltas extend:
+	// the text so far, decoded once and encoded into the block once (see
+	// flush), where re-encoding it at every delta would make a long answer
+	// quadratic.
+	grown map[int]map[string]*strings.Builder
+	done  bool // message_stop was seen
 }
 
 // errErrorEvent is what add returns at an "error" event.
@@ -69,7 +68,42 @@ func newMessageStream() *messageStream {
 		usage:   map[string]json.RawMessage{},
 		blocks:  map[int]block{},
 		partial: map[int]*strings.Builder{},
+		grown:   map[int]map[string]*strings.Builder{},
 	}
+}
+
+// appendString extends the string field of block index (b) with add; a
+// field that is not a string yet starts empty.
+func (s *messageStream) appendString(index int, b block, field, add string) {
+	f := s.grown[index]
+	if f == nil {
+		f = map[string]*strings.Builder{}
+		s.grown[index] = f
+	}
+	sb := f[field]
+	if sb == nil {
+		var cur string
+		_ = json.Unmarshal(b[field], &cur)
+		sb = &strings.Builder{}
+		sb.WriteString(cur)
+		f[field] = sb
+	}
+	sb.WriteString(add)
+}
+
+// growing reports whether deltas are extending the field of block index.
+func (s *messageStream) growing(index int, field string) bool {
+	return s.grown[index][field] != nil
+}
+
+// flush writes the extended string fields of block index into the block.
+func (s *messageStream) flush(index int) {
+	if b := s.blocks[index]; b != nil {
+		for k, sb := range s.grown[index] {
+			b[k] = marshal(sb.String())
+		}
+	}
+	delete(s.grown, index)
 }
 
 func (s *messageStream) mergeUsage(raw json.RawMessage) {
@@ -106,6 +140,7 @@ func (s *messageStream) add(event, data string) error {
 			return &badEvent{"", errString("content_block_start without a block")}
 		}
 		s.blocks[ev.Index] = b
+		delete(s.grown, ev.Index) // a new block at that index starts afresh
 	case "content_block_delta":
 		b := s.blocks[ev.Index]
 		if b == nil {
@@ -116,8 +151,9 @@ func (s *messageStream) add(event, data string) error {
 		if err := json.Unmarshal(ev.Delta, &d); err != nil {
 			return &badEvent{"content_block_delta", err}
 		}
-		applyDelta(b, d, ev.Index, s.partial)
+		s.applyDelta(b, d, ev.Index)
 	case "content_block_stop":
+		s.flush(ev.Index)
 		if p := s.partial[ev.Index]; p != nil && s.blocks[ev.Index] != nil {
 			in := strings.TrimSpace(p.String())
 			if in == "" {
@@ -156,6 +192,7 @@ func (s *messageStream) response() *messageResponse {
 	sort.Ints(idx)
 	s.res.Content = nil
 	for _, i := range idx {
+		s.flush(i)
 		s.res.Content = append(s.res.Content, marshal(map[string]json.RawMessage(s.blocks[i])))
 	}
 	s.res.Usage = marshal(s.usage)
@@ -193,7 +230,7 @@ func (c *Client) readStream(ctx context.Context, model string, resp *http.Respon
 	return s.response(), nil
 }
 
-func applyDelta(b block, d map[string]json.RawMessage, index int, partial map[int]*strings.Builder) {
+func (s *messageStream) applyDelta(b block, d map[string]json.RawMessage, index int) {
 	var typ string
 	_ = json.Unmarshal(d["type"], &typ)
 	str := func(k string) string {
@@ -203,16 +240,16 @@ func applyDelta(b block, d map[string]json.RawMessage, index int, partial map[in
 	}
 	switch typ {
 	case "text_delta":
-		b.appendString("text", str("text"))
+		s.appendString(index, b, "text", str("text"))
 	case "thinking_delta":
-		b.appendString("thinking", str("thinking"))
+		s.appendString(index, b, "thinking", str("thinking"))
 	case "signature_delta":
-		b.appendString("signature", str("signature"))
+		s.appendString(index, b, "signature", str("signature"))
 	case "input_json_delta":
-		if partial[index] == nil {
-			partial[index] = &strings.Builder{}
+		if s.partial[index] == nil {
+			s.partial[index] = &strings.Builder{}
 		}
-		partial[index].WriteString(str("partial_json"))
+		s.partial[index].WriteString(str("partial_json"))
 	case "citations_delta":
 		var list []json.RawMessage
 		_ = json.Unmarshal(b["citations"], &list)
@@ -223,10 +260,11 @@ func applyDelta(b block, d map[string]json.RawMessage, index int, partial map[in
 				continue
 			}
 			var add, cur string
-			if typ != "compaction_delta" && json.Unmarshal(v, &add) == nil && json.Unmarshal(b[k], &cur) == nil {
-				b[k] = marshal(cur + add)
+			if typ != "compaction_delta" && json.Unmarshal(v, &add) == nil && (s.growing(index, k) || json.Unmarshal(b[k], &cur) == nil) {
+				s.appendString(index, b, k, add)
 				continue
 			}
+			delete(s.grown[index], k)
 			b[k] = v
 		}
 	}

@@ -1,6 +1,7 @@
 package chatcompat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,15 +42,17 @@ func DecodeChat(body []byte, cache *providers.DecodeCache) (*providers.WireReque
 	var system []string
 	for i, sp := range elems {
 		items[i] = json.RawMessage(body[sp.Start:sp.End])
-		key := providers.CacheKey("chat", items[i])
 		var m history.Message
-		if v, ok := cache.Get(key); ok {
+		if v, ok := cache.Get("chat", items[i]); ok {
 			m = v.(history.Message)
 		} else {
 			if m, err = decodeChatMessage(items[i]); err != nil {
 				return nil, fmt.Errorf("messages[%d]: %w", i, err)
 			}
-			cache.Put(key, len(items[i]), m)
+			one := []history.Message{m}
+			cache.Estimate(one)
+			m = one[0]
+			cache.Put("chat", bytes.Clone(items[i]), m)
 		}
 		switch m.Role {
 		case history.Assistant:

@@ -214,16 +214,16 @@ func decodeAt(body []byte, off int, members map[string]json.RawMessage, array pr
 	for i, sp := range elems {
 		shifted[i] = providers.Span{Start: sp.Start + off, End: sp.End + off}
 		raw := body[shifted[i].Start:shifted[i].End]
-		key := providers.CacheKey("gemini", raw)
-		if v, ok := cache.Get(key); ok {
+		if v, ok := cache.Get("gemini", raw); ok {
 			els[i] = v.(*element)
 			continue
 		}
-		el, err := decodeContent(json.RawMessage(append([]byte(nil), raw...)))
+		own := bytes.Clone(raw)
+		el, err := decodeContent(json.RawMessage(own))
 		if err != nil {
 			return nil, fmt.Errorf("contents[%d]: %w", i, err)
 		}
-		cache.Put(key, len(raw), el)
+		cache.Put("gemini", own, el)
 		els[i] = el
 	}
 	msgs, origins := pair(els)

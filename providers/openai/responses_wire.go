@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,8 +109,7 @@ func itemsToHistory(items []json.RawMessage, cache *providers.DecodeCache) ([]hi
 		if err := flush(); err != nil {
 			return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 		}
-		key := providers.CacheKey("responses", raw)
-		if v, ok := cache.Get(key); ok {
+		if v, ok := cache.Get("responses", raw); ok {
 			for _, m := range v.([]history.Message) {
 				if m.Role == history.Tool && m.ToolName == "" {
 					m.ToolName = toolName(msgs, m.ToolCallID)
@@ -136,7 +136,8 @@ func itemsToHistory(items []json.RawMessage, cache *providers.DecodeCache) ([]hi
 			if err != nil {
 				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
-			cache.Put(key, len(raw), conv)
+			cache.Estimate(conv)
+			cache.Put("responses", bytes.Clone(raw), conv)
 			for _, m := range conv {
 				msgs = append(msgs, m)
 				origins = append(origins, []int{i})
