@@ -223,19 +223,37 @@ type Pricing struct {
 	Read, Write float64
 }
 
-// pays reports whether removing gain tokens from every later request pays
+// pays reports whether removing gain tokens from the later requests pays
 // for rewriting tail tokens to the cache once (tail × (write − read) now,
-// gain × read saved per request after) within a quarter of the requests
-// the session has made so far. How long a session goes on is unknown, and a
-// step that has not paid for itself when the session ends made it dearer
-// than sending everything: asking for a quick payback keeps steps late in a
-// session from losing, while a session with most of its requests ahead
-// still steps.
-func (p Pricing) pays(gain, tail, requests int) bool {
+// gain × read saved per request after) within the requests the step is
+// expected to save for. That is the shorter of two horizons:
+//
+//   - a quarter of the requests the session has made so far. How long a
+//     session goes on is unknown, and a step that has not paid for itself
+//     when the session ends made it dearer than sending everything: asking
+//     for a quick payback keeps steps late in a session from losing, while
+//     a session with most of its requests ahead still steps.
+//   - half the requests the session takes to grow gain clearable tokens
+//     again, at its mean growth (cleared, the gain so far, per request):
+//     after that the next step would have cleared them anyway, and holding
+//     instead costs on average half the growth per request until then. So
+//     a session that grows g tokens a request steps every
+//     √(2·(write − read)·tail / (read·g)) requests, the interval that
+//     minimizes the cost per request of holding against rewriting: the
+//     step size grows with the growth per request and with the price
+//     ratio write/read, and each step is followed by that many stable
+//     requests. A single large result in a slowly growing session is
+//     cleared as soon as the first horizon allows.
+func (p Pricing) pays(gain, tail, cleared, requests int) bool {
 	if p.Read <= 0 || p.Write <= p.Read {
 		return true
 	}
-	return float64(gain)*p.Read*float64(max(requests/payback, 1)) >= float64(max(tail, 0))*(p.Write-p.Read)
+	requests = max(requests, 1)
+	horizon := float64(requests) / payback
+	if grown := cleared + gain; grown > 0 {
+		horizon = min(horizon, float64(gain)*float64(requests)/(2*float64(grown)))
+	}
+	return float64(gain)*p.Read*max(horizon, 1) >= float64(max(tail, 0))*(p.Write-p.Read)
 }
 
 // payback: a step pays for itself within requests/payback requests.
@@ -323,7 +341,7 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	advance := held > 0
 	if advance && p.Stepped() {
 		switch {
-		case held >= p.ClearAtLeastTokens && r.Pricing.pays(held, sv.tail-held, sv.requests):
+		case held >= p.ClearAtLeastTokens && r.Pricing.pays(held, sv.tail-held, before, sv.requests):
 		case p.CacheAware && r.CacheCold:
 		case b.Ceiling > 0 && total-before+b.Prefix >= b.Ceiling:
 		default:

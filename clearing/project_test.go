@@ -153,3 +153,80 @@ func TestProjectDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// stepTurns plays a steadily growing session of n turns under pricing pr
+// and returns the turns on which the horizon advanced.
+func stepTurns(n int, pr Pricing) []int {
+	p := Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 1000}
+	var hz Horizon
+	var out []int
+	for k, h := range growing(n) {
+		r := Project(approx, h, Request{Policy: p, Horizon: hz, Pricing: pr})
+		if r.Advanced {
+			out = append(out, k)
+		}
+		hz = r.Horizon
+	}
+	return out
+}
+
+// With a steady growth per request, a step is followed by a run of stable
+// requests whose length grows with the price ratio write/read: late in a
+// long session, where a quarter of the requests made is a long payback
+// horizon, the schedule still does not step on every request that would
+// repay a rewrite, but waits for the interval that minimizes the cost per
+// request (√(2·(write − read)·floor / (read·growth)), about 9 requests here
+// at Anthropic's prices and 4–5 at OpenAI's).
+func TestProjectStepInterval(t *testing.T) {
+	gaps := func(name string, pr Pricing) (least float64) {
+		steps := stepTurns(160, pr)
+		if len(steps) < 4 {
+			t.Fatalf("%s: %d steps in 160 turns: %v", name, len(steps), steps)
+		}
+		least = 1e9
+		for i := 1; i < len(steps); i++ {
+			if steps[i] > 80 { // late: the quarter horizon is 20 requests and more
+				least = min(least, float64(steps[i]-steps[i-1]))
+			}
+		}
+		t.Logf("%s: steps at %v", name, steps)
+		return least
+	}
+	anthropic := gaps("anthropic", Pricing{Read: 0.1, Write: 1.25})
+	openai := gaps("openai", Pricing{Read: 0.25, Write: 1})
+	if anthropic < 7 || openai < 3 {
+		t.Errorf("late steps %v (Anthropic) and %v (OpenAI) requests apart: want at least 7 and 3", anthropic, openai)
+	}
+	if anthropic <= openai {
+		t.Errorf("the dearer rewrite steps as often: %v requests apart at Anthropic's prices, %v at OpenAI's", anthropic, openai)
+	}
+}
+
+// A single large result in a slowly growing session is cleared as soon as
+// it leaves the floor and a quarter of the requests made repays the
+// rewrite: the interval rule waits for growth to accumulate, not for a
+// result that already pays.
+func TestProjectLargeResultSteps(t *testing.T) {
+	p := Policy{Enabled: true, TriggerTokens: 40000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 1000}
+	pr := Pricing{Read: 0.1, Write: 1.25}
+	var hz Horizon
+	var h []history.Message
+	for i := range 110 {
+		size := 1000
+		if i == 80 {
+			size = 40000
+		}
+		h = append(h, user(fmt.Sprintf("turn %d", i))...)
+		h = append(h, batchOf(fmt.Sprintf("b%d", i), size)...)
+		approx.Messages(h)
+		r := Project(approx, h[:len(h):len(h)], Request{Policy: p, Horizon: hz, Pricing: pr})
+		hz = r.Horizon
+		if cleared(r.Messages)["b80a"] {
+			if i > 82 {
+				t.Errorf("the 40,000-token result of turn 80 first cleared on turn %d, want by turn 82", i)
+			}
+			return
+		}
+	}
+	t.Fatal("the 40,000-token result of turn 80 was never cleared")
+}

@@ -391,9 +391,11 @@
 // toolResultClearing.clearAtLeastTokens tokens and pays for the cache it
 // breaks (the tokens it removes, read at the route's cache-read price on
 // each request, repay rewriting the rest of the request at the write price
-// within a quarter of the requests the session has made so far: a step
+// within a quarter of the requests the session has made so far, since a step
 // that is not repaid by the time the session ends would make it dearer
-// than sending everything), when the route's cache has expired (cacheAware: the previous
+// than sending everything, and within half the requests the session takes
+// to grow as many clearable tokens again at its mean growth, since the next
+// step would clear them then), when the route's cache has expired (cacheAware: the previous
 // request is older than the route's TTL), or when holding back would leave
 // the request at the compaction threshold. Between steps each request
 // starts with the previous request and its answer, byte for byte. The

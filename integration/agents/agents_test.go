@@ -866,11 +866,12 @@ func inputCost(up *proxytest.Upstream, cc providers.CacheCost) float64 {
 // proxy, relative to the agent alone. Each break of the prefix through the
 // proxy is a step of the cleared horizon (the cache-aware schedule of
 // clearing); on these scripts, where every request brings a 5–7k-token
-// result, the default schedule steps every third or fourth request once
-// clearing starts, and the runs measure 79–87 % of the agent's own share
-// (while costing less). Issue 19 asks for 90 %: that is the schedule's to
-// reach, not the proxy's, which now keeps every request the schedule holds.
-const stableShare = 0.75
+// result, the default schedule steps every fifth to seventh request once
+// clearing starts (the interval that minimizes the modelled cost per
+// request), and the runs measure 84–90 % of the agent's own share while
+// costing 0.73–0.91× of it. Issue 19 asks for 90 %: the schedule reaches it
+// for Codex only.
+const stableShare = 0.8
 
 // compareCache asserts that no request of any run was one an API would
 // refuse, and that with a real window the proxy keeps the prompt cache
