@@ -49,7 +49,19 @@ const (
 	OriginSystem    Origin = "system"
 )
 
-// Outcome is the outcome of a check.
+// Outcome is the outcome of a check. One owner decides it (the extractor's
+// check, from the evidence below, in this order), and the summary and
+// [Contradictions] both read it, of a command's last run:
+//
+//   - an exit code the harness printed (Codex's "Exit code: N" header,
+//     Gemini CLI's "Exit Code: N" line; a Gemini CLI trailer ending in
+//     "Process Group PGID: N" without one is exit 0);
+//   - the harness's error flag: Claude Code sets is_error from the exit
+//     code and writes it on every result, so true is a failed run and, once
+//     the record shows the flag on a command's result, an unflagged result
+//     whose output has no failing runner line is a passed one;
+//   - a runner's own result line (a test summary, git's commit line);
+//   - otherwise Unknown: "ran; outcome not reported", no next step.
 type Outcome string
 
 // Check outcomes.
