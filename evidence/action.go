@@ -317,7 +317,35 @@ func textExit(s string) (int, bool) {
 	if len(all) > 0 {
 		return atoi(all[len(all)-1][1])
 	}
-	return 0, false
+	return trailerExit(tail)
+}
+
+// pgidLineRE is the last line of Gemini CLI's run_shell_command result.
+var (
+	pgidLineRE     = regexp.MustCompile(`^Process Group PGID: (\d+|\(none\))$`)
+	trailerFieldRE = regexp.MustCompile(`^(Error|Exit Code|Signal|Background PIDs): `)
+)
+
+// trailerExit reads the trailer a shell tool writes after the output when
+// it ends with "Process Group PGID: N" (Gemini CLI): the lines above it
+// carry "Exit Code: N" and "Signal: N" only when the command exited non-zero
+// or was killed, so a trailer with neither is exit 0.
+func trailerExit(tail string) (int, bool) {
+	lines := nonEmptyLines(TailBytes(tail, 2048))
+	if len(lines) == 0 || !pgidLineRE.MatchString(strings.TrimSpace(lines[len(lines)-1])) {
+		return 0, false
+	}
+	for i := len(lines) - 2; i >= 0 && i >= len(lines)-5; i-- {
+		l := strings.TrimSpace(lines[i])
+		m := trailerFieldRE.FindStringSubmatch(l)
+		if m == nil {
+			break
+		}
+		if m[1] == "Exit Code" || m[1] == "Signal" {
+			return 0, false // read above, or a form this rule does not know
+		}
+	}
+	return 0, true
 }
 
 // statusFormRE matches "exit status N", the form programs print (Go's

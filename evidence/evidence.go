@@ -49,7 +49,19 @@ const (
 	OriginSystem    Origin = "system"
 )
 
-// Outcome is the outcome of a check.
+// Outcome is the outcome of a check. One owner decides it (the extractor's
+// check, from the evidence below, in this order), and the summary and
+// [Contradictions] both read it, of a command's last run:
+//
+//   - an exit code the harness printed (Codex's "Exit code: N" header,
+//     Gemini CLI's "Exit Code: N" line; a Gemini CLI trailer ending in
+//     "Process Group PGID: N" without one is exit 0);
+//   - the harness's error flag: Claude Code sets is_error from the exit
+//     code and writes it on every result, so true is a failed run and, once
+//     the record shows the flag on a command's result, an unflagged result
+//     whose output has no failing runner line is a passed one;
+//   - a runner's own result line (a test summary, git's commit line);
+//   - otherwise Unknown: "ran; outcome not reported", no next step.
 type Outcome string
 
 // Check outcomes.
@@ -373,10 +385,12 @@ func (x *extractor) run() error {
 		return err
 	}
 	// The harness flags failed commands (Claude Code's is_error) when it
-	// flagged a shell tool's result; a harness that flags only tool errors
-	// says nothing of the commands it did not flag.
+	// flagged a shell tool's result, or wrote the flag (true or false) on
+	// one: Claude Code sets is_error from the command's exit code and writes
+	// it on every result. A harness that flags only tool errors says
+	// nothing of the commands it did not flag.
 	for i := range x.msgs {
-		if m := &x.msgs[i]; isFlagged(m) && (m.ToolName == "" || isCommandTool(m.ToolName)) {
+		if m := &x.msgs[i]; writesFlag(m) && (m.ToolName == "" || isCommandTool(m.ToolName)) {
 			x.flagging = true
 			break
 		}
@@ -466,6 +480,13 @@ func (x *extractor) run() error {
 func isFlagged(m *history.Message) bool {
 	v, ok := m.Extra["isError"]
 	return ok && string(v) == "true"
+}
+
+// writesFlag reports whether the harness wrote its error flag on a result,
+// set or not.
+func writesFlag(m *history.Message) bool {
+	v, ok := m.Extra["isError"]
+	return ok && (string(v) == "true" || string(v) == "false")
 }
 
 // toolAction records a tool call and what its result shows.
@@ -1035,12 +1056,35 @@ var gitDirRE = regexp.MustCompile(`\bgit\s+-C\s+("[^"]*"|'[^']*'|\S+)\s+`)
 // cdRE matches a leading "cd DIR &&" (or ";").
 var cdRE = regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|\S+)\s*(&&|;)\s*`)
 
+// cdLineRE matches a script's first line when it is only "cd DIR": a
+// newline separates commands as ";" does, so the script runs in DIR.
+var cdLineRE = regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)[ \t]*\r?\n`)
+
+// oneLine collapses a command line's whitespace; a leading "cd DIR" line
+// becomes "cd DIR;" first, so that Normalize and WorkDir read it as the
+// folder the rest runs in.
+func oneLine(cmd string) string {
+	c := HeadBytes(cmd, 64<<10)
+	var b strings.Builder
+	for {
+		m := cdLineRE.FindStringIndex(c)
+		if m == nil {
+			break
+		}
+		line := strings.TrimRight(c[:m[1]], " \t\r\n")
+		b.WriteString(line + "; ")
+		c = c[m[1]:]
+	}
+	b.WriteString(c)
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
 // Normalize returns a command line as a reader compares it: whitespace
 // collapsed, without a leading "cd DIR &&" and without git's "-C DIR", so
 // `git -C /repo fsck --full` reads as `git fsck --full`. A huge command is
 // normalized from its first 64 KiB.
 func Normalize(cmd string) string {
-	c := strings.Join(strings.Fields(HeadBytes(cmd, 64<<10)), " ")
+	c := oneLine(cmd)
 	for {
 		n := cdRE.ReplaceAllString(c, "")
 		if n == c {
@@ -1056,7 +1100,7 @@ func Normalize(cmd string) string {
 // [Normalize] it identifies a command: `cd /a && make` and `cd /b && make`
 // are different checks.
 func WorkDir(cmd string) string {
-	c := strings.Join(strings.Fields(HeadBytes(cmd, 64<<10)), " ")
+	c := oneLine(cmd)
 	dir := ""
 	for {
 		m := cdRE.FindStringSubmatch(c)

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -68,5 +69,53 @@ func TestFlaggingIsPerShell(t *testing.T) {
 	r = extract(t, badCmd, call("c1", "Bash", map[string]string{"command": "bd ready"}, "📋 Ready work (2 issues)"))
 	if got := r.Checks[1].Outcome; got != Passed {
 		t.Errorf("after a flagged command: %q, want passed", got)
+	}
+}
+
+// TestOneOwnerOfARunsOutcome: the evidence the harness itself gives decides
+// a run's outcome — Claude Code's is_error written false on a command's
+// result (it sets it from the exit code), Gemini CLI's shell trailer (an
+// "Exit Code" line only when non-zero) — and a check whose last run reported
+// no outcome is not stale by an earlier failed run, so the summary and
+// Contradictions speak of the same run.
+func TestOneOwnerOfARunsOutcome(t *testing.T) {
+	notFlagged := func(m history.Message) history.Message {
+		m.Extra = map[string]json.RawMessage{"isError": json.RawMessage("false")}
+		return m
+	}
+	msgs := call("c1", "Bash", map[string]string{"command": "cd /w\nnpm run build"}, "compiled.")
+	msgs[1] = notFlagged(msgs[1])
+	r := extract(t, []history.Message{user("Build it.")}, msgs)
+	if c := r.Checks[0]; c.Outcome != Passed || c.Dir != "/w" || c.Normalized != "npm run build" {
+		t.Errorf("explicit is_error false: %q in %q (%q), want passed in /w (npm run build)", c.Outcome, c.Dir, c.Normalized)
+	}
+
+	for _, tc := range []struct {
+		out  string
+		want Outcome
+		exit int
+	}{
+		{"> next build\nRoute (app)\n○ /signup\nProcess Group PGID: 14832", Passed, 0},
+		{"> next build\nFailed to compile.\nExit Code: 1\nProcess Group PGID: 11924", Failed, 1},
+	} {
+		r := extract(t, []history.Message{user("Build it.")}, call("g1", "run_shell_command", map[string]string{"command": "npm run build"}, tc.out))
+		if c := r.Checks[0]; c.Outcome != tc.want || !c.HasExit || c.Exit != tc.exit {
+			t.Errorf("gemini trailer %q: %q exit %d (%v), want %q exit %d", tc.out, c.Outcome, c.Exit, c.HasExit, tc.want, tc.exit)
+		}
+	}
+
+	// A failed build, an edit, a rebuild whose outcome is not reported.
+	seq := [][]history.Message{{user("Fix the build.")},
+		call("b1", "exec", map[string]string{"cmd": "make check"}, "make: *** [Makefile:31: format-check] Error 1\n[exit code: 2]"),
+		call("e1", "Edit", map[string]string{"file_path": "a.py", "old_string": "x", "new_string": "y"}, "ok"),
+		call("b2", "exec", map[string]string{"cmd": "make check"}, "formatted 1 file"),
+		call("e2", "Edit", map[string]string{"file_path": "a.py", "old_string": "y", "new_string": "z"}, "ok"),
+	}
+	r = extract(t, seq...)
+	if s := r.StaleChecks(func(string) bool { return true }, func(string) bool { return true }); len(s) != 0 {
+		t.Errorf("stale %+v: the check's last run reported no outcome, an earlier failure is not its state", s)
+	}
+	if got := Contradictions("## Work in progress\n- Stale check: `make check` failed (exit 2)", r); len(got) == 0 {
+		t.Errorf("a summary calling the check failed is not flagged; its last run reported no outcome")
 	}
 }

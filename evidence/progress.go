@@ -245,7 +245,9 @@ var docExts = map[string]bool{".md": true, ".txt": true, ".rst": true, ".adoc": 
 // re-run by any later run whose words hold all of its words (flags aside).
 // A command that names files or folders covers edits of those; one that
 // names none covers every edit but of documentation. A command the shell
-// could not run (exit 126 or 127) checked nothing.
+// could not run (exit 126 or 127) checked nothing. A check whose last run
+// reported no outcome (Unknown) is not reported by an earlier run: the
+// summary and [Contradictions] both speak of a check's last run.
 func (r *Record) StaleChecks(isCheck func(cmd string) bool, inScope func(path string) bool) []Stale {
 	ran := func(c *Check) bool {
 		return (c.Outcome == Passed || c.Outcome == Failed) && !(c.HasExit && (c.Exit == 126 || c.Exit == 127))
@@ -261,6 +263,11 @@ func (r *Record) StaleChecks(isCheck func(cmd string) bool, inScope func(path st
 	reported := map[string]bool{}
 	for i := len(r.Checks) - 1; i >= 0; i-- {
 		c := &r.Checks[i]
+		if c.Outcome == Unknown && isCheck(c.Command) {
+			// Its last run reported no outcome: an earlier run's outcome
+			// is not the check's, so it is not reported stale by it.
+			reported[c.Normalized+"\x00"+c.Dir] = true
+		}
 		if !ran(c) || !isCheck(c.Command) || reported[c.Normalized+"\x00"+c.Dir] {
 			continue
 		}

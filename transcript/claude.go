@@ -215,8 +215,14 @@ func (c *claudeConv) user(rec, msg map[string]json.RawMessage) {
 			callID := str(blk["tool_use_id"])
 			m := history.Message{Role: history.Tool, ToolCallID: callID, ToolName: c.names[callID]}
 			m.Content = toolResultContent(blk["content"])
-			if isTrue(blk["is_error"]) {
+			// The harness's error flag as it wrote it: Claude Code writes
+			// is_error on every result (true when a command exited non-zero,
+			// was refused or interrupted), so an explicit false is evidence too.
+			switch v := blk["is_error"]; {
+			case isTrue(v):
 				m.Extra = map[string]json.RawMessage{"isError": json.RawMessage("true")}
+			case string(v) == "false":
+				m.Extra = map[string]json.RawMessage{"isError": json.RawMessage("false")}
 			}
 			results++
 			if results == 1 {
