@@ -86,3 +86,18 @@ func LogPath(getenv func(string) string) (string, error) {
 	}
 	return filepath.Join(cache, "vtcode", "daemon.log"), nil
 }
+
+// RegistryPath is the per-user file of the workspaces the engine has
+// served (store.RecordWorkspace), which `vtcode-ls report --all` reads:
+// workspaces.jsonl in $VTCODE_DAEMON_DIR when set, else in the user cache
+// folder's vtcode.
+func RegistryPath(getenv func(string) string) (string, error) {
+	if d := getenv(DirEnv); d != "" {
+		return filepath.Abs(filepath.Join(d, "workspaces.jsonl"))
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("workspace registry: %w", err)
+	}
+	return filepath.Join(cache, "vtcode", "workspaces.jsonl"), nil
+}

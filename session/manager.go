@@ -43,6 +43,10 @@ type Options struct {
 	// PassOneWait bounds how long a compaction waits for a background pass
 	// 1 still in flight; 0 means DefaultPassOneWait.
 	PassOneWait time.Duration
+	// Registry is the per-user file where each added workspace's root is
+	// recorded ([store.RecordWorkspace]) for `vtcode-ls report --all`;
+	// empty records nothing. A failure to record is logged, never returned.
+	Registry string
 }
 
 func (m *Manager) passOneWait() time.Duration {
@@ -164,20 +168,27 @@ func (m *Manager) addWorkspace(root string, initOptions json.RawMessage, setInit
 	}
 
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for _, other := range m.workspaces {
 		if other.root == path { // added concurrently
+			m.mu.Unlock()
 			w.close()
 			return other, nil
 		}
 	}
 	if m.closed {
+		m.mu.Unlock()
 		w.close()
 		return nil, errors.New("add workspace: manager closed")
 	}
 	m.workspaces = append(m.workspaces, w)
 	if setInit {
 		m.initOpts = init // valid: the workspace took it
+	}
+	m.mu.Unlock()
+	if m.o.Registry != "" {
+		if err := store.RecordWorkspace(m.o.Registry, path, m.now()); err != nil {
+			m.logger.Warn("recording the workspace for report --all", "err", err)
+		}
 	}
 	return w, nil
 }

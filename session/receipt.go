@@ -360,6 +360,7 @@ func agentIs(name, a string) bool {
 // far as it is written).
 type StoredReceipt struct {
 	SessionID string    `json:"sessionId"`
+	Workspace string    `json:"workspace,omitempty"` // set by a report over several workspaces
 	UpdatedAt time.Time `json:"updatedAt"`
 	Agent     string    `json:"agent,omitempty"`
 	Provider  string    `json:"provider,omitempty"`

@@ -106,7 +106,7 @@ Flags:
 		Socket:  socket,
 		Logger:  logger,
 		Version: versionString(),
-		Session: session.Options{Logger: logger, UserConfig: user, Clients: clientFactoryEnv(logger, getenv)},
+		Session: session.Options{Logger: logger, UserConfig: user, Clients: clientFactoryEnv(logger, getenv), Registry: registryFile(getenv)},
 		RPC:     rpc.Options{Logger: logger, Version: versionString()},
 		Idle:    *idle,
 		Wait:    5 * time.Second,

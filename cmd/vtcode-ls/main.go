@@ -73,7 +73,7 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv fu
 	case "daemon":
 		return daemonMain(rest, stdout, stderr, getenv)
 	case "report":
-		return reportMain(rest, stdout, stderr, time.Now)
+		return reportMain(rest, stdout, stderr, time.Now, getenv)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 && rest[0] != "help" && !strings.HasPrefix(rest[0], "-") {
 			return runWith([]string{rest[0], "--help"}, stdin, stdout, stderr, getenv)

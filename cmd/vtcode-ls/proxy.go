@@ -80,7 +80,7 @@ Flags:
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	mgr := session.NewManager(session.Options{Logger: logger, UserConfig: user, Clients: clientFactoryEnv(logger, getenv),
-		Notifier: logNotifier{logger}})
+		Notifier: logNotifier{logger}, Registry: registryFile(getenv)})
 	defer mgr.Close()
 	if err := mgr.AddWorkspace(ws, nil); err != nil {
 		fmt.Fprintf(stderr, "vtcode-ls proxy: workspace: %v\n", err)

@@ -13,8 +13,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vtcode/vtcode-ls/daemon"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/session"
+	"github.com/vtcode/vtcode-ls/store"
 )
 
 // reportOut is what `vtcode-ls report --json` prints.
@@ -36,15 +38,16 @@ type agentReceipt struct {
 // identified an agent).
 const protocolAgent = "editor"
 
-func reportMain(args []string, stdout, stderr io.Writer, now func() time.Time) int {
+func reportMain(args []string, stdout, stderr io.Writer, now func() time.Time, getenv func(string) string) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	since := fs.String("since", "", "only sessions updated in this period (7d, 24h, 90m) or since this date (2026-11-01)")
 	ws := fs.String("workspace", "", "the workspace whose sessions to report (default: the current folder)")
+	all := fs.Bool("all", false, "report every workspace the engine has served (from the user's registry)")
 	cfgFile := fs.String("config", "", "the user configuration file (default: the usual one)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: vtcode-ls report [--since 7d] [--json] [--workspace DIR] [--config FILE]
+		fmt.Fprint(fs.Output(), `Usage: vtcode-ls report [--since 7d] [--json] [--workspace DIR | --all] [--config FILE]
 
 Prints what the recorded sessions of a workspace cost, from the usage the
 provider reported for every answer: per session and per agent the requests,
@@ -76,7 +79,14 @@ Flags:
 		}
 		from = t
 	}
+	if *all && *ws != "" {
+		fmt.Fprintln(stderr, "vtcode-ls report: --all and --workspace are exclusive")
+		return 2
+	}
 	dir := *ws
+	if *all {
+		dir = "."
+	}
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -103,16 +113,46 @@ Flags:
 		fmt.Fprintf(stderr, "vtcode-ls report: --config: %v\n", err)
 		return 2
 	}
+	roots := []string{dir}
+	if *all {
+		reg, err := daemon.RegistryPath(getenv)
+		if err == nil {
+			var entries []store.RegistryEntry
+			entries, err = store.ReadWorkspaces(reg)
+			roots = roots[:0]
+			for _, e := range entries {
+				if fi, serr := os.Stat(filepath.Join(e.Root, ".vtcode", "sessions")); serr == nil && fi.IsDir() {
+					roots = append(roots, e.Root)
+				}
+			}
+			sort.Strings(roots)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "vtcode-ls report: --all: %v\n", err)
+			return 1
+		}
+	}
 	mgr := session.NewManager(session.Options{UserConfig: user, NoWatch: true})
 	defer mgr.Close()
-	if err := mgr.AddWorkspace(dir, nil); err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls report: workspace: %v\n", err)
-		return 1
-	}
-	sessions, err := mgr.Receipts(dir, from)
-	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls report: %v\n", err)
-		return 1
+	var sessions []session.StoredReceipt
+	for _, root := range roots {
+		if err := mgr.AddWorkspace(root, nil); err != nil {
+			fmt.Fprintf(stderr, "vtcode-ls report: workspace %s: %v\n", root, err)
+			return 1
+		}
+		got, err := mgr.Receipts(root, from)
+		if err != nil {
+			fmt.Fprintf(stderr, "vtcode-ls report: %s: %v\n", root, err)
+			return 1
+		}
+		if *all {
+			for i := range got {
+				if got[i].Workspace == "" {
+					got[i].Workspace = root
+				}
+			}
+		}
+		sessions = append(sessions, got...)
 	}
 	out := summarize(sessions)
 	if !from.IsZero() {
@@ -209,6 +249,9 @@ func writeReport(w io.Writer, r reportOut) error {
 	fmt.Fprint(tw, "session"+header)
 	for _, s := range r.Sessions {
 		name := s.SessionID
+		if s.Workspace != "" {
+			name = filepath.Base(s.Workspace) + "/" + name
+		}
 		if s.Model != "" {
 			name += " (" + s.Model + ")"
 		}

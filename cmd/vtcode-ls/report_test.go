@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtcode/vtcode-ls/daemon"
+	"github.com/vtcode/vtcode-ls/store"
 )
 
 var updateReport = flag.Bool("update-report", false, "rewrite testdata/report/report.json")
@@ -54,7 +57,7 @@ var reportNow = func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, ti
 func TestReportJSONGolden(t *testing.T) {
 	ws, user := reportWorkspace(t)
 	var out, errb bytes.Buffer
-	if code := reportMain([]string{"--json", "--since", "30d", "--workspace", ws, "--config", user}, &out, &errb, reportNow); code != 0 {
+	if code := reportMain([]string{"--json", "--since", "30d", "--workspace", ws, "--config", user}, &out, &errb, reportNow, noEnv); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	golden := filepath.Join("testdata", "report", "report.json")
@@ -77,7 +80,7 @@ func TestReportJSONGolden(t *testing.T) {
 func TestReportText(t *testing.T) {
 	ws, user := reportWorkspace(t)
 	var out, errb bytes.Buffer
-	if code := reportMain([]string{"--workspace", ws, "--config", user, "--since", "2026-11-01"}, &out, &errb, reportNow); code != 0 {
+	if code := reportMain([]string{"--workspace", ws, "--config", user, "--since", "2026-11-01"}, &out, &errb, reportNow, noEnv); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	s := out.String()
@@ -92,8 +95,72 @@ func TestReportText(t *testing.T) {
 	}
 	for _, bad := range [][]string{{"--since", "soon"}, {"--workspace", filepath.Join(ws, "missing")}, {"extra"}} {
 		errb.Reset()
-		if code := reportMain(append(bad, "--config", user), &out, &errb, reportNow); code != 2 || errb.Len() == 0 {
+		if code := reportMain(append(bad, "--config", user), &out, &errb, reportNow, noEnv); code != 2 || errb.Len() == 0 {
 			t.Errorf("report %v: exit %d, %q; want 2 and a message", bad, code, errb.String())
 		}
+	}
+}
+
+func noEnv(string) string { return "" }
+
+// `vtcode-ls report --all --json` reports every workspace of the user's
+// registry that still has a session store, each session labelled with its
+// workspace, and adds them per agent and in total: the golden
+// testdata/report/report-all.json (two workspaces holding the same logs, so
+// every count is twice the one-workspace report's). A registered workspace
+// that was deleted is skipped; --all with --workspace is an error.
+func TestReportAllJSONGolden(t *testing.T) {
+	base := t.TempDir()
+	var roots []string
+	for _, name := range []string{"alpha", "beta"} {
+		ws, _ := reportWorkspace(t)
+		root := filepath.Join(base, name)
+		if err := os.Rename(ws, root); err != nil {
+			t.Fatal(err)
+		}
+		roots = append(roots, root)
+	}
+	_, user := reportWorkspace(t)
+	dir := t.TempDir()
+	env := func(k string) string {
+		if k == daemon.DirEnv {
+			return dir
+		}
+		return ""
+	}
+	reg, err := daemon.RegistryPath(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range append(roots, filepath.Join(base, "gone")) {
+		if err := store.RecordWorkspace(reg, r, reportNow()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := reportMain([]string{"--all", "--json", "--since", "30d", "--config", user}, &out, &errb, reportNow, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	got := strings.ReplaceAll(out.String(), base, "$BASE")
+	golden := filepath.Join("testdata", "report", "report-all.json")
+	if *updateReport {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("report --all --json differs from %s (-update-report):\n%s", golden, got)
+	}
+	out.Reset()
+	if code := reportMain([]string{"--all", "--config", user}, &out, &errb, reportNow, env); code != 0 || !strings.Contains(out.String(), "alpha/s-editor") || !strings.Contains(out.String(), "beta/s-codex") {
+		t.Errorf("text report --all: exit %d, %s", code, out.String())
+	}
+	errb.Reset()
+	if code := reportMain([]string{"--all", "--workspace", roots[0], "--config", user}, &out, &errb, reportNow, env); code != 2 || !strings.Contains(errb.String(), "exclusive") {
+		t.Errorf("--all --workspace: exit %d, %q; want 2 and a message", code, errb.String())
 	}
 }

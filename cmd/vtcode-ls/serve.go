@@ -80,6 +80,7 @@ Flags:
 			Logger:     logger,
 			UserConfig: userConfigFile(),
 			Clients:    clientFactory(logger),
+			Registry:   registryFile(os.Getenv),
 		},
 		Attach: attachProxy(logger, stderr),
 	})
@@ -141,4 +142,14 @@ func userConfigFile() string {
 		dir = filepath.Join(home, ".config")
 	}
 	return filepath.Join(dir, "vtcode", "vtcode.toml")
+}
+
+// registryFile is the user's workspace registry ("" when no cache folder
+// is known: nothing is recorded).
+func registryFile(getenv func(string) string) string {
+	p, err := daemon.RegistryPath(getenv)
+	if err != nil {
+		return ""
+	}
+	return p
 }
