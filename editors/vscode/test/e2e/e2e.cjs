@@ -295,18 +295,25 @@ const toast = (page, text, timeout = 30000) =>
     });
 
     // An agent through the editor's own proxy (vtcode.proxy.listen in the user settings): the
-    // scripted agent makes 20 tool turns of the Messages API against the fake provider.
+    // scripted agent makes tool turns of the Messages API against the fake provider.
     let proxied = '';
+    // turns enough for the cache-aware clearing schedule to clear (a step pays once the held
+    // results outweigh rewriting the cached tail)
+    const PROXIED_TURNS = 30;
     if (args.fakeagent) await check("an agent through the editor's proxy: the status bar follows it, the tooltip shows cache reuse and the receipt", async () => {
-      const said = await runProcess(args.fakeagent, ['run', '-session', 'e2e-proxied', '-turns', '20', '-base', args.proxy]);
-      if (said !== 'fakeagent: 20 requests in session e2e-proxied') throw new Error(`the agent said ${JSON.stringify(said)}`);
+      const said = await runProcess(args.fakeagent, ['run', '-session', 'e2e-proxied', '-turns', String(PROXIED_TURNS), '-base', args.proxy]);
+      if (said !== `fakeagent: ${PROXIED_TURNS} requests in session e2e-proxied`) throw new Error(`the agent said ${JSON.stringify(said)}`);
       // the test agent's sessions above have 32k windows; the proxied one has its model's
-      const status = await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 60000, (t) => !t.endsWith('/32k'));
-      const tip = await tooltipText(page, 'Requests billed');
+      await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 60000, (t) => !t.endsWith('/32k'));
+      // the tooltip of the session's last request (its receipt counts every request)
+      const tip = await tooltipText(page, `Requests billed ${PROXIED_TURNS} `);
+      // the status bar shows the same pressure as the tooltip (the session's last request)
+      const pressure = (/ Pressure (\d+%) /.exec(tip) || [])[1];
+      const status = await statusTextMatching(page, new RegExp(`^${pressure} · [\\d.]+k\\/\\d+k$`), 30000)
+        .catch((e) => { throw new Error(`the status bar does not follow the tooltip's pressure ${pressure}: ${e.message}`); });
       proxied = (/session (proxy-\S+)/.exec(tip) || [])[1] || '';
       log('proxied session:', proxied, '| status bar:', status, '| tooltip:', tip);
       if (!proxied) throw new Error('the tooltip names no proxied session: ' + tip);
-      if (!/Requests billed 20 /.test(tip)) throw new Error('the receipt does not count 20 requests: ' + tip);
       if (!/Paid \(list prices[^)]*\) \$[\d.]+ Without vtcode-ls \(estimate\) \$[\d.]+ Saved /.test(tip)) throw new Error('no priced receipt: ' + tip);
       if (!/Tokens billed [\d,]+ in · [\d,]+ cache read/.test(tip)) throw new Error('the receipt shows no cache reads: ' + tip);
       if (!/Prompt-cache hit rate \d+(\.\d+)?%/.test(tip)) throw new Error('no prompt-cache hit rate: ' + tip);
@@ -321,7 +328,9 @@ const toast = (page, text, timeout = 30000) =>
       const v = view();
       await v.locator('#title', { hasText: proxied }).waitFor({ timeout: 30000 });
       const headline = (await v.locator('#headline').innerText()).trim();
-      log('proxied context headline:', headline);
+      const status = await statusItem(page).innerText();
+      log('proxied context headline:', headline, '| status bar:', status);
+      if (!headline.startsWith(status.trim() + ' tokens · ')) throw new Error(`headline ${JSON.stringify(headline)} does not start with the status bar's figures ${status}`);
       const n = +((/ · (\d+) requests? · /.exec(headline) || [])[1] || 0);
       const rows = await v.locator('#cleared tr').count();
       const turns = await v.locator('#cleared tr td:last-child').allInnerTexts();
@@ -329,7 +338,7 @@ const toast = (page, text, timeout = 30000) =>
       await page.waitForTimeout(300);
       await shot(page, '17-proxied-context.png');
       if (!(n > 0)) throw new Error(`the timeline counts no request of the proxied session: ${headline}`);
-      if (rows === 0) throw new Error('no cleared tool result in a 20-turn proxied session');
+      if (rows === 0) throw new Error(`no cleared tool result in a ${PROXIED_TURNS}-turn proxied session`);
       const pending = turns.filter((t) => !/^\d+$/.test(t.trim()));
       if (pending.length) throw new Error(`${pending.length} of ${rows} cleared results not at a turn: ${pending.slice(0, 3).join(', ')}`);
     });
@@ -390,9 +399,12 @@ const toast = (page, text, timeout = 30000) =>
       log('agents:', said.join(' | '));
       const seen = [];
       for (const [name, page, , turns] of windows) {
-        const status = await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 60000);
+        await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 60000);
+        // the window's session is its own agent's: its receipt counts that agent's requests
         const tip = await tooltipText(page, `Requests billed ${turns} `);
         const id = (/session (proxy-\S+)/.exec(tip) || [])[1];
+        const pressure = (/ Pressure (\d+%) /.exec(tip) || [])[1];
+        const status = await statusTextMatching(page, new RegExp(`^${pressure} · [\\d.]+k\\/\\d+k$`), 30000);
         log(`window ${name}: status ${status}, session ${id}`);
         if (!id) throw new Error(`window ${name}'s tooltip names no proxied session: ${tip}`);
         seen.push([status, id]);
