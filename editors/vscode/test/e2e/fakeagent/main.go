@@ -7,8 +7,9 @@
 //	    until SIGTERM or SIGINT;
 //	fakeagent run -session ID -turns N [-base URL | -base-env NAME]
 //	    is the agent: N tool turns of the Messages API through the proxy at
-//	    the base URL, each request the whole conversation so far, each tool
-//	    result a large file; prints "fakeagent: N requests in session ID".
+//	    the base URL, streamed as Claude Code streams them, each request the
+//	    whole conversation so far, each tool result a large file; prints
+//	    "fakeagent: N requests in session ID".
 package main
 
 import (
@@ -123,7 +124,7 @@ func run(argv []string) error {
 	requests := 0
 	for requests < *turns {
 		body, err := json.Marshal(map[string]any{"model": *model, "max_tokens": 4096, "system": "You are a coding agent.",
-			"tools": tools, "messages": msgs})
+			"tools": tools, "messages": msgs, "stream": true})
 		if err != nil {
 			return err
 		}
@@ -139,24 +140,20 @@ func run(argv []string) error {
 		if err != nil {
 			return fmt.Errorf("request %d: %w", requests+1, err)
 		}
-		raw, err := io.ReadAll(bufio.NewReader(resp.Body))
+		if resp.StatusCode != http.StatusOK {
+			raw, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+			resp.Body.Close()
+			return fmt.Errorf("request %d: %s: %s", requests+1, resp.Status, raw)
+		}
+		content, err := readStream(resp.Body)
 		resp.Body.Close()
 		if err != nil {
 			return fmt.Errorf("request %d: %w", requests+1, err)
 		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("request %d: %s: %.300s", requests+1, resp.Status, raw)
-		}
 		requests++
-		var answer struct {
-			Content []block `json:"content"`
-		}
-		if err := json.Unmarshal(raw, &answer); err != nil {
-			return fmt.Errorf("request %d: answer: %w", requests, err)
-		}
-		msgs = append(msgs, message{Role: "assistant", Content: answer.Content})
+		msgs = append(msgs, message{Role: "assistant", Content: content})
 		var results []block
-		for _, b := range answer.Content {
+		for _, b := range content {
 			if b.Type != "tool_use" {
 				continue
 			}
@@ -173,4 +170,81 @@ func run(argv []string) error {
 	}
 	fmt.Printf("fakeagent: %d requests in session %s\n", requests, *sessionID)
 	return nil
+}
+
+// readStream reads a Messages SSE stream into the answer's content blocks.
+func readStream(r io.Reader) ([]block, error) {
+	var content []block
+	var inputs []strings.Builder
+	stopped := false
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type         string `json:"type"`
+			Index        int    `json:"index"`
+			ContentBlock block  `json:"content_block"`
+			Delta        struct {
+				Type        string `json:"type"`
+				Text        string `json:"text"`
+				PartialJSON string `json:"partial_json"`
+			} `json:"delta"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			return nil, fmt.Errorf("stream event: %w", err)
+		}
+		switch ev.Type {
+		case "error":
+			if ev.Error != nil {
+				return nil, fmt.Errorf("stream error: %s", ev.Error.Message)
+			}
+			return nil, fmt.Errorf("stream error")
+		case "content_block_start":
+			if ev.Index != len(content) {
+				return nil, fmt.Errorf("content block %d starts after %d", ev.Index, len(content))
+			}
+			b := ev.ContentBlock
+			b.Input = nil
+			content = append(content, b)
+			inputs = append(inputs, strings.Builder{})
+		case "content_block_delta":
+			if ev.Index < 0 || ev.Index >= len(content) {
+				return nil, fmt.Errorf("delta of unknown content block %d", ev.Index)
+			}
+			switch ev.Delta.Type {
+			case "text_delta":
+				content[ev.Index].Text += ev.Delta.Text
+			case "input_json_delta":
+				inputs[ev.Index].WriteString(ev.Delta.PartialJSON)
+			}
+		case "message_stop":
+			stopped = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("stream: %w", err)
+	}
+	if !stopped {
+		return nil, fmt.Errorf("stream ended without message_stop")
+	}
+	for i := range content {
+		if content[i].Type == "tool_use" {
+			in := inputs[i].String()
+			if in == "" {
+				in = "{}"
+			}
+			if !json.Valid([]byte(in)) {
+				return nil, fmt.Errorf("tool_use %s: invalid input %q", content[i].ID, in)
+			}
+			content[i].Input = json.RawMessage(in)
+		}
+	}
+	return content, nil
 }
