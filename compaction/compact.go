@@ -53,6 +53,11 @@ type Options struct {
 	// and the model left out is appended verbatim). When it fails, the
 	// model's claims are still checked, and nothing is appended.
 	Record providers.Summarizer
+	// RecordFallback, with Record, makes the record's own summary the
+	// summary when the model's call fails or answers nothing
+	// ([Result.WriterFallback] says why); without it that is a failed
+	// compaction.
+	RecordFallback bool
 
 	// Capacity is the resolved window (docs/design.md §4), 0 when unknown.
 	Capacity int
@@ -109,6 +114,9 @@ type Result struct {
 	Usage                 history.Usage // summed over every provider call that answered
 	Calls                 int           // provider calls made by this Compact
 	CachedNote            bool          // pass 2 of two-pass ran on a cached pass-1 note
+	// WriterFallback says why the record's summary stands in for the
+	// model's (Options.RecordFallback); "" when it does not.
+	WriterFallback string
 }
 
 // Compact compacts msgs (the full live history) and returns the new history.
@@ -304,10 +312,15 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 		r.withRecord(record)
 	}
 	summary, err := r.summary(ctx, work, pruned, replaced, res)
-	if err != nil {
+	switch {
+	case err != nil && r.opts.RecordFallback && record != "" && ctx.Err() == nil:
+		// The model failed or answered nothing: the record's own summary.
+		res.WriterFallback = "the model's summary failed; the record's summary is used: " + providers.Bound(redact(err.Error()), 512)
+		r.log.Warn("model summary failed; using the record's summary", "err", redact(err.Error()))
+		summary = record
+	case err != nil:
 		return nil, err
-	}
-	if r.checksModel() {
+	case r.checksModel():
 		if summary, err = checked(ctx, summary, record, work); err != nil {
 			return nil, err
 		}

@@ -189,6 +189,10 @@ func pass1(ctx context.Context, msgs []history.Message, opts Options, existing *
 	if err != nil {
 		return nil, err
 	}
+	if r.checksModel() {
+		// The model writes pass 1 with the record of the prefix too.
+		r.withRecord(r.recordOf(ctx, work[:split]))
+	}
 	text, err := r.summarize(ctx, nil, pruned, "local, two-pass pass 1", -1)
 	if err != nil {
 		return nil, err

@@ -199,6 +199,7 @@ var UserOnlyKeys = map[string]string{
 	"providers.*.base_url":    "an endpoint",
 	"providers.*.api_key_env": "a credential variable",
 	"proxy.allowed_origins":   "the web pages the proxy serves",
+	"proxy.summarizer":        "whose credential pays for summaries",
 }
 
 // Load merges the defaults, userFile (skipped when "" or missing) and the
@@ -356,7 +357,7 @@ var tables = func() map[string]map[string]bool {
 		}
 	}
 	add("", "agent", "context", "compaction", "providers", "models", "storage", "proxy")
-	add("proxy", "listen", "allow_remote", "secret_env", "allowed_origins")
+	add("proxy", "listen", "allow_remote", "secret_env", "allowed_origins", "summarizer")
 	add("agent", "harness")
 	add("agent.harness", "tool_result_clearing")
 	add("compaction", "summarizer", "route_policy", "routes", "pin", "writer")

@@ -25,7 +25,22 @@ type Proxy struct {
 	// the user's file and the editor's settings set it; callers take it
 	// from there, never from a workspace file.
 	AllowedOrigins []string
+	// Summarizer is who writes the summaries of proxied sessions:
+	// "offline" (or "", the default: the record's own summary, or the
+	// daemon's own model where it has a key) or "agent" (the
+	// model of the request being served, with that request's credentials,
+	// for that one call; its text is checked against the record). A user
+	// file setting only: a workspace file may not spend the agent's key.
+	Summarizer string
 }
+
+// Values of [Proxy.Summarizer]; "" is ProxySummarizerOffline.
+const (
+	ProxySummarizerOffline = "offline"
+	ProxySummarizerAgent   = "agent"
+)
+
+var ruleProxySummarizer = rule{kind: 's', enum: []string{ProxySummarizerOffline, ProxySummarizerAgent}, what: `must be "offline" or "agent"`}
 
 // decodeProxy applies the [proxy] table of raw to p.
 func (d *decoder) decodeProxy(raw map[string]any, p *Proxy) {
@@ -42,6 +57,9 @@ func (d *decoder) decodeProxy(raw map[string]any, p *Proxy) {
 	}
 	if s, ok := d.str(t, key, "secret_env", -1, ruleString); ok {
 		p.SecretEnv = strings.TrimSpace(*s)
+	}
+	if s, ok := d.str(t, key, "summarizer", -1, ruleProxySummarizer); ok && d.allowed("proxy.summarizer", sub(key, "summarizer")) {
+		p.Summarizer = *s
 	}
 	if v, ok := t["allowed_origins"]; ok && d.allowed("proxy.allowed_origins", sub(key, "allowed_origins")) {
 		origins, msg := originList(v)
@@ -77,7 +95,8 @@ func originList(v any) ([]string, string) {
 
 // ProxyFromJSON reads the "proxy" member of an initializationOptions object
 // ({"proxy": {"listen": "127.0.0.1:8787", "allowRemote": false,
-// "secretEnv": "NAME", "allowedOrigins": ["https://app.example"]}}) over base. ok is false when there is none. Other
+// "secretEnv": "NAME", "allowedOrigins": ["https://app.example"], "summarizer": "agent"}}) over base.
+// ok is false when there is none. Other
 // members are the policy's and are not read here.
 func ProxyFromJSON(init json.RawMessage, base Proxy) (p Proxy, ok bool, err error) {
 	var top map[string]json.RawMessage
@@ -109,6 +128,12 @@ func decodeProxyJSON(raw json.RawMessage, base Proxy) (Proxy, bool, error) {
 			} else {
 				p.SecretEnv = strings.TrimSpace(s)
 			}
+		case "summarizer":
+			s, ok := v.(string)
+			if !ok || s != ProxySummarizerOffline && s != ProxySummarizerAgent {
+				return base, false, &FieldError{Path: "proxy.summarizer", Msg: ruleProxySummarizer.what}
+			}
+			p.Summarizer = s
 		case "allowRemote":
 			b, ok := v.(bool)
 			if !ok {

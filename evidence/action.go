@@ -166,7 +166,41 @@ func resultOf(raw string) (out string, exit int, ok bool) {
 		}
 	}
 	code, found := textExit(out)
-	return unwrapTags(out), code, found
+	return withoutExecHeader(unwrapTags(out)), code, found
+}
+
+// withoutExecHeader returns a command's output without the header a harness
+// puts before it (Codex's exec_command: "Chunk ID: …", "Wall time: …",
+// "Process exited with code N", "Original token count: …", "Output:"), once
+// its exit code is read; a line that says the process is still running
+// stays. Output without such a header is returned as it is.
+func withoutExecHeader(out string) string {
+	rest := out
+	var keep []string
+	for n := 0; n < 8; n++ {
+		line, after, found := strings.Cut(rest, "\n")
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.EqualFold(t, "output:"):
+			if !found {
+				after = ""
+			}
+			if len(keep) > 0 {
+				return strings.Join(keep, "\n") + "\n" + after
+			}
+			return after
+		case harnessHeaderRE.MatchString(t) || tailExitRE.MatchString(t):
+		case strings.HasPrefix(t, "Process running with session ID"):
+			keep = append(keep, t)
+		default:
+			return out
+		}
+		if !found {
+			return out
+		}
+		rest = after
+	}
+	return out
 }
 
 // tagLineRE matches a line that is only a harness tag ("<output>",

@@ -90,3 +90,26 @@ func scalar(v any) string {
 	}
 	return ""
 }
+
+// forgeURLRE matches a pull request's or merge request's URL on a forge.
+var forgeURLRE = regexp.MustCompile(`https?://[^\s/]+/[^\s]+/(?:pull|pulls|merge_requests|-/merge_requests)/\d+`)
+
+// shellArtifact records a pull or merge request a command created (gh pr
+// create, glab mr create, hub pull-request): the URL it printed.
+func (x *extractor) shellArtifact(a *Action) {
+	if !a.HasResult() || a.Flagged || a.HasExit && a.Exit != 0 {
+		return
+	}
+	for _, seg := range segments(a.Command) {
+		w := shellWords(seg)
+		created := len(w) >= 3 && (w[0] == "gh" && w[1] == "pr" || w[0] == "glab" && w[1] == "mr") && w[2] == "create" ||
+			len(w) >= 2 && w[0] == "hub" && w[1] == "pull-request"
+		if !created {
+			continue
+		}
+		if u := forgeURLRE.FindString(HeadBytes(a.Output, 64<<10)); u != "" {
+			x.r.Artifacts = append(x.r.Artifacts, Artifact{Tool: w[0] + " " + w[1] + " create", Op: "create", ID: u, URL: u, Index: a.Index})
+		}
+		return
+	}
+}

@@ -15,7 +15,8 @@ import (
 //     the line says a later run fixed it);
 //   - a file change: a backquoted path on a line that says it was modified,
 //     created, deleted, edited, written or moved, while the record shows no
-//     change to it (the edit was rejected, or the file was only read);
+//     change to it (the edit was rejected, or the file was only read) and
+//     the last git status does not show it uncommitted;
 //   - an interruption: a line that says a call was interrupted while every
 //     call of the record has a result (or the call it names has one);
 //   - the final state: a line about the final state that says the work was
@@ -32,7 +33,8 @@ import (
 //     names a command the record ran as a check.
 //
 // The user's own words that a summary quotes are not its claims: the
-// sections about the goal, the requests, the restrictions and the focus,
+// sections about the goal, the requests, the restrictions, the focus and
+// the user's messages quoted verbatim,
 // and lines that give the user's latest request, are skipped.
 func Contradictions(summary string, rec *Record) []string {
 	var out []string
@@ -134,7 +136,7 @@ func readClaim(line string, ticks []string, rec *Record) string {
 }
 
 var (
-	userSectionRE = regexp.MustCompile(`(?i)\b(goal|request|constraint|restriction|instruction|focus|task)`)
+	userSectionRE = regexp.MustCompile(`(?i)\b(goal|request|constraint|restriction|instruction|focus|task|user'?s? messages)`)
 	userLineRE    = regexp.MustCompile(`(?i)^\W*(latest |later |last )?(user('s)? )?(request|asked|said|wrote)\b|\buser (request|asked|said|wrote)\b|\(pasted by the user\)`)
 )
 
@@ -237,6 +239,9 @@ func fileClaims(line, lower string, ticks []string, rec *Record) []string {
 			continue
 		}
 		known, changed := pathStatus(t, rec)
+		if !changed && gitDirty(t, rec) {
+			continue // git status says it changed, by whatever the record does not show
+		}
 		if known && !changed {
 			out = append(out, fmt.Sprintf("says `%s` was changed; the record shows no change to it", t))
 		}
@@ -247,6 +252,17 @@ func fileClaims(line, lower string, ticks []string, rec *Record) []string {
 // pathStatus reports whether the record knows path (changed, rejected or
 // read) and whether it was changed. Paths match on equality or on a
 // trailing path segment boundary (relative against absolute).
+// gitDirty reports whether the last git status of the record shows p not
+// committed.
+func gitDirty(p string, rec *Record) bool {
+	for _, d := range rec.Worktree.Dirty {
+		if d.Path == p || strings.HasSuffix(d.Path, "/"+p) || strings.HasSuffix(p, "/"+d.Path) {
+			return true
+		}
+	}
+	return false
+}
+
 func pathStatus(p string, rec *Record) (known, changed bool) {
 	same := func(a string) bool {
 		return a == p || strings.HasSuffix(a, "/"+p) || strings.HasSuffix(p, "/"+a)

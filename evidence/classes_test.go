@@ -166,3 +166,194 @@ func TestSubAgentWritesAreWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitAfterALongHook: git's report of a commit comes after a long
+// pre-commit hook's output, and in a command line that failed after the
+// commit; it is the commit, with git's summary line of it.
+func TestCommitAfterALongHook(t *testing.T) {
+	hook := strings.Repeat("[EvaluationRepository] Deleted evaluation eval-to-delete\n", 400) // ≈ 23 KB
+	failedPush := call("c2", "Bash", map[string]string{"command": "git commit -am 'Second' && git push"},
+		"[main 1b2c3d4] Second\n 1 file changed, 2 insertions(+)\nerror: failed to push some refs")
+	failedPush[1] = flagged(failedPush[1])
+	r := extract(t,
+		[]history.Message{user("Commit it.")},
+		call("c1", "Bash", map[string]string{"command": "git add -A && git commit -m 'Consolidate the files'"},
+			hook+" 1290 pass\n 0 fail\n$ tsc --noEmit\n[main 0ac166e] Consolidate the files\n 12 files changed, 643 insertions(+), 22 deletions(-)\n create mode 100644 src/a.ts"),
+		failedPush,
+	)
+	var got []string
+	for _, c := range r.Final.Commits {
+		got = append(got, c.Ref+" "+c.Message+" ("+c.Stat+")")
+	}
+	want := []string{"0ac166e Consolidate the files (12 files changed, 643 insertions(+), 22 deletions(-))", "1b2c3d4 Second (1 file changed, 2 insertions(+))"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("commits:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestAnswersAndProposal: the results of a call that asks the user are the
+// user's answers; a plan proposed for approval is read with the file it was
+// written to and whether the user took it.
+func TestAnswersAndProposal(t *testing.T) {
+	plan := "# Plan: Split the store\n\n## Steps\n1. Move the reads to store/read.go"
+	r := extract(t,
+		[]history.Message{user("Plan the split.")},
+		call("q1", "AskUserQuestion", map[string]any{"questions": []map[string]any{{"question": "Keep the old API?", "options": []map[string]string{{"label": "yes"}, {"label": "no"}}}}},
+			`User has answered your questions: "Keep the old API?"="no, never keep it". You can now continue with these answers in mind.`),
+		call("w1", "Write", map[string]string{"file_path": "/home/u/.claude/plans/a.md", "content": plan}, "File created successfully"),
+		call("x1", "ExitPlanMode", map[string]string{"plan": plan}, "User has approved your plan."),
+	)
+	if len(r.Answers) != 1 || !strings.Contains(r.Answers[0].Text, `"Keep the old API?"="no, never keep it"`) {
+		t.Errorf("answers: %+v", r.Answers)
+	}
+	p := r.Proposal
+	if p == nil || p.Title != "Plan: Split the store" || p.Path != "/home/u/.claude/plans/a.md" || p.State != "approved" {
+		t.Errorf("proposal: %+v", p)
+	}
+}
+
+// TestExecHeaderIsNotOutput: Codex's exec_command header (chunk id, wall
+// time, exit line, token count) gives the exit code and is not the output;
+// a line saying the process still runs stays.
+func TestExecHeaderIsNotOutput(t *testing.T) {
+	r := extract(t,
+		call("c1", "exec_command", map[string]string{"cmd": "codex exec --ask-for-approval never"}, "Chunk ID: 870503\nWall time: 0.0120 seconds\nProcess exited with code 2\nOriginal token count: 20\nOutput:\nerror: unexpected argument '--ask-for-approval' found\n"),
+		call("c2", "exec_command", map[string]string{"cmd": "npm run dev"}, "Chunk ID: 1\nWall time: 10.0 seconds\nProcess running with session ID 31\nOriginal token count: 2\nOutput:\nready\n"),
+	)
+	a := r.Actions[0]
+	if !a.HasExit || a.Exit != 2 || a.Output != "error: unexpected argument '--ask-for-approval' found\n" {
+		t.Errorf("first: exit %d (%v), output %q", a.Exit, a.HasExit, a.Output)
+	}
+	if got := r.Actions[1].Output; got != "Process running with session ID 31\nready\n" {
+		t.Errorf("second: output %q", got)
+	}
+	for _, e := range r.Errors {
+		if strings.Contains(e.Text, "Chunk ID") {
+			t.Errorf("a header line is an error: %q", e.Text)
+		}
+	}
+}
+
+// TestWorktreeFromGit: the paths git status shows and the commit after it
+// did not take (git add named others) are not committed; git diff --stat
+// after the last commit gives the uncommitted totals; a commit -a takes the
+// tracked paths, not the untracked ones.
+func TestWorktreeFromGit(t *testing.T) {
+	status := "On branch main\nChanges not staged for commit:\n  (use \"git add <file>...\" to update what will be committed)\n\tmodified:   .claude/settings.json\n\tmodified:   src/app.ts\n\tdeleted:    src/old.ts\n\nUntracked files:\n  (use \"git add <file>...\" to include in what will be committed)\n\t.cursor/\n\tsrc/new.ts\n\nno changes added to commit (use \"git add\" and/or \"git commit -a\")"
+	r := extract(t,
+		call("s1", "Bash", map[string]string{"command": "git status"}, status),
+		call("c1", "Bash", map[string]string{"command": "git add src/app.ts src/ && git commit -m 'app'"}, "[main 1a2b3c4] app\n 3 files changed, 9 insertions(+)"),
+		call("d1", "Bash", map[string]string{"command": "git diff --stat"}, " .claude/settings.json | 3 +\n 1 file changed, 3 insertions(+)"),
+	)
+	var got []string
+	for _, d := range r.Worktree.Dirty {
+		got = append(got, d.Path+" "+d.State)
+	}
+	if strings.Join(got, ", ") != ".claude/settings.json modified, .cursor/ untracked" {
+		t.Errorf("not committed: %v", got)
+	}
+	if r.Worktree.DiffStat != "1 file changed, 3 insertions(+)" {
+		t.Errorf("diff stat %q", r.Worktree.DiffStat)
+	}
+	r = extract(t,
+		call("s1", "Bash", map[string]string{"command": "git status --short"}, " M src/app.ts\n?? notes.md\n"),
+		call("c1", "Bash", map[string]string{"command": "git commit -am 'app'"}, "[main 1a2b3c4] app\n 1 file changed, 1 insertion(+)"),
+	)
+	if len(r.Worktree.Dirty) != 1 || r.Worktree.Dirty[0] != (Dirty{Path: "notes.md", State: "untracked"}) {
+		t.Errorf("after commit -a: %+v", r.Worktree.Dirty)
+	}
+}
+
+// TestOneTaskPerCallPlan: tasks created one per call (the id from the
+// result) and updated by id are the agent's plan, with their statuses.
+func TestOneTaskPerCallPlan(t *testing.T) {
+	r := extract(t,
+		call("t1", "TaskCreate", map[string]string{"subject": "Implement story 2.2", "description": "x"}, "Task #1 created successfully: Implement story 2.2"),
+		call("t2", "TaskCreate", map[string]string{"subject": "Review story 2.2", "description": "y"}, "Task #2 created successfully: Review story 2.2"),
+		call("u0", "TaskUpdate", map[string]any{"taskId": "2", "addBlockedBy": []string{"1"}}, "Updated task #2"),
+		call("u1", "TaskUpdate", map[string]string{"taskId": "1", "status": "completed"}, "Updated task #1 status"),
+		call("u2", "TaskUpdate", map[string]string{"taskId": "2", "status": "in_progress"}, "Updated task #2 status"),
+		call("i1", "create_issue", map[string]string{"subject": "Bug", "body": "z"}, "Created issue #7"),
+	)
+	p := r.Plan
+	if p == nil || len(p.Items) != 2 {
+		t.Fatalf("plan: %+v", p)
+	}
+	if p.Items[0] != (PlanItem{Text: "Implement story 2.2", Status: "completed", ID: "1"}) || p.Items[1] != (PlanItem{Text: "Review story 2.2", Status: "in_progress", ID: "2"}) {
+		t.Errorf("items: %+v", p.Items)
+	}
+	if a := p.Active(); a != 1 {
+		t.Errorf("active item %d", a)
+	}
+}
+
+// TestOpencodeApplyPatch: opencode's apply_patch gives its patch as
+// patchText; the files it adds and updates are changes.
+func TestOpencodeApplyPatch(t *testing.T) {
+	r := extract(t, call("p1", "apply_patch", map[string]string{"patchText": "*** Begin Patch\n*** Add File: /repo/docs/plan.md\n+# Plan\n*** Update File: /repo/README.md\n@@\n-a\n+b\n*** End Patch"}, "Success. Updated the following files:\nA docs/plan.md\nM README.md"))
+	if got := strings.Join(changes(r.Changes), ", "); !strings.Contains(got, "/repo/docs/plan.md") || !strings.Contains(got, "/repo/README.md") {
+		t.Errorf("changes: %s", got)
+	}
+}
+
+// TestBranchAndPush: the branch the work is on, and whether its last
+// commit was pushed.
+func TestBranchAndPush(t *testing.T) {
+	r := extract(t,
+		call("b1", "Bash", map[string]string{"command": "git checkout -b methodology-rework"}, "Switched to a new branch 'methodology-rework'"),
+		call("c1", "Bash", map[string]string{"command": "git commit -am 'rework'"}, "[methodology-rework 6ddd049] rework\n 4 files changed, 705 insertions(+), 39 deletions(-)"),
+	)
+	if r.Final.Branch != "methodology-rework" || r.Final.PushedAt != -1 {
+		t.Errorf("branch %q pushed at %d", r.Final.Branch, r.Final.PushedAt)
+	}
+	r = extract(t,
+		call("c1", "Bash", map[string]string{"command": "git commit -am 'fix' && git push"}, "[fix/short 1a2b3c4] fix\n 1 file changed, 1 insertion(+)\nTo github.com:o/r.git"),
+	)
+	if r.Final.Branch != "fix/short" || r.Final.PushedAt != r.Final.Commits[0].Index {
+		t.Errorf("branch %q pushed at %d", r.Final.Branch, r.Final.PushedAt)
+	}
+}
+
+// TestPassedCommandPrintsNoErrors: the error lines a command that exited 0
+// printed (tests of error paths) are not errors; those of a piped command,
+// whose exit hides what ran first, still are.
+func TestPassedCommandPrintsNoErrors(t *testing.T) {
+	r := extract(t,
+		call("c1", "exec_command", map[string]string{"cmd": "bun run test"}, "Process exited with code 0\nOutput:\nerror: Database connection failed\n 1290 pass\n 0 fail\n"),
+		call("c2", "exec_command", map[string]string{"cmd": "bun run build | tail -3"}, "Process exited with code 0\nOutput:\nerror: Cannot find module 'x'\n"),
+	)
+	var got []string
+	for _, e := range r.Errors {
+		got = append(got, e.Text)
+	}
+	if strings.Join(got, "\n") != "error: Cannot find module 'x'" {
+		t.Errorf("errors: %q", got)
+	}
+}
+
+// TestCommitReportIsTheOutcome: with no exit code in the record, git's
+// report of the commit a command line ends with is its outcome.
+func TestCommitReportIsTheOutcome(t *testing.T) {
+	r := extract(t,
+		call("c1", "shell", map[string]string{"command": "git add a.py && git commit -m 'a'"}, "[main 6946b78] a\n 1 file changed, 3 insertions(+)\n create mode 100644 a.py"),
+		call("c2", "shell", map[string]string{"command": "git commit -m 'b' && git push"}, "[main 7a7a7a7] b\n 1 file changed"),
+	)
+	if got := r.Checks[0].Outcome; got != Passed {
+		t.Errorf("commit: %v", got)
+	}
+	if got := r.Checks[1].Outcome; got == Passed {
+		t.Errorf("commit then push, no push report: %v", got)
+	}
+}
+
+// TestPullRequestFromShell: gh pr create's printed URL is a created pull
+// request; a failed create is none.
+func TestPullRequestFromShell(t *testing.T) {
+	r := extract(t,
+		call("p0", "exec_command", map[string]string{"cmd": "gh pr create --fill"}, "Process exited with code 1\nOutput:\na pull request for branch \"x\" already exists:\nhttps://github.com/o/r/pull/12"),
+		call("p1", "exec_command", map[string]string{"cmd": "git push -u origin x && gh pr create --title t --body b"}, "Process exited with code 0\nOutput:\nhttps://github.com/o/r/pull/13\n"),
+	)
+	if len(r.Artifacts) != 1 || r.Artifacts[0].URL != "https://github.com/o/r/pull/13" || r.Artifacts[0].Op != "create" {
+		t.Errorf("artifacts: %+v", r.Artifacts)
+	}
+}

@@ -191,6 +191,9 @@ type Commit struct {
 	Ref     string // short hash
 	Message string
 	Index   int
+	// Stat is git's summary line of the commit ("3 files changed, 55
+	// insertions(+)"), "" when the record does not show it.
+	Stat string
 }
 
 // Final is the state the record ends in.
@@ -199,6 +202,13 @@ type Final struct {
 	LastCheck int
 	Commits   []Commit
 	Pushed    bool
+	// PushedAt is the message index of the last successful git push, -1
+	// when none.
+	PushedAt int
+	// Branch is the git branch the work is on as the record last shows it
+	// (a branch created or switched to, git status, a commit report), ""
+	// when none.
+	Branch    string
 	Released  bool
 	Submitted bool
 	// Interrupted is true when the last action has no result.
@@ -228,8 +238,17 @@ type Record struct {
 	// "" when none.
 	WorkDir string
 	// Plan is the agent's own plan as it last wrote it, nil when none.
-	Plan  *Plan
-	Final Final
+	Plan *Plan
+	// Proposal is the last plan the agent proposed for approval as a
+	// document (Claude Code's plan mode), nil when none.
+	Proposal *Proposal
+	// Answers are the user's answers to the agent's questions (the results
+	// of a question tool: Claude Code's AskUserQuestion, opencode's
+	// question), in order.
+	Answers []Answer
+	// Worktree is what git said of the uncommitted work.
+	Worktree Worktree
+	Final    Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -299,7 +318,7 @@ const maxScan = 256 << 10
 // Extract reads msgs and returns what the record shows. It fails only with
 // ctx's error.
 func Extract(ctx context.Context, msgs []history.Message) (*Record, error) {
-	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}, unseenCommit: -1}
+	x := &extractor{ctx: ctx, msgs: msgs, r: &Record{Final: Final{LastCheck: -1, PushedAt: -1}, Worktree: Worktree{StatusAt: -1, DiffAt: -1}}, changed: map[string]bool{}, read: map[string]bool{}, errIdx: map[string]int{}, unseenCommit: -1, staged: map[string]bool{}}
 	if err := x.run(); err != nil {
 		return nil, err
 	}
@@ -326,6 +345,10 @@ type extractor struct {
 	// ("running in background with ID: 7d95c5", "session ID 3") to its
 	// check, until a later poll reports how it ended.
 	running map[string]int
+	// staged are the paths git add named since the last git status or
+	// commit; stagedAll and stagedTracked say git add -A and git add -u.
+	staged                   map[string]bool
+	stagedAll, stagedTracked bool
 }
 
 func (x *extractor) tick() error {
@@ -555,7 +578,11 @@ func (x *extractor) record(a Action) {
 	ap := &x.r.Actions[ai]
 	x.files(ai, ap)
 	if ap.HasResult() {
-		if !readsOnly(ap) || ap.Flagged || ap.HasExit && ap.Exit != 0 {
+		// A command that exited 0 (and was not piped, which hides the exit
+		// of what ran first) failed at nothing: the error lines it printed
+		// are logs (tests of error paths, a hook's passing tests).
+		passed := ap.Command != "" && ap.HasExit && ap.Exit == 0 && !ap.Flagged && !strings.Contains(ap.Command, "|")
+		if !passed && (!readsOnly(ap) || ap.Flagged || ap.HasExit && ap.Exit != 0) {
 			x.errorsIn(ap.Result, ap.Output, false)
 		}
 		if ap.Flagged || ap.Rejected {
@@ -567,9 +594,18 @@ func (x *extractor) record(a Action) {
 	x.poll(ap)
 	if p := planOf(ap); p != nil && !ap.Flagged && ap.Command == "" {
 		x.r.Plan = mergePlan(x.r.Plan, p, ap)
+	} else if !ap.Flagged && !ap.Rejected {
+		x.r.Plan = taskPlan(x.r.Plan, ap)
+	}
+	if p := x.proposal(ai, ap); p != nil {
+		x.r.Proposal = p
+	}
+	if isQuestion(ap) && ap.HasResult() && !ap.Flagged && !ap.Rejected && strings.TrimSpace(ap.Output) != "" {
+		x.r.Answers = append(x.r.Answers, Answer{Index: ap.Result, Text: strings.TrimSpace(HeadBytes(ap.Output, maxAnswer))})
 	}
 	if ap.Command != "" {
 		x.check(ai, ap)
+		x.shellArtifact(ap)
 	} else if ap.HasResult() && !ap.Flagged {
 		x.artifact(ap)
 	}
@@ -594,6 +630,8 @@ func (x *extractor) check(ai int, a *Action) {
 		c.Outcome = Failed
 	case isRunning(a.Output):
 		c.Outcome = Running
+	case endsInCommit(a.Command) && len(commitsIn(HeadBytes(a.Output, maxScan), false)) > 0:
+		c.Outcome = Passed // git reported the commit the command ends with
 	default:
 		switch testVerdict(a.Output) {
 		case Failed:

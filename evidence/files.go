@@ -155,7 +155,7 @@ func (x *extractor) noteRead(p string) {
 // a read), and the changes its patch input shows.
 func toolOp(a *Action) (Op, []fileChange) {
 	var patch string
-	for _, k := range []string{"input", "patch", "diff"} {
+	for _, k := range []string{"input", "patch", "patchText", "patch_text", "diff"} {
 		if s, ok := a.Args[k].(string); ok && patch == "" {
 			patch = s
 		}
@@ -746,13 +746,37 @@ func (x *extractor) textChanges(i int, text string) {
 	if x.r.Origins[i] == OriginAgent {
 		return // an assistant quoting a commit line is not a commit
 	}
-	for _, m := range commitLineRE.FindAllStringSubmatch(t, -1) {
-		ref, msg := m[1], m[2]
-		if ref == "" {
-			ref, msg = m[3], m[4]
-		}
-		x.addCommit(Commit{Ref: ref, Message: clip(msg, detailChars), Index: i})
+	for _, c := range commitsIn(t, true) {
+		c.Index = i
+		x.addCommit(c)
 	}
+}
+
+// commitStatRE matches git's summary line of a commit.
+var commitStatRE = regexp.MustCompile(`^\s*(\d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?)\s*$`)
+
+// commitsIn returns the commits a text reports: git's "[branch 1a2b3c4]
+// message" lines (and, when prose is true, "Commit 1a2b3c4 message"), each
+// with the summary line that follows it.
+func commitsIn(text string, prose bool) []Commit {
+	var out []Commit
+	for _, m := range commitLineRE.FindAllStringSubmatchIndex(text, -1) {
+		var c Commit
+		switch {
+		case m[6] >= 0:
+			c = Commit{Ref: text[m[6]:m[7]], Message: clip(text[m[8]:m[9]], detailChars)}
+		case prose && m[2] >= 0:
+			c = Commit{Ref: text[m[2]:m[3]], Message: clip(text[m[4]:m[5]], detailChars)}
+		default:
+			continue
+		}
+		rest := strings.TrimLeft(text[m[1]:], "\r\n")
+		if l, _, _ := strings.Cut(rest, "\n"); commitStatRE.MatchString(l) {
+			c.Stat = strings.TrimSpace(l)
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func (x *extractor) addCommit(c Commit) {
@@ -771,6 +795,16 @@ func (x *extractor) finalState(ai int, a *Action) {
 	if a.Command == "" || !a.HasResult() {
 		return
 	}
+	x.worktree(a)
+	// git's report of a commit is the commit, whatever ran after it in the
+	// same command line (a failing push, a test run); the report may come
+	// after a long pre-commit hook's output.
+	reported, committedHere := false, false
+	for _, c := range commitsIn(HeadBytes(a.Output, maxScan), false) {
+		c.Index = a.Index
+		x.addCommit(c)
+		reported = true
+	}
 	ok := !a.Flagged && (!a.HasExit || a.Exit == 0)
 	if !ok {
 		return
@@ -782,7 +816,7 @@ func (x *extractor) finalState(ai int, a *Action) {
 		}
 		switch {
 		case w[0] == "git" && w[1] == "push":
-			x.r.Final.Pushed = true
+			x.r.Final.Pushed, x.r.Final.PushedAt = true, a.Index
 			for _, a := range w[2:] {
 				if a == "--tags" || versionTagRE.MatchString(a) {
 					x.r.Final.Released = true
@@ -792,13 +826,6 @@ func (x *extractor) finalState(ai int, a *Action) {
 			x.r.Final.Released = true
 		case (w[0] == "npm" || w[0] == "cargo" || w[0] == "twine" || w[0] == "goreleaser") && (w[1] == "publish" || w[1] == "upload" || w[1] == "release"):
 			x.r.Final.Released = true
-		}
-	}
-	reported, committedHere := false, false
-	for _, m := range commitLineRE.FindAllStringSubmatch(HeadBytes(a.Output, 8192), -1) {
-		if m[3] != "" {
-			x.addCommit(Commit{Ref: m[3], Message: clip(m[4], detailChars), Index: a.Index})
-			reported = true
 		}
 	}
 	for _, seg := range segments(a.Command) {

@@ -19,7 +19,8 @@ func TestOutcomeFromStructure(t *testing.T) {
 		hasExit        bool
 	}{
 		// Claude Code Bash results: no exit code when the command succeeded.
-		{"commit whose hook logged errors", "git commit -m 'fix: x'", "[lint] error: 0 issues\ntime=… level=error msg=\"retrying\"\n[main 1a2b3c4] fix: x\n 2 files changed", false, Unknown, 0, false},
+		// git's report of the commit is the command's own result line.
+		{"commit whose hook logged errors", "git commit -m 'fix: x'", "[lint] error: 0 issues\ntime=… level=error msg=\"retrying\"\n[main 1a2b3c4] fix: x\n 2 files changed", false, Passed, 0, false},
 		{"bun test 0 fail", "bun test", " 12 pass\n 0 fail\n 31 expect() calls\nRan 12 tests across 3 files. [120.00ms]", false, Passed, 0, false},
 		{"summary with zero errors", "dotnet format --verify-no-changes", "Summary: 0 error(s), 0 warning(s)", false, Unknown, 0, false},
 		{"unrecognized subcommand", "cargo frobnicate", "Exit code 2\nerror: unrecognized subcommand 'frobnicate'", true, Failed, 2, true},

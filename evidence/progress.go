@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -16,7 +17,9 @@ type PlanItem struct {
 // Plan is the agent's own plan as it last wrote it: the arguments of its
 // last call of a plan tool (Claude Code's TodoWrite, Codex's update_plan,
 // opencode's todowrite, Gemini CLI's write_todos, or any tool whose
-// arguments hold a list of items that each have a text and a status).
+// arguments hold a list of items that each have a text and a status), or
+// the tasks it created one per call and updated by id (Claude Code's
+// TaskCreate and TaskUpdate).
 type Plan struct {
 	Tool  string
 	Index int // message index of the call
@@ -396,4 +399,161 @@ func covers(targets []string, p string) bool {
 		}
 	}
 	return false
+}
+
+// Proposal is a plan the agent wrote as a document and proposed for the
+// user's approval: the "plan" text of a call that runs no command (Claude
+// Code's ExitPlanMode), and the file the agent wrote that text to first.
+type Proposal struct {
+	Index int    // message index of the call
+	Title string // the plan's first line, without its heading marks
+	Text  string // the plan as proposed
+	// Path is the file the agent wrote the plan to (a write whose content
+	// starts with the plan's first line), "" when none.
+	Path string
+	// State is "rejected" (the user refused it), "approved" (the call has
+	// a result that is no error) or "awaiting the user" (no result yet).
+	State string
+}
+
+// minProposal is the shortest plan text read as a proposed plan.
+const minProposal = 40
+
+// proposal returns the plan a call proposes, nil when it proposes none.
+func (x *extractor) proposal(ai int, a *Action) *Proposal {
+	if a.Command != "" || len(a.Args) == 0 {
+		return nil
+	}
+	text, _ := a.Args["plan"].(string)
+	text = strings.TrimSpace(text)
+	if len(text) < minProposal {
+		return nil
+	}
+	p := &Proposal{Index: a.Index, Text: text, Title: planTitle(text)}
+	switch {
+	case a.Rejected || a.Flagged:
+		p.State = "rejected"
+	case a.HasResult():
+		p.State = "approved"
+	default:
+		p.State = "awaiting the user"
+	}
+	// The file written with the same first line, latest first.
+	for i := ai; i >= 0; i-- {
+		w := &x.r.Actions[i]
+		content, _ := w.Args["content"].(string)
+		if content == "" || w.Rejected || w.Flagged {
+			continue
+		}
+		if planTitle(content) == p.Title {
+			p.Path = firstString(w.Args, []string{"file_path", "path", "filePath", "filename"})
+			if p.Path != "" {
+				break
+			}
+		}
+	}
+	return p
+}
+
+// planTitle returns the first non-empty line of a plan, without its
+// Markdown heading marks.
+func planTitle(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#")); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// Answer is the user's answer to the agent's questions: the result of a
+// call that asked them, as the harness reported it.
+type Answer struct {
+	Index int // message index of the result
+	Text  string
+}
+
+// maxAnswer bounds the text of one answer.
+const maxAnswer = 8 << 10
+
+// isQuestion reports whether a call asks the user: its arguments hold a
+// "question" text, or a list of "questions" that each have one.
+func isQuestion(a *Action) bool {
+	if a.Command != "" || len(a.Args) == 0 {
+		return false
+	}
+	if q, ok := a.Args["question"].(string); ok && strings.TrimSpace(q) != "" {
+		return true
+	}
+	list, ok := a.Args["questions"].([]any)
+	if !ok || len(list) == 0 {
+		return false
+	}
+	for _, e := range list {
+		o, ok := e.(map[string]any)
+		if !ok || firstString(o, []string{"question", "text", "prompt"}) == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// taskToolMark is how a plan built from one-task calls names its tool.
+const taskToolMark = "tasks: "
+
+// taskIDRE finds the id a task tool's result gives the task it created
+// ("Task #3 created successfully").
+var taskIDRE = regexp.MustCompile(`#(\d+)\b`)
+
+// taskPlan folds a call of a one-task-per-call tool into the plan: a call
+// with a "subject" (or "title") and no task id creates an open item, its id
+// from the result ("Task #3 created"); a call with a task id and a status
+// sets that item's status (Claude Code's TaskCreate and TaskUpdate). Any
+// other call leaves the plan as it is.
+func taskPlan(p *Plan, a *Action) *Plan {
+	if a.Command != "" || len(a.Args) == 0 {
+		return p
+	}
+	id := scalar(a.Args["taskId"])
+	if id == "" {
+		id = scalar(a.Args["task_id"])
+	}
+	subject := firstString(a.Args, []string{"subject"})
+	status, _ := a.Args["status"].(string)
+	tasks := p != nil && strings.HasPrefix(p.Tool, taskToolMark)
+	switch {
+	case id == "" && subject != "" && status == "" && a.HasResult():
+		head := HeadBytes(a.Output, 512)
+		m := taskIDRE.FindStringSubmatch(head)
+		if m == nil || !strings.Contains(strings.ToLower(head), "task") {
+			return p
+		}
+		out := &Plan{Tool: taskToolMark + a.Tool, Index: a.Index}
+		if tasks {
+			out.Items = append(out.Items, p.Items...)
+			out.Tool = p.Tool
+			if !strings.Contains(p.Tool, a.Tool) {
+				out.Tool += ", " + a.Tool
+			}
+		}
+		out.Items = append(out.Items, PlanItem{Text: subject, Status: "pending", ID: m[1]})
+		return out
+	case id != "" && tasks && (status != "" || subject != ""):
+		out := &Plan{Tool: p.Tool, Index: a.Index, Items: append([]PlanItem(nil), p.Items...)}
+		if !strings.Contains(out.Tool, a.Tool) {
+			out.Tool += ", " + a.Tool
+		}
+		for i := range out.Items {
+			if out.Items[i].ID == id {
+				if status != "" {
+					out.Items[i].Status = status
+				}
+				if subject != "" {
+					out.Items[i].Text = subject
+				}
+			}
+		}
+		return out
+	}
+	return p
 }

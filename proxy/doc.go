@@ -152,6 +152,11 @@
 // configured, every request must carry it in X-Vtcode-Proxy-Secret, which is
 // removed before forwarding.
 //
+// Under [proxy] summarizer = "agent" (user file only) a request that
+// carries a credential also hands the session a client of its own upstream,
+// headers and model (summarizer.go), with which the engine writes a summary
+// that request makes it write; the client lives for that request only.
+//
 // # Bounds
 //
 // An API endpoint's body may be 33 MiB ([MaxAPIBody]: the APIs' 32 MB and

@@ -425,7 +425,7 @@ func decode(ep endpoint, path string, body []byte, cache *providers.DecodeCache)
 // the agent went away. leave is called once the engine's work is done,
 // before anything is forwarded.
 func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record, unverified bool, st *requestState, leave func()) {
-	out, t, gone := s.prepare(r, body, provider, ep, rec, unverified, st)
+	out, t, gone := s.prepare(r, target, body, provider, ep, rec, unverified, st)
 	leave()
 	if gone {
 		return
@@ -433,7 +433,7 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 	s.forward(w, r, target, bytes.NewReader(out), int64(len(out)), t, rec)
 }
 
-func (s *Server) prepare(r *http.Request, body []byte, provider string, ep endpoint, rec *record, unverified bool, st *requestState) (out []byte, t *tee, gone bool) {
+func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record, unverified bool, st *requestState) (out []byte, t *tee, gone bool) {
 	d, err := decode(ep, r.URL.Path, body, s.cache)
 	if err != nil {
 		return s.failOpen(rec, ep, body, err.Error()), nil, false
@@ -454,6 +454,9 @@ func (s *Server) prepare(r *http.Request, body []byte, provider string, ep endpo
 		Workspace: s.o.Workspace, Key: sessionKey(ep, r.Header, d.wr), WindowID: r.Header.Get("x-codex-window-id"),
 		Provider: providers.CanonicalProvider(provider), Model: d.wr.Model,
 		System: d.wr.System, Tools: d.wr.Tools, Messages: d.wr.Messages, Kind: kind, Unverified: unverified,
+	}
+	if kind == session.ProxyTurn && !unverified {
+		preq.Summarizer = s.summarizerFor(r, target, preq.Provider, ep, d.wr.Model)
 	}
 	plan, err := s.o.Manager.ProxyPrepare(r.Context(), preq, nil)
 	ctx := context.WithoutCancel(r.Context())

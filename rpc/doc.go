@@ -670,7 +670,10 @@
 // advertise capabilities.window.workDoneProgress to see it), and
 // vtcode/compact, vtcode/projectionStats, vtcode/history and vtcode/restore
 // act on them. A proxied session without an API key of the daemon's own
-// summarizes offline: the agent's credentials are only ever forwarded.
+// summarizes offline: the agent's credentials are only ever forwarded,
+// unless the user configuration sets [proxy] summarizer = "agent"; then the
+// summary a request makes the engine write goes to that request's upstream
+// with that request's credentials and model, for that one call.
 //
 // How the proxy maps the agent's requests onto a session:
 //

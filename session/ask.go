@@ -66,7 +66,7 @@ func (s *Session) propose(msgs []history.Message, e *env, envelope *compaction.E
 		return
 	}
 	s.ask = askState{proposed: true}
-	s.prefire(msgs, e, envelope)
+	s.prefire(msgs, e, envelope, nil)
 	ev := ProposalEvent{SessionID: s.id, Workspace: s.ws.root, UsedTokens: used, Threshold: e.th.Threshold, Limit: e.th.Effective,
 		Message: fmt.Sprintf("vtcode-ls: session %s holds %s of %s tokens. Compact it now? Until you answer, requests go on with clearing only; at %s tokens it compacts anyway.",
 			s.id, history.FormatCount(used), history.FormatCount(e.th.Effective), history.FormatCount(e.th.Effective))}

@@ -47,6 +47,9 @@ type compactJob struct {
 	prog         Progress
 	envelope     *compaction.Envelope
 	twoPass      *compaction.TwoPass
+	// summarizer is the served request's model client in proxy mode
+	// (ProxyRequest.Summarizer), for this job only; nil: none.
+	summarizer providers.Generator
 	// with is committed with the boundary, only when the compaction
 	// succeeds.
 	with commitWith
@@ -123,7 +126,13 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 	}
 	var client providers.Generator
 	var err error
+	agent := s.agentWriter(j)
 	switch {
+	case agent:
+		// [proxy] summarizer = "agent": the served request's model, through
+		// its per-request client, always locally (its text is checked by
+		// the record; a native compaction's could not be).
+		client, r.NativeCompaction = j.summarizer, compaction.NativeNever
 	case writer == "model" && s.m.o.Clients != nil:
 		// The model or a clear failure: no offline fallback, not even in
 		// proxy mode.
@@ -168,6 +177,11 @@ func (s *Session) compactOptions(j compactJob) (compaction.Options, error) {
 				opts.Record = sm
 			}
 		}
+		// A failed call of the agent's model leaves the record's summary:
+		// the agent is not left with its full history because the engine
+		// borrowed its route. The daemon's own model failing is a failed
+		// compaction, reported as one (SPEC §8.8).
+		opts.RecordFallback = agent
 	}
 	if j.prog != nil {
 		opts.Progress = j.prog.Report
@@ -256,6 +270,9 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	}
 	if res.Fallback != "" {
 		s.m.notifyLog(LevelInfo, "vtcode-ls: native compaction fell back to local: "+bound(res.Fallback, maxRootCause))
+	}
+	if res.WriterFallback != "" {
+		s.m.notifyLog(LevelWarning, "vtcode-ls: "+bound(res.WriterFallback, maxRootCause))
 	}
 
 	b := Boundary{

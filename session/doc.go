@@ -107,5 +107,6 @@
 // as new sessions and the agent's own compactions as boundaries of trigger
 // "agent". proxy.go has the rules. A proxied session without a client of the
 // daemon's own summarizes offline: the agent's credentials are never used
-// for the engine's requests.
+// for the engine's requests, except through [ProxyRequest].Summarizer under
+// [proxy] summarizer = "agent" (writer.go).
 package session

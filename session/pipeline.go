@@ -294,7 +294,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 		}
 		report = res
 	case auto && proj.tokens+prefix >= e.th.Soft && s.cache.prefireDue(proj.tokens, e.th.Threshold):
-		s.prefire(pre, e, envelope)
+		s.prefire(pre, e, envelope, nil)
 	}
 	// 5. Last rung.
 	s.trim(&proj, e)
@@ -364,8 +364,10 @@ func aliases(a, b []history.Message) bool {
 }
 
 // prefire starts pass 1 of two-pass compaction in the background (docs/design.md §8.6).
-func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.Envelope) {
-	opts, err := s.compactOptions(compactJob{trigger: compaction.TriggerAuto, strategy: "auto", e: e, envelope: envelope, twoPass: s.twoPass})
+// summarizer is the served request's model client in proxy mode, nil
+// otherwise.
+func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.Envelope, summarizer providers.Generator) {
+	opts, err := s.compactOptions(compactJob{trigger: compaction.TriggerAuto, strategy: "auto", e: e, envelope: envelope, twoPass: s.twoPass, summarizer: summarizer})
 	if err != nil {
 		s.m.logger.Debug("session: no pass 1", "session", s.id, "err", err)
 		return

@@ -71,6 +71,11 @@ type ProxyRequest struct {
 	// with no new session, no compaction, no model call and no route
 	// change; [ErrProxyUnverified] when it would need a new session.
 	Unverified bool
+	// Summarizer, when not nil, is the model of this request, reached with
+	// this request's credentials: under [proxy] summarizer = "agent" it
+	// writes a summary this request makes the engine write (held for this
+	// request's compaction, or its pass 1, only; never stored).
+	Summarizer providers.Generator
 }
 
 // ErrProxyUnverified is ProxyPrepare's answer to an unverified request
@@ -678,7 +683,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		// holds pre, the boundary the history that replaces it.
 		res, err := s.compactHistory(ctx, pre, compactJob{
 			trigger: compaction.TriggerAuto, strategy: "auto", e: e, prog: prog,
-			envelope: envelope, twoPass: s.twoPass, with: commitWith{proxy: true},
+			envelope: envelope, twoPass: s.twoPass, with: commitWith{proxy: true}, summarizer: r.Summarizer,
 		})
 		ok, err := s.settleAuto(ctx, err)
 		if err != nil {
@@ -693,7 +698,7 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		}
 		plan.Compaction = res
 	case auto && proj.tokens+prefix >= e.th.Soft:
-		s.prefire(pre, e, envelope)
+		s.prefire(pre, e, envelope, r.Summarizer)
 	}
 	if disp == ProxyAppend {
 		s.envelope, s.prefix, s.reserved, s.skipClearing = envelope, prefix, nil, false

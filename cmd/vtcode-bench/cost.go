@@ -69,26 +69,43 @@ const (
 	costSeed     = `{"toolResultClearing":{"clearAtLeastTokens":0,"cacheAware":false}}`
 )
 
-// benchCost plays every transcript of the corpus (see corpus.Dir).
-func benchCost(ctx context.Context, logf func(string, ...any)) ([]CostRow, error) {
+// corpusSession is one conversation of the corpus, imported.
+type corpusSession struct {
+	name     string
+	Messages []history.Message
+}
+
+// corpusSessions imports the sessions of the corpus (corpus.Dir), in name
+// order; a file that is no conversation (an aider note) is left out.
+func corpusSessions() ([]corpusSession, error) {
 	dir, err := corpus.Dir()
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(dir)
+	files, err := corpus.Sessions(dir)
 	if err != nil {
-		return nil, fmt.Errorf("transcripts: %w", err)
+		return nil, err
+	}
+	var out []corpusSession
+	for _, f := range files {
+		tr, err := transcript.Load(f)
+		if err != nil {
+			continue // not a conversation
+		}
+		out = append(out, corpusSession{name: filepath.Base(f), Messages: tr.Messages})
+	}
+	return out, nil
+}
+
+// benchCost plays every transcript of the corpus (see corpus.Dir).
+func benchCost(ctx context.Context, logf func(string, ...any)) ([]CostRow, error) {
+	sessions, err := corpusSessions()
+	if err != nil {
+		return nil, err
 	}
 	var rows []CostRow
-	for _, de := range entries {
-		name := de.Name()
-		if de.IsDir() || strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".metadata.json") || name == "facts.json" {
-			continue
-		}
-		tr, err := transcript.Load(filepath.Join(dir, name))
-		if err != nil {
-			continue // not a conversation (notes, metadata)
-		}
+	for _, tr := range sessions {
+		name := tr.name
 		for _, rt := range costRoutes {
 			if err := ctx.Err(); err != nil {
 				return nil, err

@@ -4,16 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
-	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/session"
-	"github.com/vtcode/vtcode-ls/transcript"
 )
 
 // TierRow is one real session played turn by turn at a 1M-token window on
@@ -96,24 +91,13 @@ func benchTier(ctx context.Context, logf func(string, ...any)) ([]TierRow, error
 	if price.TierTokens == 0 {
 		return nil, fmt.Errorf("tier: the catalog has no long-context tier for %s", tierModel)
 	}
-	dir, err := corpus.Dir()
+	sessions, err := corpusSessions()
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("transcripts: %w", err)
-	}
 	var rows []TierRow
-	for _, de := range entries {
-		name := de.Name()
-		if de.IsDir() || strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".metadata.json") || name == "facts.json" {
-			continue
-		}
-		tr, err := transcript.Load(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
+	for _, tr := range sessions {
+		name := tr.name
 		logf("tier: %s", name)
 		var plays [3]tierPlay
 		for i, pol := range []string{costBaseline, "", `{"context":{"stayBelowPriceTier":false}}`} {

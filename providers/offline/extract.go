@@ -29,7 +29,7 @@ const (
 	secFocus = "Focus requested for this summary"
 )
 
-var sectionOrder = []string{secWIP, secGoal, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
+var sectionOrder = []string{secWIP, secGoal, secUser, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
 
 // Bounds.
 const (
@@ -39,6 +39,7 @@ const (
 	requestChars        = 220
 	commandChars        = 160
 	detailChars         = 150
+	maxEarlierCommits   = 12 // listed on the earlier-commits line
 	// maxUserScan bounds how much of one user message is read for the
 	// request and its restrictions.
 	maxUserScan = 64 << 10
@@ -56,6 +57,7 @@ type entry struct {
 type facts struct {
 	goal         string
 	requests     []entry // later typed requests
+	typed        []entry // every message the user typed, whole, in order
 	restrictions []entry
 	doing        []string
 	last         []string
@@ -80,6 +82,9 @@ type facts struct {
 	// done, last action) to that many bytes: a tight output bound shortens
 	// prose before it drops the lists of checks, files and errors.
 	textCap int
+	// userCap bounds the bytes of the user's own messages carried
+	// verbatim; 0 until render sets it.
+	userCap int
 }
 
 var (
@@ -140,7 +145,10 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		// The words typed, without the context the harness put first (the
 		// file open in the IDE, a reminder).
 		text := evidence.WithoutHarnessBlocks(msgs[i].Text())
-		text = evidence.HeadBytes(text, maxUserScan) // a huge paste: its start says what it is
+		text = evidence.HeadBytes(text, maxUserScan)               // a huge paste: its start says what it is
+		if t := strings.Join(strings.Fields(text), " "); t != "" { // one line each
+			f.typed = append(f.typed, entry{text: t, order: i})
+		}
 		if n == 0 {
 			f.goal = clip(text, goalChars)
 		} else {
@@ -150,21 +158,17 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 			}
 			f.requests = append(f.requests, entry{text: clip(text, requestChars), prio: prio, order: i})
 		}
-		for _, s := range sentences(userProse(text)) { // not the logs, code and data the user pasted
-			// A line ending in a colon introduces a list: its items are the
-			// restrictions, not the introduction.
-			if restrictionRE.MatchString(keepGoingRE.ReplaceAllString(s, "")) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
-				prio := 1
-				if prohibitionRE.MatchString(s) {
-					prio = 2 // what the user forbade ranks above what they would like
-				}
-				f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: prio, order: i})
-			}
-		}
+		f.noteRestrictions(text, i)
 	}
+	// The user's answers to the agent's questions are the user's words too
+	// (not read for restrictions: they quote the agent's questions).
+	for _, a := range rec.Answers {
+		f.typed = append(f.typed, entry{text: strings.Join(strings.Fields(a.Text), " "), order: a.Index})
+	}
+	sort.SliceStable(f.typed, func(a, b int) bool { return f.typed[a].order < f.typed[b].order })
 	if f.priorGoal != "" {
 		if f.goal != "" {
-			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 1 << 20, order: -1}}, f.requests...)
+			f.requests = append([]entry{{text: clip(f.goal, requestChars), prio: 1 << 20, order: typed[0]}}, f.requests...)
 		}
 		f.goal = f.priorGoal
 	}
@@ -188,6 +192,22 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	f.noteInstructions(msgs, rec)
 	f.noteState(msgs, rec, lastTyped)
 	return f, ctx.Err()
+}
+
+// noteRestrictions adds the sentences of the user's text at message i that
+// forbid or require something.
+func (f *facts) noteRestrictions(text string, i int) {
+	for _, s := range sentences(userProse(text)) { // not the logs, code and data the user pasted
+		// A line ending in a colon introduces a list: its items are the
+		// restrictions, not the introduction.
+		if restrictionRE.MatchString(keepGoingRE.ReplaceAllString(s, "")) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
+			prio := 1
+			if prohibitionRE.MatchString(s) {
+				prio = 2 // what the user forbade ranks above what they would like
+			}
+			f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: prio, order: i})
+		}
+	}
 }
 
 // workspaceRoot returns the deepest folder that holds most absolute paths of
@@ -735,14 +755,26 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			f.files = append(f.files, entry{text: line, prio: 90, order: fi.first})
 		}
 	}
-	for i, c := range rec.Final.Commits {
-		// The latest commit is the state of the work; earlier ones rank
-		// below the files they changed.
-		prio := 50
-		if i == len(rec.Final.Commits)-1 {
-			prio = 95
+	if n := len(rec.Final.Commits); n > 0 {
+		// The latest commit is the state of the work; the earlier ones are
+		// one line, oldest first, so that none is lost when the list shrinks.
+		c := rec.Final.Commits[n-1]
+		line := fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100))
+		if c.Stat != "" {
+			line += " (" + c.Stat + ")"
 		}
-		f.files = append(f.files, entry{text: fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100)), prio: prio, order: c.Index})
+		f.files = append(f.files, entry{text: line, prio: 95, order: c.Index})
+		if n > 1 {
+			var refs []string
+			for _, e := range rec.Final.Commits[max(0, n-1-maxEarlierCommits) : n-1] {
+				refs = append(refs, fmt.Sprintf("%s %q", e.Ref, clip(e.Message, 50)))
+			}
+			line := "Earlier commits, oldest first: " + strings.Join(refs, ", ")
+			if k := n - 1 - len(refs); k > 0 {
+				line = fmt.Sprintf("Earlier commits, oldest first (%d before these): %s", k, strings.Join(refs, ", "))
+			}
+			f.files = append(f.files, entry{text: line, prio: 94, order: rec.Final.Commits[0].Index})
+		}
 	}
 	for _, a := range rec.Artifacts {
 		line := fmt.Sprintf("%s %s", verbPast(a.Op), a.ID)
@@ -771,11 +803,14 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			}
 		}
 	}
-	// A relative path that names a changed file (given absolute) is that file.
+	// A relative path that names a changed file (given absolute) is that
+	// file; so is the path a file was moved from.
 	namesChanged := func(p string) bool {
-		for k := range by {
-			if f.rel(k) == f.rel(p) || strings.HasSuffix(k, "/"+p) || strings.HasSuffix(p, "/"+k) {
-				return true
+		for _, c := range rec.Changes {
+			for _, q := range []string{c.Path, c.From} {
+				if q != "" && (f.rel(q) == f.rel(p) || strings.HasSuffix(q, "/"+p) || strings.HasSuffix(p, "/"+q)) {
+					return true
+				}
 			}
 		}
 		return false
@@ -1004,6 +1039,43 @@ func (f *facts) contradicted(text string) bool {
 
 // quote returns the assistant's text for a summary line, or a note that it
 // claims what the record contradicts.
+// sentMessage returns the recipient and text of a call that sends a
+// message (arguments with a recipient and a text), "" when it sends none.
+func sentMessage(a *evidence.Action) (to, text string) {
+	if a.Command != "" {
+		return "", ""
+	}
+	for _, k := range []string{"recipient", "to"} {
+		if s, ok := a.Args[k].(string); ok && strings.TrimSpace(s) != "" {
+			to = strings.TrimSpace(s)
+			break
+		}
+	}
+	if to == "" {
+		return "", ""
+	}
+	for _, k := range []string{"content", "message", "text", "body"} {
+		if s, ok := a.Args[k].(string); ok && strings.TrimSpace(s) != "" {
+			return to, strings.TrimSpace(s)
+		}
+	}
+	return "", ""
+}
+
+// replyEnd returns, for a last reply longer than the n bytes quoted of it,
+// a line with its last line: where a reply ends is what it leaves the user
+// to answer (a question, a menu, "ready for commit").
+func replyEnd(f *facts, text string, n int) []string {
+	if len(strings.Join(strings.Fields(text), " ")) <= n {
+		return nil
+	}
+	lines := nonEmptyLines(text)
+	if len(lines) < 2 {
+		return nil
+	}
+	return []string{"The reply ends: " + f.quote(lines[len(lines)-1], sentenceChars)}
+}
+
 func (f *facts) quote(text string, n int) string {
 	q := clip(text, n)
 	if f.contradicted(q) {
@@ -1069,12 +1141,19 @@ func (f *facts) noteState(msgs []history.Message, rec *evidence.Record, lastType
 	}
 	if lastAct != nil {
 		f.last = append(f.last, "Action: "+f.describe(lastAct))
+		if to, text := sentMessage(lastAct); text != "" {
+			// What the agent told another agent (its lead, a teammate) is
+			// its own report of where the work stands.
+			f.last = append(f.last, "Message sent to "+to+": "+f.quote(text, 400))
+		}
 		f.last = append(f.last, "Result: "+f.result(rec, lastAct))
 		if lastTextIdx > lastAct.Index {
 			f.last = append(f.last, "Assistant then replied: "+f.quote(lastText, 500))
+			f.last = append(f.last, replyEnd(f, lastText, 500)...)
 		}
 	} else if lastText != "" {
 		f.last = append(f.last, "Assistant replied: "+f.quote(lastText, 300))
+		f.last = append(f.last, replyEnd(f, lastText, 300)...)
 	}
 	if fs := f.finalState(rec); fs != "" {
 		f.last = append(f.last, fs)
@@ -1372,10 +1451,19 @@ func (f *facts) finalState(rec *evidence.Record) string {
 		if n > 1 {
 			s = fmt.Sprintf("%d commits, the last %s %q", n, c.Ref, clip(c.Message, 80))
 		}
+		if c.Stat != "" {
+			s += " (" + c.Stat + ")"
+		}
 		parts = append(parts, s)
 	}
 	if rec.Final.Pushed {
 		parts = append(parts, "pushed")
+	}
+	for i := len(rec.Artifacts) - 1; i >= 0; i-- {
+		if a := rec.Artifacts[i]; a.Op == "create" && a.URL != "" && strings.Contains(a.Tool, " create") {
+			parts = append(parts, "opened "+a.URL) // the last pull request a command created
+			break
+		}
 	}
 	if rec.Final.Released {
 		parts = append(parts, "released")

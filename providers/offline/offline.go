@@ -47,7 +47,7 @@ const Name = "offline"
 
 // MaxOutputTokens bounds every summary (≈ 4 bytes per token); a request's
 // smaller MaxOutputTokens wins.
-const MaxOutputTokens = 2500
+const MaxOutputTokens = 4096
 
 // Client is the offline summarizer: a [providers.Generator] and a
 // [providers.Summarizer].

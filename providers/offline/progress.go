@@ -19,16 +19,23 @@ const (
 	planItemChars  = 400
 	maxStaleFailed = 3
 	maxStalePassed = 2
+	proposalChars  = 900
 )
 
 // Labels of the work-in-progress lines, by which an earlier summary's
 // lines are carried when the record no longer shows what they say.
 const (
 	wipUncommitted = "Uncommitted edits"
+	wipGitStatus   = "Not committed per git status"
+	wipDiffStat    = "Uncommitted diff per git diff --stat"
+	wipBranch      = "Branch:"
 	wipStale       = "Stale check"
 	wipPlan        = "Plan ("
 	wipActive      = "Active plan item:"
 	wipItem        = "["
+	// wipProposal is a plan proposed for approval, wipProposalText its text.
+	wipProposal     = "Proposed plan"
+	wipProposalText = "Plan text:"
 )
 
 // noteProgress writes the work in progress (edits after the last commit,
@@ -50,6 +57,7 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		}
 		f.wip = append(f.wip, fmt.Sprintf("%s (%s): %s", wipUncommitted, since, f.pathList(un)))
 	}
+	f.noteWorktree(rec, un)
 	// The failed ones first (a fix not verified yet), then the passed ones;
 	// the rest are counted.
 	var stale []evidence.Stale
@@ -104,11 +112,28 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		}
 	}
 
+	prop := rec.Proposal
+	if prop != nil && prop.State == "approved" && rec.LastCommit() > prop.Index {
+		prop = nil // carried out and committed
+	}
+	if prop != nil {
+		line := fmt.Sprintf("%s (%s): %q", wipProposal, prop.State, clip(prop.Title, planItemChars))
+		if prop.Path != "" {
+			// As written: the harness keeps plan files outside the project.
+			line += ", written to `" + prop.Path + "`"
+		}
+		f.wip = append(f.wip, line)
+		f.wip = append(f.wip, "  "+wipProposalText+" "+clip(strings.Join(nonEmptyLines(prop.Text), " / "), proposalChars))
+	}
+
 	// Next steps, from that state.
 	prio := 1 << 23
 	step := func(s string) {
 		f.next = append(f.next, entry{text: s, prio: prio, order: prio})
 		prio--
+	}
+	if prop != nil && prop.State != "approved" {
+		step(fmt.Sprintf("Wait for the user's decision on the proposed plan %q (%s); nothing of it is carried out yet.", clip(prop.Title, planItemChars), prop.State))
 	}
 	if active >= 0 {
 		step("Finish the active plan item: " + clip(p.Items[active].Text, planItemChars))
@@ -139,6 +164,57 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 	if n := p.NextOpen(); n >= 0 {
 		step("Then the next open plan item: " + clip(p.Items[n].Text, planItemChars))
 	}
+}
+
+// noteWorktree writes what git itself said of the uncommitted work after
+// the last commit: the paths of the last git status no later commit took
+// (besides the edits already listed) and the last git diff --stat's totals.
+func (f *facts) noteWorktree(rec *evidence.Record, listed []string) {
+	w := rec.Worktree
+	last := rec.LastCommit()
+	var parts []string
+	more := 0
+	for _, d := range w.Dirty {
+		if containsSuffix(listed, d.Path) {
+			continue
+		}
+		if len(parts) == maxWIPPaths {
+			more++
+			continue
+		}
+		parts = append(parts, "`"+d.Path+"` ("+d.State+")")
+	}
+	if len(parts) > 0 {
+		line := wipGitStatus + ": " + strings.Join(parts, ", ")
+		if more > 0 {
+			line += fmt.Sprintf(" and %d more", more)
+		}
+		f.wip = append(f.wip, line)
+	}
+	if w.DiffStat != "" && w.DiffAt > last {
+		f.wip = append(f.wip, wipDiffStat+": "+w.DiffStat)
+	}
+	if b := rec.Final.Branch; b != "" {
+		line := wipBranch + " `" + b + "`"
+		if n := len(rec.Final.Commits); n > 0 && rec.Final.PushedAt < last {
+			line += "; the last commit " + rec.Final.Commits[n-1].Ref + " is not pushed"
+			if rec.Final.PushedAt < 0 {
+				line += " (no git push in the record)"
+			}
+		}
+		f.wip = append(f.wip, line)
+	}
+}
+
+// containsSuffix reports whether one of paths is p or ends in /p (a path
+// git shows relative to the repository, the record absolute).
+func containsSuffix(paths []string, p string) bool {
+	for _, q := range paths {
+		if q == p || strings.HasSuffix(q, "/"+p) {
+			return true
+		}
+	}
+	return false
 }
 
 // inlineScriptRE matches an interpreter given its program inline (python
@@ -225,6 +301,14 @@ func (f *facts) priorWIP() []string {
 			}
 		case strings.HasPrefix(l, wipItem):
 			if !hasPlan {
+				out = append(out, "  "+l)
+			}
+		case strings.HasPrefix(l, wipProposal):
+			if f.rec.Proposal == nil {
+				out = append(out, l)
+			}
+		case strings.HasPrefix(l, wipProposalText):
+			if f.rec.Proposal == nil {
 				out = append(out, "  "+l)
 			}
 		case strings.HasPrefix(l, wipUncommitted):

@@ -105,3 +105,174 @@ func TestStaleCheckAndCommitNext(t *testing.T) {
 		t.Errorf("next steps should re-run the stale test, then commit:\n%s", next)
 	}
 }
+
+// TestProposedPlanIsTheWorkInProgress: a plan the agent wrote to a plan
+// file and proposed for approval, which the user rejected, is the work in
+// progress (its title, file and state), and the next step waits for the
+// user instead of carrying the plan out.
+func TestProposedPlanIsTheWorkInProgress(t *testing.T) {
+	plan := "# Plan: Cache the report queries\n\n## Context\nThe report page runs 40 queries.\n\n## Steps\n1. Add a cache in report/store.go\n2. Invalidate it on write"
+	got := whole(t, join(
+		[]history.Message{userMsg("Plan how to make the report page faster.")},
+		tool("w1", "Write", map[string]string{"file_path": "/home/u/.claude/plans/calm-river.md", "content": plan}, "File created successfully"),
+		flaggedTool("x1", "ExitPlanMode", map[string]string{"plan": plan}, "The user doesn't want to proceed with this tool use. The tool use was rejected."),
+	), 0, "")
+	wip := section(got, "Work in progress")
+	for _, want := range []string{
+		"Proposed plan (rejected): \"Plan: Cache the report queries\", written to `/home/u/.claude/plans/calm-river.md`",
+		"Plan text: # Plan: Cache the report queries / ## Context / The report page runs 40 queries.",
+	} {
+		if !strings.Contains(wip, want) {
+			t.Errorf("work in progress lacks %q:\n%s", want, got)
+		}
+	}
+	if next := section(got, "Next steps"); !strings.HasPrefix(next, "1. Wait for the user's decision on the proposed plan \"Plan: Cache the report queries\" (rejected)") {
+		t.Errorf("the next step does not wait for the user:\n%s", got)
+	}
+	// A second compaction, with nothing new about the plan, carries it.
+	second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+got), userMsg("Wait, first tell me what the queries are.")}), 0, "")
+	if !strings.Contains(section(second, "Work in progress"), "Proposed plan (rejected): \"Plan: Cache the report queries\"") {
+		t.Errorf("the second summary lost the proposed plan:\n%s", second)
+	}
+}
+
+// TestUserMessagesVerbatim: every message the user typed is carried whole
+// (on one line, not clipped to a request line), the latest first, through a
+// second compaction, and not listed again as a later request; a harness
+// injection is not among them.
+func TestUserMessagesVerbatim(t *testing.T) {
+	long := "we need to fetch commit date time to be able to filter and sort, and the table should show the agent, the model and the number of tokens of each checkpoint, grouped by the day of the commit, newest first; the filters go above the table"
+	first := whole(t, join(
+		[]history.Message{userMsg("Build the metrics dashboard.")},
+		shell("c1", "npm run build", "built in 2.1s"),
+		[]history.Message{userMsg(long)},
+		[]history.Message{userMsg("<system-reminder>\nThe todo list is empty.\n</system-reminder>")},
+		[]history.Message{userMsg("c")},
+	), 0, "")
+	u := section(first, secUser)
+	if !strings.HasPrefix(u, "- c\n- "+long+"\n") {
+		t.Errorf("the user's messages, latest first:\n%s", first)
+	}
+	if strings.Contains(u, "todo list") {
+		t.Errorf("a harness injection is among the user's messages:\n%s", u)
+	}
+	second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+first), userMsg("yes, lets make it responsive\nand dark")}), 0, "")
+	if u := section(second, secUser); !strings.HasPrefix(u, "- yes, lets make it responsive and dark\n- c\n- "+long+"\n") {
+		t.Errorf("the second summary's user messages:\n%s", second)
+	}
+	if strings.Contains(section(second, secGoal), "responsive") {
+		t.Errorf("a message shown verbatim is listed again as a request:\n%s", second)
+	}
+}
+
+// TestLongInstructionsLeaveRoomForTheWork: a long AGENTS.md is carried
+// whole, and the summary's own sections keep their room beside it.
+func TestLongInstructionsLeaveRoomForTheWork(t *testing.T) {
+	rules := strings.Repeat("- Run `mise run test` before committing; keep commands in cmd/.\n", 200) // ≈ 13 KB
+	got := whole(t, join(
+		[]history.Message{userMsg("# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\n" + strings.TrimSpace(rules) + "\n</INSTRUCTIONS>"), userMsg("Fix the login test.")},
+		flaggedTool("c1", "Bash", map[string]string{"command": "go test ./login/"}, "Exit code 1\n--- FAIL: TestLogin (0.00s)\nFAIL"),
+		tool("e1", "Edit", map[string]string{"file_path": "/repo/login/login.go", "old_string": "a", "new_string": "b"}, "ok"),
+	), 2500, "")
+	if !strings.Contains(got, strings.TrimSpace(rules)) {
+		t.Fatalf("the instructions are not whole")
+	}
+	for _, want := range []string{"`go test ./login/`", "login/login.go"} {
+		if !strings.Contains(section(got, "Checks")+section(got, "Files read or changed"), want) {
+			t.Errorf("the sections lack %q beside long instructions:\n%s", want, got[:min(len(got), 3000)])
+		}
+	}
+}
+
+// TestAnswersAreTheUsersWords: the user's answers to the agent's questions
+// are among the user's messages.
+func TestAnswersAreTheUsersWords(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Plan the dashboard.")},
+		jsonCall("q1", "AskUserQuestion", map[string]any{"questions": []map[string]any{{"question": "Push when done?", "options": []map[string]string{{"label": "yes"}}}}},
+			`User has answered your questions: "Push when done?"="push, and make sure it is connected to a checkpoint; never force-push". You can now continue with these answers in mind.`),
+	), 0, "")
+	if !strings.Contains(section(got, secUser), `"Push when done?"="push, and make sure it is connected to a checkpoint; never force-push"`) {
+		t.Errorf("the answer is not among the user's messages:\n%s", got)
+	}
+}
+
+// TestGitStatusIsWorkInProgress: what git status and git diff --stat said
+// after the last commit is in the work in progress, and naming those paths
+// as modified is no contradiction.
+func TestGitStatusIsWorkInProgress(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Commit the stories.")},
+		shell("s1", "git status", "On branch main\nChanges not staged for commit:\n\tmodified:   .claude/settings.json\n\tmodified:   docs/story.md\n"),
+		shell("c1", "git add docs/story.md && git commit -m 'stories'", "[main 98c813f] stories\n 1 file changed, 30 insertions(+)"),
+		shell("d1", "git diff --stat", " .claude/settings.json | 3 +\n 1 file changed, 3 insertions(+)"),
+	), 0, "")
+	wip := section(got, "Work in progress")
+	for _, want := range []string{"Not committed per git status: `.claude/settings.json` (modified)", "Uncommitted diff per git diff --stat: 1 file changed, 3 insertions(+)"} {
+		if !strings.Contains(wip, want) {
+			t.Errorf("work in progress lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(wip, "docs/story.md") {
+		t.Errorf("a committed path is listed as not committed:\n%s", wip)
+	}
+}
+
+// TestReplyEndIsKept: a long last reply is quoted from its start, and its
+// last line, which is what it leaves the user to answer, is kept too.
+func TestReplyEndIsKept(t *testing.T) {
+	long := strings.Repeat("The integration work is done and every file passes the analyzer. ", 12)
+	got := whole(t, join(
+		[]history.Message{userMsg("Integrate the profiles.")},
+		shell("c1", "dart analyze lib/", "No issues found!\nExit code: 0"),
+		[]history.Message{history.NewText(history.Assistant, long+"\n\nReady for commit/push: shall I commit to main?")},
+	), 0, "")
+	if !strings.Contains(section(got, "Last action and result"), "- The reply ends: Ready for commit/push: shall I commit to main?") {
+		t.Errorf("the reply's end is lost:\n%s", got)
+	}
+}
+
+// TestEarlierCommitsOnOneLine: the earlier commits are one line, oldest
+// first, beside the last commit's own line.
+func TestEarlierCommitsOnOneLine(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Build the server.")},
+		shell("c1", "git commit -am 'one'", "[main 6946b78] one\n 1 file changed"),
+		shell("c2", "git commit -am 'two'", "[main f072acf] two\n 1 file changed"),
+		shell("c3", "git commit -am 'three'", "[main f562e2a] three\n 2 files changed, 5 insertions(+)"),
+	), 0, "")
+	files := section(got, secFiles)
+	for _, want := range []string{`- Commit f562e2a "three" (2 files changed, 5 insertions(+))`, `- Earlier commits, oldest first: 6946b78 "one", f072acf "two"`} {
+		if !strings.Contains(files, want) {
+			t.Errorf("files lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(section(got, secChecks), "outcome not reported") {
+		t.Errorf("a commit git reported is an unknown outcome:\n%s", got)
+	}
+}
+
+// TestSentMessageIsTheLastReport: when the agent's last call sends a
+// message to another agent, its text is in the last action's lines.
+func TestSentMessageIsTheLastReport(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Do INT-1 to INT-5.")},
+		jsonCall("m1", "SendMessage", map[string]any{"type": "message", "recipient": "team-lead", "summary": "done", "content": "All 5 integration tasks are done with zero analyzer issues. Ready for commit/push."}, "Message sent to team-lead's inbox"),
+	), 0, "")
+	if !strings.Contains(section(got, "Last action and result"), "- Message sent to team-lead: All 5 integration tasks are done with zero analyzer issues. Ready for commit/push.") {
+		t.Errorf("the message is lost:\n%s", got)
+	}
+}
+
+// TestFinalStateNamesThePullRequest: the final state names the pull request
+// a command opened.
+func TestFinalStateNamesThePullRequest(t *testing.T) {
+	got := whole(t, join(
+		[]history.Message{userMsg("Open the PR.")},
+		shell("c1", "git commit -am 'ui'", "[feat/ui e2c15e5] ui\n 2 files changed\nExit code: 0"),
+		shell("c2", "git push -u origin feat/ui && gh pr create --fill", "https://github.com/o/r/pull/13\nExit code: 0"),
+	), 0, "")
+	if !strings.Contains(section(got, "Last action and result"), "; pushed; opened https://github.com/o/r/pull/13") {
+		t.Errorf("the final state lacks the pull request:\n%s", got)
+	}
+}

@@ -41,6 +41,12 @@ func (f *facts) mergePrior(text string) {
 			}
 			continue
 		}
+		if sec == secUser {
+			if strings.HasPrefix(t, "- ") && !(strings.HasPrefix(t, "- (") && strings.HasSuffix(t, "omitted)")) {
+				f.prior[secUser] = append(f.prior[secUser], strings.TrimPrefix(t, "- "))
+			}
+			continue
+		}
 		if sec == secFocus && t != "" {
 			f.priorFocus = strings.TrimSpace(f.priorFocus + " " + t)
 			continue
@@ -179,6 +185,14 @@ func sortByOrder(es []entry) []entry {
 // render writes the sections within limit bytes, shrinking the lists (least
 // important first) until the text fits.
 func (f *facts) render(ctx context.Context, limit int) (string, error) {
+	// Project instructions are carried verbatim, whatever their size: they
+	// may take up to half of the bound, and what they need beyond it is
+	// added to it, so that a long AGENTS.md does not leave the summary's
+	// own sections no room (the rest of the record is the summary's job).
+	if len(f.instructions) > 0 {
+		need := len("\n## "+secInstructions+"\n") + len(evidence.FormatInstructions(f.instructions))
+		limit = max(limit, need+limit/2)
+	}
 	pathOfLine := func(l string) string {
 		if strings.HasPrefix(l, "`") {
 			if i := strings.Index(l[1:], "`"); i >= 0 {
@@ -191,6 +205,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	for _, e := range f.files {
 		newFiles[pathOfLine(e.text)] = true
 	}
+	f.userCap = limit / 4
 	requests := &list{title: "", entries: dedupe(sortByOrder(append(priorEntries(f.prior[secGoal], 50, nil), f.requests...))), cap: 16}
 	restrict := &list{title: secRestrict, entries: dedupe(append(priorEntries(f.prior[secRestrict], 1, nil), f.restrictions...)), cap: 30}
 	// An earlier summary's line about a command that ran again, or a call
@@ -242,12 +257,22 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 				return out, nil
 			}
 		}
+		if floor := min(minUserCap, limit/8); !shrunk && f.userCap > floor {
+			// The lists are at their floors: fewer of the user's words.
+			f.userCap = max(floor, f.userCap*2/3)
+			continue
+		}
 		if !shrunk && (f.textCap == 0 || f.textCap > minTextCap) {
 			// The lists are at their floors: shorten the prose next.
 			if f.textCap == 0 {
 				f.textCap = 2 * maxTextCap
 			}
 			f.textCap = max(minTextCap, f.textCap/2)
+			continue
+		}
+		if !shrunk && f.userCap > 0 {
+			// The goal and the restrictions still quote the user.
+			f.userCap = 0
 			continue
 		}
 		if !shrunk {
@@ -313,11 +338,23 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 	if f.goal != "" {
 		goal = append(goal, prose(f.goal))
 	}
+	said, shown := f.userWords()
 	if len(requests.entries) > 0 {
-		goal = append(goal, "Later requests from the user, in order:")
-		goal = append(goal, requests.pick()...)
+		rest := &list{entries: make([]entry, 0, len(requests.entries)), cap: requests.cap}
+		for _, e := range requests.entries {
+			if !shown[e.order] {
+				rest.entries = append(rest.entries, e)
+			}
+		}
+		if len(rest.entries) > 0 {
+			goal = append(goal, "Later requests from the user, in order:")
+			goal = append(goal, rest.pick()...)
+		}
 	}
 	section(secGoal, goal)
+	if len(said) > 0 {
+		section(secUser, said)
+	}
 	section(secRestrict, restrict.pick())
 	doing := f.doing
 	if len(doing) == 0 {
@@ -347,6 +384,59 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 		b.WriteString(evidence.FormatInstructions(f.instructions))
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// secUser carries the messages the user typed, verbatim, the latest first,
+// within a byte budget: requests, restrictions and answers to the agent's
+// questions are the user's own words, which no rule should paraphrase.
+const secUser = "The user's messages (verbatim, latest first)"
+
+// Bounds of the user's verbatim messages.
+const (
+	userMsgChars = 1500 // one message
+	minUserCap   = 600  // all of them, under the tightest bound
+)
+
+// userWords returns the lines of the user's verbatim messages within
+// f.userCap bytes, the latest first (a message that does not fit whole is
+// clipped, if enough room is left to say something), and the indexes of the
+// messages shown whole.
+func (f *facts) userWords() ([]string, map[int]bool) {
+	shown := map[int]bool{}
+	if f.userCap <= 0 {
+		return nil, shown
+	}
+	var out []string
+	left := f.userCap
+	omitted := 0
+	// The messages of this record, then those an earlier summary carried
+	// (older, and already latest first).
+	all := make([]entry, 0, len(f.typed)+len(f.prior[secUser]))
+	for i := len(f.typed) - 1; i >= 0; i-- {
+		if i == 0 && f.priorGoal == "" && strings.TrimSpace(f.goal) == f.typed[0].text {
+			continue // the goal quotes it whole
+		}
+		all = append(all, f.typed[i])
+	}
+	for _, l := range f.prior[secUser] {
+		all = append(all, entry{text: l, order: -1})
+	}
+	for _, e := range all {
+		if left < minTextCap {
+			omitted++
+			continue
+		}
+		t := clip(e.text, min(userMsgChars, left))
+		if t == e.text && e.order >= 0 {
+			shown[e.order] = true
+		}
+		left -= len(t) + 4
+		out = append(out, "- "+t)
+	}
+	if omitted > 0 {
+		out = append(out, fmt.Sprintf("- (%d earlier messages omitted)", omitted))
+	}
+	return out, shown
 }
 
 // Bounds of the free-text lines under a tight output bound.

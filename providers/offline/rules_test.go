@@ -78,8 +78,13 @@ func TestScopeIsTheUsersOwnMessages(t *testing.T) {
 		[]history.Message{userMsg("Now also handle CRLF.")},
 	)
 	got := whole(t, msgs, 0, "")
-	if g := section(got, secGoal); !strings.HasPrefix(g, "Make the importer skip empty lines.") || !strings.Contains(g, "- Now also handle CRLF.") {
+	if g := section(got, secGoal); !strings.HasPrefix(g, "Make the importer skip empty lines.") {
 		t.Errorf("goal:\n%s", g)
+	}
+	// The user's own messages, verbatim and the latest first (the first
+	// one is the goal, quoted whole).
+	if u := strings.TrimSpace(section(got, secUser)); u != "- Now also handle CRLF." {
+		t.Errorf("the user's messages:\n%s", u)
 	}
 	r := section(got, secRestrict)
 	if !strings.Contains(r, "Never change the file format.") {
@@ -176,8 +181,8 @@ func TestSubmittedRunIsNotInterrupted(t *testing.T) {
 	}
 }
 
-// TestFinalStateCommittedPushed: the final state names the last commit and
-// the push.
+// TestFinalStateCommittedPushed: the final state names the last commit
+// (with git's summary line of it) and the push.
 func TestFinalStateCommittedPushed(t *testing.T) {
 	msgs := join(
 		[]history.Message{userMsg("Commit and push.")},
@@ -186,7 +191,7 @@ func TestFinalStateCommittedPushed(t *testing.T) {
 		shell("c3", "git push", "Exit code: 0"),
 	)
 	got := whole(t, msgs, 0, "")
-	if want := `- Final state: last check ` + "`go test ./...`" + ` passed (exit 0); committed 1d28f1e "fix: skip empty lines"; pushed`; !strings.Contains(got, want) {
+	if want := `- Final state: last check ` + "`go test ./...`" + ` passed (exit 0); committed 1d28f1e "fix: skip empty lines" (1 file changed); pushed`; !strings.Contains(got, want) {
 		t.Errorf("summary lacks %q:\n%s", want, got)
 	}
 	if want := `- Commit 1d28f1e "fix: skip empty lines"`; !strings.Contains(section(got, secFiles), want) {
