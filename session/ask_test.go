@@ -46,9 +46,9 @@ func (r *askRecorder) counts() (proposals int, shown []string) {
 // saying so.
 func TestAskModeCompactsOnlyWhenApprovedOrAtTheLimit(t *testing.T) {
 	rec := &askRecorder{recorder: newRecorder()}
+	dir := t.TempDir() // removed after the manager closed its files (Windows keeps open files)
 	m := session.NewManager(offlineOnly(session.Options{Notifier: rec, NoWatch: true}))
 	t.Cleanup(func() { m.Close() })
-	dir := t.TempDir()
 	if err := m.AddWorkspace(dir, json.RawMessage(`{"context":{"tokenizer":"approx"},"autoCompaction":{"mode":"ask"}}`)); err != nil {
 		t.Fatal(err)
 	}

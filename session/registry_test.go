@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -65,7 +66,8 @@ func TestRegistryRecordsWorkspacesOnce(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("registry lists %d workspaces, want %d: %v", len(got), len(want), got)
 	}
-	if fi, err := os.Stat(reg); err != nil || fi.Mode().Perm() != 0o600 {
+	// Windows has no permission bits: the file is the user's by its folder's ACL.
+	if fi, err := os.Stat(reg); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600) {
 		t.Errorf("registry file: %v %v, want mode 0600", fi, err)
 	}
 }

@@ -11,10 +11,12 @@ import (
 // The registry stays bounded: past its line bound it is compacted to one
 // line per workspace, the most recently seen kept.
 func TestRegistryCompacts(t *testing.T) {
-	reg := filepath.Join(t.TempDir(), "workspaces.jsonl")
+	base := t.TempDir() // the folder of the workspaces: an absolute path on every platform
+	reg := filepath.Join(base, "workspaces.jsonl")
+	ws := func(i int) string { return filepath.Join(base, "ws", fmt.Sprint(i)) }
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i <= registryCompactLines+10; i++ {
-		if err := RecordWorkspace(reg, fmt.Sprintf("/ws/%d", i%(registryKeep+20)), t0.Add(time.Duration(i)*time.Second)); err != nil {
+		if err := RecordWorkspace(reg, ws(i%(registryKeep+20)), t0.Add(time.Duration(i)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -30,7 +32,7 @@ func TestRegistryCompacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) > registryKeep+20 || got[0].Root != fmt.Sprintf("/ws/%d", (registryCompactLines+10)%(registryKeep+20)) {
+	if len(got) > registryKeep+20 || got[0].Root != ws((registryCompactLines+10)%(registryKeep+20)) {
 		t.Errorf("after compaction: %d workspaces, first %v", len(got), got[0])
 	}
 	if err := RecordWorkspace(reg, "relative", t0); err == nil {
