@@ -51,8 +51,10 @@ printf '[url "file://%s"]\n\tinsteadOf = https://github.com/vtcode/vtcode-ls\n[p
   "$tmp/repo.git" >"$tmp/gitconfig"
 # A module cache of its own (the dependencies served from the shared one as a file proxy), so
 # the test version of the module never lands in the user's cache.
+# The module itself always comes from the bare copy (GOPRIVATE: direct), never from an older
+# version of it that the shared cache may hold.
 (cd "$tmp" && GIT_CONFIG_GLOBAL=$tmp/gitconfig GOPROXY="file://$("$GO" env GOMODCACHE)/cache/download,direct" \
-  GOMODCACHE=$tmp/mod GOSUMDB=off GOFLAGS=-modcacherw GOBIN=$tmp/bin \
+  GOMODCACHE=$tmp/mod GOSUMDB=off GOPRIVATE=github.com/vtcode/vtcode-ls GOFLAGS=-modcacherw GOBIN=$tmp/bin \
   "$GO" install github.com/vtcode/vtcode-ls/cmd/vtcode-ls@latest) || fail "go install github.com/vtcode/vtcode-ls/cmd/vtcode-ls@latest"
 line=$("$tmp/bin/vtcode-ls" version)
 case $line in
