@@ -261,3 +261,81 @@ func TestGeminiRoutes(t *testing.T) {
 }
 
 func must(b []byte, _ error) []byte { return b }
+
+// TestGeminiRacingCompressionsStayInTheSession: Gemini CLI can run two
+// compressions at once (its own before a turn and a /compress), so its
+// second fresh window arrives after the first was taken up and shares no
+// message with it (the directory tree in its <session_context> changed);
+// it carries the compression's answer, so it is a window of the same
+// session, not a new conversation.
+func TestGeminiRacingCompressionsStayInTheSession(t *testing.T) {
+	e, up := geminiSetup(t, "", readTurns(2))
+	a := newGeminiAgent(t, e, "Read the parts.")
+	for i := 0; i < 3; i++ {
+		if _, status := a.step(); status != 200 {
+			t.Fatalf("step %d: status %d: %s", i, status, a.answered[len(a.answered)-1])
+		}
+	}
+	compress := func() string {
+		body := map[string]any{
+			"contents": append(append([]map[string]any(nil), a.contents...), map[string]any{"role": "user", "parts": []any{
+				map[string]any{"text": "Generate a new <state_snapshot> based on the provided history."}}}),
+			"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": "You are a component that specializes in distilling chat history into a structured XML <state_snapshot>."}}},
+		}
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(http.MethodPost, e.url+"/v1beta/models/gemini-test:generateContent", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-goog-api-key", "gemini-secret-test-key")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Candidates []struct {
+				Content struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"content"`
+			} `json:"candidates"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Candidates) == 0 || len(out.Candidates[0].Content.Parts) == 0 {
+			t.Fatalf("the compression's answer: %v", err)
+		}
+		settled(t, e.done)
+		return out.Candidates[0].Content.Parts[0].Text
+	}
+	window := func(tree, snapshot string, tail ...map[string]any) {
+		a.contents = append([]map[string]any{
+			{"role": "user", "parts": []any{
+				map[string]any{"text": "<session_context>\nThis is the Gemini CLI.\n- **Directory Structure:**\n" + tree + "\n</session_context>"},
+				map[string]any{"text": snapshot}}},
+			{"role": "model", "parts": []any{map[string]any{"text": "Got it. Thanks for the additional context!"}}},
+		}, tail...)
+		if _, status := a.step(); status != 200 {
+			t.Fatalf("a window: status %d: %s", status, a.answered[len(a.answered)-1])
+		}
+	}
+	first, second := compress(), compress()
+	window("/src/\n/.vtcode/", first, map[string]any{"role": "user", "parts": []any{map[string]any{"text": "/compress"}}})
+	window("/src/\n/.vtcode/\n/.vtcode/sessions/", second)
+
+	var disp []string
+	sessions := map[string]bool{}
+	for _, r := range e.srv.Stats().Recent {
+		disp = append(disp, r.Disposition)
+		if r.SessionID != "" { // the first request goes as it came (its key is not known good yet)
+			sessions[r.SessionID] = true
+		}
+	}
+	if got := strings.Join(disp, " "); got != "unverified append append side side window window" {
+		t.Errorf("dispositions %q, want the two windows after the two compressions", got)
+	}
+	if len(sessions) != 1 {
+		t.Errorf("the requests went to sessions %v, want the one conversation", sessions)
+	}
+	if n := len(proxytest.Bodies(up.Requests(), "compact")); n != 2 {
+		t.Errorf("the upstream saw %d compression requests, want 2", n)
+	}
+}

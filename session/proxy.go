@@ -136,10 +136,15 @@ type proxyState struct {
 	// with; extra counts the placeholder results in live[head:] that
 	// stand for no agent message (see proxyRealign).
 	compactions, extra int
-	awaiting           bool   // the agent's compaction request was answered
-	window             string // the agent's window id, if it names one
-	turn               uint64
-	pending            map[uint64]*proxyTurn
+	awaiting           bool // the agent's compaction request was answered
+	// summaries are the telling lines of the agent's latest compaction
+	// answers (see carriesSummary): a window that follows its compaction
+	// out of order (Gemini CLI's own and a /compress racing) still carries
+	// one.
+	summaries []string
+	window    string // the agent's window id, if it names one
+	turn      uint64
+	pending   map[uint64]*proxyTurn
 }
 
 // proxyTurn is a prepared request waiting for its answer.
@@ -156,6 +161,41 @@ type proxyTurn struct {
 	// the history.
 	request requestData
 	horizon clearing.Horizon
+}
+
+// maxSummaries bounds proxyState.summaries: an agent's compaction is a
+// request or two (Gemini CLI verifies its snapshot), two may race.
+const maxSummaries = 4
+
+// tellingLine returns the longest line of an agent's compaction answer, the
+// one its next window carries as it is whatever the agent wraps the summary
+// in; "" when the answer has no line long enough to tell it apart.
+func tellingLine(answer string) string {
+	best := ""
+	for line := range strings.Lines(answer) {
+		if line = strings.TrimSpace(line); len(line) > len(best) {
+			best = line
+		}
+	}
+	if len(best) < 40 {
+		return ""
+	}
+	return best
+}
+
+// carriesSummary reports whether a request that shares no message with the
+// mirror opens with one of the agent's recent compaction answers: its
+// window, though another request of the conversation came in between.
+func (px *proxyState) carriesSummary(msgs []history.Message) bool {
+	for i := range min(len(msgs), 3) {
+		text := msgs[i].Text()
+		for _, line := range px.summaries {
+			if strings.Contains(text, line) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // proxyIndex maps agent session keys to the sessions of their threads
@@ -292,7 +332,8 @@ func (m *Manager) ProxyPrepare(ctx context.Context, r ProxyRequest, prog Progres
 			switch {
 			case len(px.keys) == 0 && !px.unmapped:
 				c = max(c, 1) // an empty session takes any conversation
-			case px.awaiting || px.unmapped || (r.WindowID != "" && px.window != "" && r.WindowID != px.window):
+			case px.awaiting || px.unmapped || (r.WindowID != "" && px.window != "" && r.WindowID != px.window),
+				c == 0 && px.carriesSummary(r.Messages):
 				c = max(c, 1) // expecting a fresh window
 			}
 			return nil
@@ -612,7 +653,8 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 		disp = ProxyAppend
 	case c == n:
 		disp = ProxyReplay
-	case px.awaiting || (r.WindowID != "" && px.window != "" && r.WindowID != px.window):
+	case px.awaiting || (r.WindowID != "" && px.window != "" && r.WindowID != px.window),
+		c == 0 && px.carriesSummary(r.Messages):
 		disp = ProxyWindow
 	default:
 		disp = ProxyBranch
@@ -841,12 +883,15 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 			return err
 		}
 		s.px = proxyState{init: true, keys: append(slices.Clone(t.keys), respKey), window: t.window, turn: px.turn, pending: px.pending,
-			compactions: s.compactions}
+			compactions: s.compactions, summaries: px.summaries}
 		s.saveMirror()
 	case ProxyBranch:
 		return s.proxyBranch(ctx, t, resp, respKey)
 	case ProxySide:
 		px.awaiting = true
+		if line := tellingLine(resp.Message.Text()); line != "" {
+			px.summaries = append(px.summaries[max(0, len(px.summaries)-maxSummaries+1):], line)
+		}
 	}
 	s.notifyPressure(s.refreshStats())
 	return nil

@@ -49,9 +49,10 @@ func configureGemini(t *testing.T, ws, geminiURL string) {
 }
 
 // runGemini runs Gemini CLI headless through the proxy and returns its
-// JSON result's tool calls and final answer. settings are merged into its
-// settings.json.
-func runGemini(t *testing.T, ws, home, proxyURL, prompt string, settings map[string]any, extra ...string) (tools int, final string, took time.Duration) {
+// JSON result's tool calls, final answer and session id (what --resume
+// takes: "latest" orders chats by a start time two runs in one second
+// share). settings are merged into its settings.json.
+func runGemini(t *testing.T, ws, home, proxyURL, prompt string, settings map[string]any, extra ...string) (tools int, final, sessionID string) {
 	gemini := mustEnv(t, "VTCODE_GEMINI")
 	cfg := map[string]any{
 		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
@@ -72,8 +73,9 @@ func runGemini(t *testing.T, ws, home, proxyURL, prompt string, settings map[str
 		"GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL=" + proxyURL, "GEMINI_CLI_TRUST_WORKSPACE=true"},
 		gemini, append([]string{"-p", prompt, "--output-format", "json", "--yolo"}, extra...)...)
 	var res struct {
-		Response string `json:"response"`
-		Stats    struct {
+		SessionID string `json:"session_id"`
+		Response  string `json:"response"`
+		Stats     struct {
 			Tools struct {
 				TotalCalls   int `json:"totalCalls"`
 				TotalSuccess int `json:"totalSuccess"`
@@ -97,7 +99,7 @@ func runGemini(t *testing.T, ws, home, proxyURL, prompt string, settings map[str
 		t.Errorf("gemini: %d tool calls failed", res.Stats.Tools.TotalFail)
 	}
 	t.Logf("gemini: %d tool calls in %s, final %q", res.Stats.Tools.TotalCalls, took.Round(time.Millisecond), res.Response)
-	return res.Stats.Tools.TotalSuccess, res.Response, took
+	return res.Stats.Tools.TotalSuccess, res.Response, res.SessionID
 }
 
 func TestGeminiCLI(t *testing.T) {
@@ -138,12 +140,15 @@ func TestGeminiCLICompressesItself(t *testing.T) {
 	c, proxyURL := daemon(t, ws)
 	home := t.TempDir()
 	settings := map[string]any{"model": map[string]any{"compressionThreshold": 0.04}}
-	tools, final, _ := runGemini(t, ws, home, proxyURL, readAll, settings)
+	tools, final, id := runGemini(t, ws, home, proxyURL, readAll, settings)
 	if tools < 13 || !strings.Contains(final, "FINAL") {
 		t.Errorf("gemini ran %d tools, final %q: want at least 13 and the final answer", tools, final)
 	}
-	runGemini(t, ws, home, proxyURL, "/compress", settings, "--resume", "latest")
-	runGemini(t, ws, home, proxyURL, "Count the files once more.", settings, "--resume", "latest")
+	if id == "" {
+		t.Fatal("gemini's JSON result has no session_id to resume")
+	}
+	runGemini(t, ws, home, proxyURL, "/compress", settings, "--resume", id)
+	runGemini(t, ws, home, proxyURL, "Count the files once more.", settings, "--resume", id)
 	compacts := proxytest.Bodies(gem.Requests(), "compact")
 	if len(compacts) == 0 {
 		for _, r := range gem.Requests() {
