@@ -91,6 +91,7 @@ func (e *env) anthropicEdits(asked bool) bool {
 // projection is a request projection and what it took to build it.
 type projection struct {
 	msgs     []history.Message
+	source   int // messages of the history projected (the live one, or what a request makes it)
 	clear    clearing.Stats
 	original int // estimate of the normalized history before clearing
 	tokens   int // estimate of msgs
@@ -118,7 +119,7 @@ func (s *Session) project(msgs []history.Message, e *env, skipClearing, base boo
 // committed), none for another one (an agent's fresh window).
 func (s *Session) projectFrom(msgs []history.Message, hz clearing.Horizon, e *env, skipClearing, base bool) projection {
 	norm, _ := history.NormalizeGrow(msgs)
-	var p projection
+	p := projection{source: len(msgs)}
 	p.horizon, p.cold = hz, s.cache.cold(s.m.now(), e.cost)
 	if e.clear.Enabled && !skipClearing {
 		// The live messages leading the input: the history only grows
