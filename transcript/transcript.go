@@ -115,6 +115,7 @@ type Transcript struct {
 	// with several instances.
 	Conversations int
 
+	compactions []AgentCompaction // the agent's own compactions not imported as marked messages; see AgentCompactions
 	dropped map[string]map[string]int // what the conversion did not carry, for the misread guard
 }
 
