@@ -115,8 +115,11 @@ type Transcript struct {
 	// with several instances.
 	Conversations int
 
-	compactions []AgentCompaction         // the agent's own compactions not imported as marked messages; see AgentCompactions
-	dropped     map[string]map[string]int // what the conversion did not carry, for the misread guard
+	dropped map[string]map[string]int // what the conversion did not carry, for the misread guard
+
+	// compactions are the agent's own compactions not imported as marked
+	// messages (see AgentCompactions).
+	compactions []AgentCompaction
 }
 
 // UnknownFormatError reports content that matches no supported format.
