@@ -4,8 +4,11 @@
 // counts, per session, the facts of a facts.json kept in the summary and in
 // the whole compacted history, the work-in-progress facts (uncommitted paths,
 // the active plan item, stale checks) kept in the summary, and the claims of
-// the summary that the record contradicts (see [Contradictions]). `vtcode-ls eval` and `make bench` print
-// its table; a test holds the totals to the targets.
+// the summary that the record contradicts (see [Contradictions]). A second
+// table sets the offline summary against the agent's own summary of the same
+// prefix, for every session whose record holds one (see [CompareAgent]).
+// `vtcode-ls eval` and `make bench` print both tables; a test holds the
+// totals of the first to the targets.
 package ledger
 
 import (
