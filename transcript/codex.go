@@ -49,8 +49,6 @@ func convertCodex(lines []line) (*Transcript, error) {
 				continue
 			}
 			if payload != nil && len(rawArray(payload["replacement_history"])) > 0 {
-				c.flushReasoning()
-				c.open = -1
 				c.b.t.compactions = append(c.b.t.compactions, AgentCompaction{At: len(c.out), Summary: codexReplacement(payload["replacement_history"])})
 			}
 			c.b.skip(typ)
