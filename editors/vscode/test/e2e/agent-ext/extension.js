@@ -52,6 +52,21 @@ function activate(context) {
     vscode.window.showInformationMessage(`Test agent: prepared ${requests} requests in session ${sessionId} · gauge ${r.stats.display.text}`);
     return sessionId;
   }));
+
+  // Ask mode (agent.harness.auto_compaction_mode = "ask"): a request past the soft threshold (90 % of
+  // the 20k compaction threshold) and under the 64k window's limit is not compacted; the daemon
+  // proposes the compaction instead (vtcode/compactionProposed), which the extension asks about.
+  context.subscriptions.push(vscode.commands.registerCommand('vtcodeTestAgent.sendTurnsAsk', async () => {
+    const ext = vscode.extensions.getExtension('vtcode.vtcode-ls');
+    const api = ext.isActive ? ext.exports : await ext.activate();
+    const client = await api.ready();
+    const { sessionId } = await client.sendRequest('vtcode/openSession', { contextWindow: 64000 });
+    await client.sendRequest('vtcode/setPolicy', { sessionId, policy: { autoCompaction: { mode: 'ask', thresholdTokens: 20000 }, toolResultClearing: { enabled: false } } });
+    await client.sendRequest('vtcode/appendMessages', { sessionId, messages: agentSession(12, 'ask') });
+    const r = await client.sendRequest('vtcode/prepareRequest', { sessionId, systemPrompt: 'You are a coding agent.' });
+    vscode.window.showInformationMessage(`Test agent: prepared ${r.messages.length} messages in ask mode; compaction: ${r.compaction ? r.compaction.trigger : 'none'} · gauge ${r.stats.display.text}`);
+    return sessionId;
+  }));
 }
 
 function deactivate() {}
