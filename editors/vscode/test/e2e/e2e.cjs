@@ -3,7 +3,8 @@
 //  (a) --tests: the extension's own tests (run(): Promise) in the real extension host of the
 //      code-server at --tests-base (started with --vscode-option enable-smoke-test-driver).
 //  (b) the UI test on the code-server at --base, through the command palette, as a user sees it;
-//      with --fakeagent and --proxy, a scripted agent through that window's own proxy, and ask mode.
+//      with --fakeagent, --bin and --proxy (the user configuration's [proxy] listen), a scripted
+//      agent through the shared daemon's proxy (as `vtcode-ls status` reports it), and ask mode.
 //  (d) with --shared-base: two windows (--folder-a, --folder-b) on the shared daemon, each with its
 //      own agent started by `vtcode-ls run` (--bin).
 // Writes screenshots and page text into --out, and "N passed, N failed" into out/summary.txt.
@@ -294,14 +295,22 @@ const toast = (page, text, timeout = 30000) =>
       await shot(page, '14-preview-applied.png');
     });
 
-    // An agent through the editor's own proxy (vtcode.proxy.listen in the user settings): the
-    // scripted agent makes tool turns of the Messages API against the fake provider.
+    // An agent through the shared daemon's proxy, which the window attached to: the user reads its
+    // address and the workspace's prefix from `vtcode-ls status --json`; the scripted agent makes
+    // tool turns of the Messages API there against the fake provider.
     let proxied = '';
     // turns enough for the cache-aware clearing schedule to clear (a step pays once the held
     // results outweigh rewriting the cached tail)
     const PROXIED_TURNS = 30;
-    if (args.fakeagent) await check("an agent through the editor's proxy: the status bar follows it, the tooltip shows cache reuse and the receipt", async () => {
-      const said = await runProcess(args.fakeagent, ['run', '-session', 'e2e-proxied', '-turns', String(PROXIED_TURNS), '-base', args.proxy]);
+    if (args.fakeagent) await check("an agent through the shared daemon's proxy: the status bar follows it, the tooltip shows cache reuse and the receipt", async () => {
+      const st = JSON.parse(await runProcess(args.bin, ['status', '--json']));
+      if (`http://${st.proxy}` !== args.proxy) throw new Error(`the shared daemon's proxy is ${JSON.stringify(st.proxy)} (${st.proxyError || ''}), not the user configuration's ${args.proxy}`);
+      const root = fs.realpathSync(args.folder);
+      const ws = (st.workspaces || []).find((w) => w.root === root || w.root === args.folder);
+      if (!ws) throw new Error(`vtcode-ls status lists no workspace ${root}: ${JSON.stringify(st.workspaces)}`);
+      const base = `http://${st.proxy}${ws.proxyBase}`;
+      log('shared daemon:', `pid ${st.pid}, ${st.clients} clients, proxy ${st.proxy}; agent base ${base}`);
+      const said = await runProcess(args.fakeagent, ['run', '-session', 'e2e-proxied', '-turns', String(PROXIED_TURNS), '-base', base]);
       if (said !== `fakeagent: ${PROXIED_TURNS} requests in session e2e-proxied`) throw new Error(`the agent said ${JSON.stringify(said)}`);
       // the test agent's sessions above have 32k windows; the proxied one has its model's
       await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 60000, (t) => !t.endsWith('/32k'));
@@ -383,6 +392,7 @@ const toast = (page, text, timeout = 30000) =>
   });
   // (d) two windows (workspaces A and B) on the shared daemon, each with its own agent started by
   // `vtcode-ls run --workspace DIR`: each status bar follows its own workspace's agent.
+  // They attach to the daemon of the windows above (the user's one daemon).
   if (args['shared-base']) await withBrowser((pageA) => withBrowser(async (pageB) => {
     const windows = [['A', pageA, args['folder-a'], 6], ['B', pageB, args['folder-b'], 14]];
     await check('two windows on the shared daemon load; the status bars show VT Code without a session', async () => {
@@ -394,9 +404,15 @@ const toast = (page, text, timeout = 30000) =>
     });
     await check('each window follows its own agent (vtcode-ls run, one per workspace)', async () => {
       const said = await Promise.all(windows.map(([name, , folder, turns]) => runProcess(args.bin,
-        ['run', '--workspace', folder, '--env', 'VT_BASE', '--', args.fakeagent, 'run', '-session', `e2e-shared-${name}`, '-turns', String(turns), '-base-env', 'VT_BASE'],
-        args['shared-xdg'] ? { XDG_CONFIG_HOME: args['shared-xdg'] } : {})));
+        ['run', '--workspace', folder, '--env', 'VT_BASE', '--', args.fakeagent, 'run', '-session', `e2e-shared-${name}`, '-turns', String(turns), '-base-env', 'VT_BASE'])));
       log('agents:', said.join(' | '));
+      // one daemon serves both windows' workspaces
+      const st = JSON.parse(await runProcess(args.bin, ['status', '--json']));
+      const roots = (st.workspaces || []).map((w) => w.root);
+      log('shared daemon:', `pid ${st.pid}, ${st.clients} clients, proxy ${st.proxy}, workspaces ${roots.join(', ')}`);
+      for (const [name, , folder] of windows) {
+        if (!roots.includes(folder) && !roots.includes(fs.realpathSync(folder))) throw new Error(`vtcode-ls status lists no workspace ${name} (${folder}): ${roots.join(', ')}`);
+      }
       const seen = [];
       for (const [name, page, , turns] of windows) {
         await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 60000);
