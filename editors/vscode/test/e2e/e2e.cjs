@@ -366,6 +366,34 @@ const toast = (page, text, timeout = 30000) =>
       await page.waitForTimeout(300);
       await shot(page, '19-ask-review-preview.png');
     });
+    // The shared daemon killed under the window: one message, the window reconnects (a new
+    // daemon), reopens its sessions and shows the same session's figures again.
+    if (args.bin) await check('the shared daemon killed: one message, the status bar shows the same session again, the agent goes on', async () => {
+      await page.keyboard.press('Escape');
+      const before = await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 30000);
+      const old = JSON.parse(await runProcess(args.bin, ['status', '--json']));
+      await page.evaluate(() => { window.__toasts.length = 0; });
+      process.kill(old.pid, 'SIGKILL');
+      await toast(page, /connection to vtcode-ls was lost/, 30000);
+      const again = await statusTextMatching(page, exactly(before), 60000)
+        .catch((e) => { throw new Error(`the status bar does not show ${before} again: ${e.message}`); });
+      const now = JSON.parse(await runProcess(args.bin, ['status', '--json']));
+      if (now.pid === old.pid) throw new Error('no new daemon');
+      // the test agent's next turn in the session it opened before the kill (no openSession)
+      await runCommand(page, 'VT Code Test Agent: Next Turn in the Last Session');
+      await toast(page, /Test agent: next turn in session \S+: (\d+ messages|failed)/, 30000);
+      const seen = await page.evaluate(() => window.__toasts);
+      const turn = seen.find((t) => /^Test agent: next turn in session \S+: \d+ messages/.test(t));
+      if (!turn) throw new Error(`the agent's next turn failed: ${JSON.stringify(seen)}`);
+      // the status bar follows the session live again: it shows the gauge of that turn
+      const live = await statusTextMatching(page, exactly(gaugeOf(turn)), 30000);
+      log(`reconnected: daemon ${old.pid} -> ${now.pid}; status bar ${before} -> ${again}, after the next turn ${live}; notifications: ${JSON.stringify(seen)}`);
+      const bad = seen.filter((t) => /failed|could not|error/i.test(t));
+      if (bad.length) throw new Error(`errors after the kill: ${JSON.stringify(bad)}`);
+      const ours = seen.filter((t) => /connection to vtcode-ls/.test(t));
+      if (ours.length !== 1) throw new Error(`${ours.length} connection messages after the kill, not 1: ${JSON.stringify(ours)}`);
+      await shot(page, '21-reconnected.png');
+    });
     fs.writeFileSync(path.join(out, 'page-text.txt'), await page.locator('body').innerText());
     if (failed) await shot(page, 'final.png');
   });
