@@ -42,6 +42,8 @@ var allow = map[string][]string{
 	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "config"},
 	"proxy/proxytest":        {},
 	"daemon":                 {"rpc", "proxy", "session", "config"}, // between cmd and the transports
+	// the code-server end-to-end test's scripted agent and fake provider (editors/vscode/scripts/e2e.sh)
+	"editors/vscode/test/e2e/fakeagent": {"proxy/proxytest"},
 }
 
 // cmd may import anything in the module; nothing may import cmd.
