@@ -1,8 +1,8 @@
 // Package deps_test holds the import policy of vtcode-ls: dependencies point
 // down only (cmd → rpc → session → {compaction, clearing, store, config} →
-// history), compaction sees providers only through the interface package, and
-// only cmd picks vendor clients. Change the table on purpose, never to make a
-// build pass.
+// history), compaction sees providers only through the interface package and
+// the catalog, and only cmd picks vendor clients. Change the table on
+// purpose, never to make a build pass.
 package deps_test
 
 import (
@@ -24,22 +24,25 @@ var allow = map[string][]string{
 	"evidence":               {"history"},
 	"evidence/ledger":        {"evidence", "history", "compaction", "providers", "providers/offline", "transcript"},
 	"clearing":               {"history"},
-	"providers":              {"history"},
+	"providers":              {"history", "providers/sse"}, // sse: the proxy's stream recorder (proxywire.go)
+	"providers/sse":          {},                           // a leaf: reads text/event-stream
+	"providers/catalog":      {"providers"},                // the route and model tables
+	"providers/httpapi":      {"providers", "providers/catalog", "history"},
 	"providers/offline":      {"providers", "history", "evidence"},
-	"providers/openai":       {"providers", "history"},
-	"providers/anthropic":    {"providers", "history"},
-	"providers/chatcompat":   {"providers", "history"},
+	"providers/openai":       {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "history"},
+	"providers/anthropic":    {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "history"},
+	"providers/chatcompat":   {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "history"},
 	"providers/gemini":       {"providers", "history"},
-	"providers/providertest": {"providers", "history"},
-	"compaction":             {"history", "providers", "evidence"},
+	"providers/providertest": {"providers", "providers/httpapi", "history"},
+	"compaction":             {"history", "providers", "providers/catalog", "evidence"},
 	"store":                  {"history"},
 	"config":                 {"clearing", "compaction"}, // the engine's own defaults
 	"transcript":             {"history"},
 	"corpus":                 {}, // locates the recorded sessions; standard library only
-	"session":                {"history", "clearing", "compaction", "store", "config", "providers"},
+	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/catalog"},
 	"rpc":                    {"session", "history", "config"},
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
-	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "config"},
+	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "providers/catalog", "providers/httpapi", "config"},
 	"proxy/proxytest":        {},
 	"daemon":                 {"rpc", "proxy", "session", "config"}, // between cmd and the transports
 	// the code-server end-to-end test's scripted agent and fake provider (editors/vscode/scripts/e2e.sh)

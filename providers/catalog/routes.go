@@ -1,52 +1,35 @@
-package providers
+package catalog
 
 import (
-	"errors"
 	"net/url"
 	"strings"
-)
 
-// Wire names the HTTP dialect a provider speaks.
-type Wire string
-
-// The wire formats of the vendor clients.
-const (
-	// WireResponses is the OpenAI Responses API (package providers/openai):
-	// openai, openresponses, vercel, xai.
-	WireResponses Wire = "responses"
-	// WireAnthropic is the Anthropic Messages API (package providers/anthropic).
-	WireAnthropic Wire = "anthropic"
-	// WireChat is OpenAI-compatible chat completions (package
-	// providers/chatcompat): openrouter, deepseek, gemini, minimax, merge,
-	// ollama, llamacpp, and any provider this package does not know.
-	WireChat Wire = "chat"
-	// WireOffline is the embedded offline summarizer (package providers/offline).
-	WireOffline Wire = "offline"
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // tableEntry is a provider's row of the endpoints table.
 type tableEntry struct {
 	base string // default base URL; "" = none (must be configured)
 	env  string // default API key environment variable; "" = no key needed
-	wire Wire
+	wire providers.Wire
 }
 
 // endpoints is the one table of provider defaults. Endpoints on a base URL
-// are built by [APIURL].
+// are built by httpapi.APIURL.
 var endpoints = map[string]tableEntry{
-	"openai":        {"https://api.openai.com/v1", "OPENAI_API_KEY", WireResponses},
-	"openresponses": {"", "OPENRESPONSES_API_KEY", WireResponses},
-	"vercel":        {"https://ai-gateway.vercel.sh/v1", "AI_GATEWAY_API_KEY", WireResponses},
-	"xai":           {"https://api.x.ai/v1", "XAI_API_KEY", WireResponses},
-	"anthropic":     {"https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", WireAnthropic},
-	"openrouter":    {"https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", WireChat},
-	"deepseek":      {"https://api.deepseek.com", "DEEPSEEK_API_KEY", WireChat},
-	"gemini":        {"https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", WireChat},
-	"minimax":       {"https://api.minimax.io/v1", "MINIMAX_API_KEY", WireChat},
-	"merge":         {"https://api-gateway.merge.dev/v1", "MERGE_GATEWAY_API_KEY", WireChat},
-	"ollama":        {"http://localhost:11434/v1", "", WireChat},
-	"llamacpp":      {"http://localhost:8080/v1", "", WireChat},
-	"offline":       {"", "", WireOffline},
+	"openai":        {"https://api.openai.com/v1", "OPENAI_API_KEY", providers.WireResponses},
+	"openresponses": {"", "OPENRESPONSES_API_KEY", providers.WireResponses},
+	"vercel":        {"https://ai-gateway.vercel.sh/v1", "AI_GATEWAY_API_KEY", providers.WireResponses},
+	"xai":           {"https://api.x.ai/v1", "XAI_API_KEY", providers.WireResponses},
+	"anthropic":     {"https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", providers.WireAnthropic},
+	"openrouter":    {"https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", providers.WireChat},
+	"deepseek":      {"https://api.deepseek.com", "DEEPSEEK_API_KEY", providers.WireChat},
+	"gemini":        {"https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", providers.WireChat},
+	"minimax":       {"https://api.minimax.io/v1", "MINIMAX_API_KEY", providers.WireChat},
+	"merge":         {"https://api-gateway.merge.dev/v1", "MERGE_GATEWAY_API_KEY", providers.WireChat},
+	"ollama":        {"http://localhost:11434/v1", "", providers.WireChat},
+	"llamacpp":      {"http://localhost:8080/v1", "", providers.WireChat},
+	"offline":       {"", "", providers.WireOffline},
 }
 
 var providerAliases = map[string]string{
@@ -107,11 +90,11 @@ func DefaultAPIKeyEnv(provider string) string {
 
 // WireOf returns the wire format of a provider. Unknown providers are assumed
 // to be OpenAI-compatible chat completions servers.
-func WireOf(provider string) Wire {
+func WireOf(provider string) providers.Wire {
 	if e, ok := endpoints[CanonicalProvider(provider)]; ok {
 		return e.wire
 	}
-	return WireChat
+	return providers.WireChat
 }
 
 // KnownProviders returns the provider names of the built-in table, sorted.
@@ -138,67 +121,6 @@ func IsOfficialBaseURL(provider, baseURL string) bool {
 		return false
 	}
 	return strings.EqualFold(u.Scheme, d.Scheme) && strings.EqualFold(u.Host, d.Host)
-}
-
-// APIURL returns the URL of an API path on a base URL: the one rule every
-// upstream URL is built by, the engine's own clients and the proxy's
-// forwarding alike. path is the path as the API documents it, with its
-// version ("/v1/messages", "/v1/responses/compact", "/v1/chat/completions");
-// query ("" for none) follows the base URL's own query. Both conventions of
-// a base URL work:
-//
-//	https://api.anthropic.com        + /v1/messages → https://api.anthropic.com/v1/messages
-//	https://api.anthropic.com/v1     + /v1/messages → https://api.anthropic.com/v1/messages
-//	https://api.openai.com/v1        + /v1/responses → https://api.openai.com/v1/responses
-//	https://openrouter.ai/api/v1     + /v1/chat/completions → https://openrouter.ai/api/v1/chat/completions
-//	…/v1beta/openai                  + /v1/chat/completions → …/v1beta/openai/chat/completions
-//
-// A base URL without a path takes the whole path; one with a path stands
-// for the path's leading /v1 (a gateway that wants …/anthropic/v1/messages
-// is configured as …/anthropic/v1). It fails when base is not an absolute
-// http(s) URL.
-func APIURL(base, path, query string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(base))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errors.New("base_url must be an absolute http(s) URL")
-	}
-	if !strings.HasPrefix(path, "/") {
-		path = "/" + path
-	}
-	basePath := strings.TrimRight(u.Path, "/")
-	if basePath != "" {
-		if p, ok := strings.CutPrefix(path, "/v1/"); ok {
-			path = "/" + p
-		} else if path == "/v1" {
-			path = ""
-		}
-	}
-	out := *u
-	out.Path = basePath + path
-	out.RawPath = ""
-	out.Fragment, out.RawFragment = "", ""
-	switch {
-	case out.RawQuery == "":
-		out.RawQuery = query
-	case query != "":
-		out.RawQuery += "&" + query
-	}
-	return &out, nil
-}
-
-// JoinURL is [APIURL] as a string, for a base URL already checked (the
-// vendor clients check theirs when they are built); "" when base is not an
-// absolute http(s) URL.
-func JoinURL(base, path string) string {
-	q := ""
-	if i := strings.IndexByte(base, '?'); i >= 0 {
-		base, q = base[:i], base[i+1:]
-	}
-	u, err := APIURL(base, path, q)
-	if err != nil {
-		return ""
-	}
-	return u.String()
 }
 
 // APIKey reads a provider's API key from the environment: the variable named

@@ -1,8 +1,10 @@
-package providers
+package catalog
 
 import (
 	"strconv"
 	"strings"
+
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // ModelInfo is what the catalog knows about one model on one provider: its
@@ -215,7 +217,7 @@ func lookupBuiltin(provider, model string) (ModelInfo, bool) {
 	if best != nil && oneM && info.ContextWindow < 1_000_000 && vendor == "anthropic" {
 		info.ContextWindow = 1_000_000
 	}
-	info.UsageExcludesCache = WireOf(provider) == WireAnthropic || vendorFacts[provider].usageExcludesCache
+	info.UsageExcludesCache = WireOf(provider) == providers.WireAnthropic || vendorFacts[provider].usageExcludesCache
 	familyCapabilities(&info, provider, vendor, m)
 	return info, best != nil
 }
@@ -238,7 +240,7 @@ func familyCapabilities(info *ModelInfo, provider, vendor, m string) {
 		info.ThinksByDefault = major >= 5
 	}
 	switch WireOf(provider) {
-	case WireResponses:
+	case providers.WireResponses:
 		switch provider {
 		case "openresponses":
 			info.Responses = true
@@ -248,7 +250,7 @@ func familyCapabilities(info *ModelInfo, provider, vendor, m string) {
 			info.Responses = vendor == provider && responses
 		}
 		info.InlineCompaction, info.ContextEdits = false, false
-	case WireAnthropic:
+	case providers.WireAnthropic:
 		info.Responses = false
 	default:
 		info.Responses, info.InlineCompaction, info.ContextEdits = false, false, false

@@ -1,7 +1,9 @@
-package providers
+package catalog
 
 import (
 	"testing"
+
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 func TestLookupModel(t *testing.T) {
@@ -120,8 +122,8 @@ func TestEndpoints(t *testing.T) {
 			t.Errorf("DefaultAPIKeyEnv(%q) = %q, want %q", p, got, env)
 		}
 	}
-	for p, w := range map[string]Wire{"openai": WireResponses, "vercel": WireResponses, "anthropic": WireAnthropic,
-		"deepseek": WireChat, "offline": WireOffline, "some-proxy": WireChat} {
+	for p, w := range map[string]providers.Wire{"openai": providers.WireResponses, "vercel": providers.WireResponses, "anthropic": providers.WireAnthropic,
+		"deepseek": providers.WireChat, "offline": providers.WireOffline, "some-proxy": providers.WireChat} {
 		if got := WireOf(p); got != w {
 			t.Errorf("WireOf(%q) = %q", p, got)
 		}
