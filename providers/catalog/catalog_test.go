@@ -161,3 +161,33 @@ func TestAPIKey(t *testing.T) {
 		t.Errorf("keyless: %q %q", k, e)
 	}
 }
+
+// TestOneRowPerFamily: a model family is one row of builtinModels and its
+// vendor one row of the provider table: every family row belongs to a
+// vendor whose row lists the family's id prefix, so a gateway serving the
+// id without a vendor prefix, or with the vendor's name as one, finds the
+// same row (window, cache pricing, price) as the vendor's own route.
+func TestOneRowPerFamily(t *testing.T) {
+	for _, e := range builtinModels {
+		r, ok := routes[e.Provider]
+		if !ok || !hasAnyPrefix(e.Model, r.models...) {
+			t.Errorf("row %s/%s: its vendor's row does not list the family (models %v)", e.Provider, e.Model, r.models)
+			continue
+		}
+		own, _ := LookupModel(e.Provider, e.Model)
+		for _, id := range []string{e.Model, e.Provider + "/" + e.Model} {
+			via, found := LookupModel("openrouter", id)
+			if !found || via.ContextWindow != own.ContextWindow || via.Price != own.Price {
+				t.Errorf("openrouter %s: %+v (found %v), want the row of %s/%s", id, via, found, e.Provider, e.Model)
+			}
+			if got, want := builtinCost("openrouter", id), builtinCost(e.Provider, e.Model); got != want {
+				t.Errorf("openrouter %s: cache %+v, want the vendor's %+v", id, got, want)
+			}
+		}
+	}
+	for _, p := range []string{"google", "x-ai"} {
+		if v := vendorNamed(p); v != CanonicalProvider(p) {
+			t.Errorf("vendor prefix %q names %q, want %q", p, v, CanonicalProvider(p))
+		}
+	}
+}

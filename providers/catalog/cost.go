@@ -62,19 +62,8 @@ const (
 	defaultCacheTTL  = 5 * time.Minute
 )
 
-// vendorFacts are what a vendor's models share unless their catalog row
-// says otherwise: the cache pricing, and (by provider name) whether its
-// usage reports input without the cached part. A vendor not listed bills
-// cache reads at 0.1 with no write premium and a 5-minute lifetime.
-var vendorFacts = map[string]struct {
-	cache              CacheCost
-	usageExcludesCache bool
-}{
-	"anthropic": {cache: CacheCost{Read: 0.1, Write: anthropicWrite5m, TTL: defaultCacheTTL}, usageExcludesCache: true},
-	"xai":       {cache: CacheCost{Read: 0.25, Write: 1, TTL: defaultCacheTTL}},
-	"minimax":   {cache: CacheCost{Read: 0.1, Write: 1, TTL: defaultCacheTTL}, usageExcludesCache: true},
-}
-
+// defaultCache is the cache pricing of a vendor whose row in [routes] sets
+// none: reads at 0.1, no write premium, a 5-minute lifetime.
 var defaultCache = CacheCost{Read: 0.1, Write: 1, TTL: defaultCacheTTL}
 
 // builtinCost is the built-in cache pricing of a route: an Anthropic-format
@@ -85,8 +74,8 @@ func builtinCost(provider, model string) CacheCost {
 		vendor = "anthropic"
 	}
 	cc := defaultCache
-	if f, ok := vendorFacts[vendor]; ok {
-		cc = f.cache
+	if r := routes[vendor]; r.cache != (CacheCost{}) {
+		cc = r.cache
 	}
 	if row := builtinRow(vendor, m); row != nil {
 		if row.Cache.Read > 0 {

@@ -1,35 +1,62 @@
 package catalog
 
 import (
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// tableEntry is a provider's row of the endpoints table.
-type tableEntry struct {
+// route is a provider's row of the one provider table: where and how its
+// API is reached, and, for a vendor whose models the catalog lists, what its
+// models share unless their own row says otherwise.
+type route struct {
 	base string // default base URL; "" = none (must be configured)
 	env  string // default API key environment variable; "" = no key needed
 	wire providers.Wire
+	// gateway: the route serves other vendors' models, named with a vendor
+	// prefix ("anthropic/claude-sonnet-4.5") or without one.
+	gateway bool
+	// models are the id prefixes of the vendor's own models, by which a
+	// gateway (or an unknown provider) serving an id without a vendor prefix
+	// finds the vendor ("claude" → anthropic).
+	models []string
+	// prefixes are the further names gateways give the vendor in a model id
+	// prefix ("google/gemini-2.5-pro", "x-ai/grok-4"); the row's own name
+	// always counts.
+	prefixes []string
+	// cache is how the vendor bills its prompt cache; the zero value is
+	// [defaultCache].
+	cache CacheCost
+	// usageExcludesCache: the route reports input tokens without the
+	// cached part.
+	usageExcludesCache bool
 }
 
-// endpoints is the one table of provider defaults. Endpoints on a base URL
-// are built by httpapi.APIURL.
-var endpoints = map[string]tableEntry{
-	"openai":        {"https://api.openai.com/v1", "OPENAI_API_KEY", providers.WireResponses},
-	"openresponses": {"", "OPENRESPONSES_API_KEY", providers.WireResponses},
-	"vercel":        {"https://ai-gateway.vercel.sh/v1", "AI_GATEWAY_API_KEY", providers.WireResponses},
-	"xai":           {"https://api.x.ai/v1", "XAI_API_KEY", providers.WireResponses},
-	"anthropic":     {"https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", providers.WireAnthropic},
-	"openrouter":    {"https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", providers.WireChat},
-	"deepseek":      {"https://api.deepseek.com", "DEEPSEEK_API_KEY", providers.WireChat},
-	"gemini":        {"https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", providers.WireChat},
-	"minimax":       {"https://api.minimax.io/v1", "MINIMAX_API_KEY", providers.WireChat},
-	"merge":         {"https://api-gateway.merge.dev/v1", "MERGE_GATEWAY_API_KEY", providers.WireChat},
-	"ollama":        {"http://localhost:11434/v1", "", providers.WireChat},
-	"llamacpp":      {"http://localhost:8080/v1", "", providers.WireChat},
-	"offline":       {"", "", providers.WireOffline},
+// routes is the one table of providers: adding one is one row. Endpoints
+// on a base URL are built by httpapi.APIURL.
+var routes = map[string]route{
+	"openai": {base: "https://api.openai.com/v1", env: "OPENAI_API_KEY", wire: providers.WireResponses,
+		models: []string{"gpt-", "o1", "o3", "o4", "codex"}},
+	"openresponses": {env: "OPENRESPONSES_API_KEY", wire: providers.WireResponses, gateway: true},
+	"vercel":        {base: "https://ai-gateway.vercel.sh/v1", env: "AI_GATEWAY_API_KEY", wire: providers.WireResponses, gateway: true},
+	"xai": {base: "https://api.x.ai/v1", env: "XAI_API_KEY", wire: providers.WireResponses,
+		models: []string{"grok"}, prefixes: []string{"x-ai"}, cache: CacheCost{Read: 0.25, Write: 1, TTL: defaultCacheTTL}},
+	"anthropic": {base: "https://api.anthropic.com/v1", env: "ANTHROPIC_API_KEY", wire: providers.WireAnthropic,
+		models: []string{"claude"}, cache: CacheCost{Read: 0.1, Write: anthropicWrite5m, TTL: defaultCacheTTL}, usageExcludesCache: true},
+	"openrouter": {base: "https://openrouter.ai/api/v1", env: "OPENROUTER_API_KEY", wire: providers.WireChat, gateway: true},
+	"deepseek": {base: "https://api.deepseek.com", env: "DEEPSEEK_API_KEY", wire: providers.WireChat,
+		models: []string{"deepseek"}},
+	"gemini": {base: "https://generativelanguage.googleapis.com/v1beta/openai", env: "GEMINI_API_KEY", wire: providers.WireChat,
+		models: []string{"gemini"}, prefixes: []string{"google"}},
+	"minimax": {base: "https://api.minimax.io/v1", env: "MINIMAX_API_KEY", wire: providers.WireChat,
+		models: []string{"minimax"}, cache: CacheCost{Read: 0.1, Write: 1, TTL: defaultCacheTTL}, usageExcludesCache: true},
+	"merge":    {base: "https://api-gateway.merge.dev/v1", env: "MERGE_GATEWAY_API_KEY", wire: providers.WireChat, gateway: true},
+	"ollama":   {base: "http://localhost:11434/v1", wire: providers.WireChat},
+	"llamacpp": {base: "http://localhost:8080/v1", wire: providers.WireChat},
+	"offline":  {wire: providers.WireOffline},
 }
 
 var providerAliases = map[string]string{
@@ -73,7 +100,7 @@ func CanonicalProvider(provider string) string {
 //	ollama        http://localhost:11434/v1
 //	llamacpp      http://localhost:8080/v1
 func DefaultBaseURL(provider string) string {
-	return endpoints[CanonicalProvider(provider)].base
+	return routes[CanonicalProvider(provider)].base
 }
 
 // DefaultAPIKeyEnv returns the environment variable a provider's API key is
@@ -85,13 +112,13 @@ func DefaultBaseURL(provider string) string {
 //	openrouter OPENROUTER_API_KEY, deepseek DEEPSEEK_API_KEY,
 //	gemini GEMINI_API_KEY, minimax MINIMAX_API_KEY, merge MERGE_GATEWAY_API_KEY
 func DefaultAPIKeyEnv(provider string) string {
-	return endpoints[CanonicalProvider(provider)].env
+	return routes[CanonicalProvider(provider)].env
 }
 
 // WireOf returns the wire format of a provider. Unknown providers are assumed
 // to be OpenAI-compatible chat completions servers.
 func WireOf(provider string) providers.Wire {
-	if e, ok := endpoints[CanonicalProvider(provider)]; ok {
+	if e, ok := routes[CanonicalProvider(provider)]; ok {
 		return e.wire
 	}
 	return providers.WireChat
@@ -99,8 +126,7 @@ func WireOf(provider string) providers.Wire {
 
 // KnownProviders returns the provider names of the built-in table, sorted.
 func KnownProviders() []string {
-	return []string{"anthropic", "deepseek", "gemini", "llamacpp", "merge", "minimax",
-		"offline", "ollama", "openai", "openresponses", "openrouter", "vercel", "xai"}
+	return slices.Sorted(maps.Keys(routes))
 }
 
 // IsOfficialBaseURL reports whether baseURL points at the provider's official
