@@ -7,7 +7,6 @@ import (
 	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/store"
 )
 
 // evRequest records the pressure of one prepared request and the tool
@@ -156,6 +155,21 @@ type (
 	}
 )
 
+// apply applies the timeline's part of an event: the record of a prepared
+// request (from its own event or the messages event it rode on), the state
+// a boundary or a restore carried, and a boundary's compaction.
+func (c *contextState) apply(ch *change) {
+	if ch.request != nil {
+		c.applyRequest(*ch.request)
+	}
+	switch {
+	case ch.boundary != nil:
+		c.applyBoundary(*ch.boundary, ch.timeline)
+	case ch.restore:
+		c.checkpoint(ch.timeline)
+	}
+}
+
 // applyRequest applies an evRequest payload.
 func (c *contextState) applyRequest(d requestData) {
 	t := TurnPressure{
@@ -232,26 +246,6 @@ func (c *contextState) applyBoundary(b Boundary, t *timelineData) {
 		Turn: len(c.turns) + 1, Trigger: b.Trigger, Mode: b.Mode,
 		OriginalTokens: b.OriginalTokens, CompactedTokens: b.CompactedTokens, ArtifactID: b.ArtifactID,
 	})
-}
-
-// applyContextEvent applies an evRequest event (see [Session.apply]).
-func (s *Session) applyContextEvent(ev store.Event, data any) error {
-	d, err := payload[requestData](ev, data)
-	if err != nil {
-		return err
-	}
-	s.applyRequest(&d)
-	return nil
-}
-
-// applyRequest applies the record of a prepared request, from its own event
-// or from the messages event it rode on; nil is none.
-func (s *Session) applyRequest(d *requestData) {
-	if d == nil {
-		return
-	}
-	s.cm.applyRequest(*d)
-	s.prefix, s.reserved = d.Prefix, d.Reserved
 }
 
 // requestRecord is the record of a prepared request whose projection is p

@@ -13,17 +13,42 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
+// policyState is the session's policy: its setPolicy patches, applied by
+// their events, and the effective policy they make, cached for one
+// workspace generation.
+type policyState struct {
+	patches []json.RawMessage // session policy patches, oldest first
+
+	// The cache: valid for workspace generation gen and npatch patches.
+	gen    uint64
+	npatch int
+	valid  bool
+	cfg    config.Config
+	policy config.Policy
+}
+
+// apply applies a policy event's patch; it reports whether there was one.
+func (p *policyState) apply(c *change) bool {
+	if c.patch == nil {
+		return false
+	}
+	p.patches = append(p.patches, *c.patch)
+	p.valid = false
+	return true
+}
+
 // effective returns the workspace configuration, the session's effective
 // policy (the workspace default with the session's patches applied in
 // order) and the model catalog. The policy is cached per workspace
 // generation.
 func (s *Session) effective() (config.Config, config.Policy, *providers.Catalog) {
 	cfg, pol, cat, gen := s.ws.snapshot()
-	if s.pol.valid && s.pol.gen == gen && s.pol.npatch == len(s.patches) {
-		return s.pol.cfg, s.pol.policy, cat
+	p := &s.pol
+	if p.valid && p.gen == gen && p.npatch == len(p.patches) {
+		return p.cfg, p.policy, cat
 	}
-	pol = applyPatches(pol, s.patches, s.m.logger.With("session", s.id))
-	s.pol = polCache{gen: gen, npatch: len(s.patches), valid: true, cfg: cfg, policy: pol}
+	pol = applyPatches(pol, p.patches, s.m.logger.With("session", s.id))
+	p.gen, p.npatch, p.valid, p.cfg, p.policy = gen, len(p.patches), true, cfg, pol
 	return cfg, pol, cat
 }
 

@@ -17,6 +17,18 @@ type usageState struct {
 	cache     CacheStats
 }
 
+// apply applies an event's usage: the answer's, read under route r with
+// the prices of cat, and a compaction's new low-reuse streak.
+func (u *usageState) apply(c *change, cat *providers.Catalog, r route) {
+	if c.usage != nil {
+		mi, _ := cat.Lookup(r.Provider, r.Model)
+		u.record(*c.usage, mi.UsageExcludesCache, c.estimate)
+	}
+	if c.boundary != nil {
+		u.compacted()
+	}
+}
+
 // record folds one response's usage in.
 //
 // Input is normalized to the total prompt size: routes that report input
