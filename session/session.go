@@ -49,7 +49,7 @@ type Session struct {
 	rc             receiptState // the bills of the session's calls (receipt.go)
 	agent          string       // the proxied agent's family ("" for an editor's session)
 	ask            askState     // the compaction proposal of ask mode (ask.go)
-	pol            policyState // the session's policy patches and its effective policy (policy.go)
+	pol            policyState  // the session's policy patches and its effective policy (policy.go)
 	cm             contextState // context map timeline and compaction preview
 	cache          cacheState   // cleared horizon, clearing memo, reuse prediction (cache.go)
 	px             proxyState   // the proxied agent's conversation (proxy.go)
