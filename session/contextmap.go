@@ -119,14 +119,13 @@ type ClearedResult struct {
 	Pending        bool   `json:"pending,omitempty"`
 }
 
-// contextState is what a session remembers for its context map and its
-// compaction preview. The timeline is rebuilt from evRequest and
-// evBoundary events on replay; the preview lives in memory only.
+// contextState is what a session remembers for its context map: the
+// timeline of its requests and compactions, rebuilt from evRequest and
+// evBoundary events on replay.
 type contextState struct {
 	turns       []TurnPressure
 	compactions []CompactionMark
 	clearedAt   map[string]int // call id → the turn that first sent its stub
-	preview     *pendingPreview
 }
 
 // Event payloads of evRequest.

@@ -231,6 +231,7 @@ func (s *Session) applyChange(c *change) {
 	s.usage.apply(c, cat, s.route)
 	s.rc.apply(c, cat)
 	s.cm.apply(c)
+	s.preview.apply(c)
 	if s.pol.apply(c) {
 		s.syncEstimator()
 	}

@@ -50,7 +50,8 @@ type Session struct {
 	agent          string       // the proxied agent's family ("" for an editor's session)
 	ask            askState     // the compaction proposal of ask mode (ask.go)
 	pol            policyState  // the session's policy patches and its effective policy (policy.go)
-	cm             contextState // context map timeline and compaction preview
+	cm             contextState // the context map's timeline (contextmap.go)
+	preview        previewState // the compaction preview awaiting its commit (preview.go)
 	cache          cacheState   // cleared horizon, clearing memo, reuse prediction (cache.go)
 	px             proxyState   // the proxied agent's conversation (proxy.go)
 	pxSaved        *mirrorData  // the mirror's last record since the last checkpoint (proxy.go)
