@@ -418,9 +418,10 @@ func (s *Session) categories(e *env, p projection) []ContextCategory {
 	return out
 }
 
-// ContextMap returns the context map of a session (vtcode/contextMap).
-func (m *Manager) ContextMap(ctx context.Context, id string) (*ContextMap, error) {
-	return run(ctx, m, id, func(ctx context.Context, s *Session) (*ContextMap, error) {
+// ContextMap returns the context map of a session (vtcode/contextMap), in
+// t's place when t is not nil (see [Place]).
+func (m *Manager) ContextMap(ctx context.Context, id string, t *Ticket) (*ContextMap, error) {
+	return run(ctx, m, t, id, func(ctx context.Context, s *Session) (*ContextMap, error) {
 		return s.contextMap()
 	})
 }

@@ -155,7 +155,7 @@ func (m *Manager) SetPolicy(ctx context.Context, p SetPolicyParams) (*config.Pol
 		return nil, paramErr("policy", "required")
 	}
 	if p.SessionID == "" {
-		return inTurn(ctx, m, "", func(context.Context) (*config.Policy, error) {
+		return inTurn(ctx, m, p.Ticket, "", func(context.Context, *Ticket) (*config.Policy, error) {
 			w, err := m.workspaceFor(p.Workspace, "workspace")
 			if err != nil {
 				return nil, err
@@ -168,7 +168,7 @@ func (m *Manager) SetPolicy(ctx context.Context, p SetPolicyParams) (*config.Pol
 			return &pol, nil
 		})
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
 		if _, err := config.ApplyJSON(s.policy(), p.Policy); err != nil {
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func (m *Manager) SetPolicy(ctx context.Context, p SetPolicyParams) (*config.Pol
 // workspace when SessionID is empty.
 func (m *Manager) GetPolicy(ctx context.Context, p GetPolicyParams) (*config.Policy, error) {
 	if p.SessionID == "" {
-		return inTurn(ctx, m, "", func(context.Context) (*config.Policy, error) {
+		return inTurn(ctx, m, p.Ticket, "", func(context.Context, *Ticket) (*config.Policy, error) {
 			w, err := m.workspaceFor(p.Workspace, "workspace")
 			if err != nil {
 				return nil, err
@@ -194,7 +194,7 @@ func (m *Manager) GetPolicy(ctx context.Context, p GetPolicyParams) (*config.Pol
 			return &pol, nil
 		})
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
 		pol := s.policy()
 		return &pol, nil
 	})

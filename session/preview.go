@@ -27,6 +27,7 @@ type CommitParams struct {
 	SessionID string
 	PreviewID string
 	Summary   *string // nil: the previewed summary
+	Place             // the call's place in its queue (see [Manager.Reserve])
 }
 
 // CompactPreview is the result of vtcode/compact with preview: true: the
@@ -238,7 +239,7 @@ func (m *Manager) PreviewCompact(ctx context.Context, p CompactParams, prog Prog
 	default:
 		return nil, paramErr("strategy", "must be auto, local or native")
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*CompactPreview, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*CompactPreview, error) {
 		return s.previewCompact(ctx, p, prog)
 	})
 }
@@ -249,7 +250,7 @@ func (m *Manager) CommitPreview(ctx context.Context, p CommitParams) (*CompactRe
 	if p.PreviewID == "" {
 		return nil, paramErr("previewId", "must not be empty")
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*CompactResult, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*CompactResult, error) {
 		return s.commitPreview(ctx, p)
 	})
 }

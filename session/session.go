@@ -108,11 +108,17 @@ func openSession(ctx context.Context, m *Manager, w *workspace, id string, p Ope
 // do runs fn in the caller's turn of the session's queue, with ctx also
 // cancelled when the session closes.
 func (s *Session) do(ctx context.Context, fn func(ctx context.Context, s *Session) error) error {
+	return s.doIn(ctx, nil, fn)
+}
+
+// doIn is do in t's place (see [Manager.turn]): in the turn t holds when it
+// is a ticket of the session's queue.
+func (s *Session) doIn(ctx context.Context, t *Ticket, fn func(ctx context.Context, s *Session) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
 	defer stop()
-	ctx, done, err := s.m.turn(ctx, s.id, false)
+	_, done, err := s.m.turn(ctx, t, s.id, false)
 	if err != nil {
 		return err
 	}
