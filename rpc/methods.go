@@ -132,7 +132,7 @@ func (p *sessionParams) queue() string { return p.SessionID }
 // client's initializationOptions and records its progress capability.
 // Invalid initializationOptions fail the request (the client may retry);
 // a folder that cannot be added is reported with window/showMessage.
-func (s *server) initialize(_ context.Context, p *InitializeParams, t *session.Ticket, _ session.Progress) (*InitializeResult, error) {
+func (s *server) initialize(_ context.Context, p *InitializeParams, _ *session.Ticket, _ session.Progress) (*InitializeResult, error) {
 	var folders []string
 	for _, f := range p.WorkspaceFolders {
 		folders = append(folders, f.URI)
