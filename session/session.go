@@ -21,7 +21,9 @@ import (
 //
 // Every field below life is owned by the call holding the session's turn
 // (see [Manager.Reserve]); snapMu guards only the last computed stats, which
-// readers may take without a turn while a compaction runs.
+// readers may take without a turn while a compaction runs. The parts with a
+// type of their own (usage, rc, pol, cm, preview, cache) apply the events of
+// the log to themselves (event.go).
 type Session struct {
 	id  string
 	ws  *workspace
@@ -45,7 +47,7 @@ type Session struct {
 	compactions    int
 	lastCompaction *Boundary
 	artifacts      artifactSet // artifacts referenced by events
-	usage          usageState
+	usage          usageState   // the provider usage the answers reported (usage.go)
 	rc             receiptState // the bills of the session's calls (receipt.go)
 	agent          string       // the proxied agent's family ("" for an editor's session)
 	ask            askState     // the compaction proposal of ask mode (ask.go)
