@@ -46,7 +46,7 @@ type Session struct {
 	twoPass        *compaction.TwoPass
 	compactions    int
 	lastCompaction *Boundary
-	artifacts      artifactSet // artifacts referenced by events
+	artifacts      artifactSet  // artifacts referenced by events
 	usage          usageState   // the provider usage the answers reported (usage.go)
 	rc             receiptState // the bills of the session's calls (receipt.go)
 	agent          string       // the proxied agent's family ("" for an editor's session)
