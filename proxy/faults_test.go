@@ -232,7 +232,7 @@ func TestRecordFailureIsShownOnce(t *testing.T) {
 		if closeFirst {
 			list, _ := e.mgr.ListSessions(context.Background(), session.ListParams{})
 			for _, l := range list {
-				e.mgr.CloseSession(context.Background(), l.SessionID)
+				e.mgr.CloseSession(context.Background(), l.SessionID, nil)
 			}
 		}
 		hold <- struct{}{}

@@ -89,7 +89,7 @@ prices_as_of = "2026-12-01"
 		t.Fatalf("sessions %v %v", list, err)
 	}
 	id := list[0].SessionID
-	st, err := e.mgr.ProjectionStats(context.Background(), id)
+	st, err := e.mgr.ProjectionStats(context.Background(), id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ prices_as_of = "2026-12-01"
 		t.Fatal(status)
 	}
 	want, answers = bills()
-	if st, err = e.mgr.ProjectionStats(context.Background(), id); err != nil {
+	if st, err = e.mgr.ProjectionStats(context.Background(), id, nil); err != nil {
 		t.Fatal(err)
 	}
 	check("after a restart", st.Receipt)
@@ -153,7 +153,7 @@ func TestRoutesPerAgent(t *testing.T) {
 		if err != nil || len(list) != 1 {
 			t.Fatalf("sessions %v %v", list, err)
 		}
-		st, err := e.mgr.ProjectionStats(context.Background(), list[0].SessionID)
+		st, err := e.mgr.ProjectionStats(context.Background(), list[0].SessionID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

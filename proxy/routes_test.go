@@ -160,7 +160,7 @@ func TestCodexWindowChangeIsAnAgentBoundary(t *testing.T) {
 	if len(e.notes.bounds) != 1 || e.notes.bounds[0].Trigger != "agent" {
 		t.Errorf("boundaries %+v, want one of trigger agent", e.notes.bounds)
 	}
-	arts, _ := e.mgr.ListArtifacts(context.Background(), list[0].SessionID)
+	arts, _ := e.mgr.ListArtifacts(context.Background(), list[0].SessionID, nil)
 	if len(arts) != 1 {
 		t.Errorf("artifacts %v: the old window must be kept", arts)
 	}

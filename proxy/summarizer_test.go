@@ -62,7 +62,7 @@ func TestAgentSummarizerUsesTheServedRequestOnce(t *testing.T) {
 	}
 	// The agent's summary call is a cost of the compaction in the receipt.
 	if l, _ := e.mgr.ListSessions(context.Background(), session.ListParams{}); len(l) == 1 {
-		st, err := e.mgr.ProjectionStats(context.Background(), l[0].SessionID)
+		st, err := e.mgr.ProjectionStats(context.Background(), l[0].SessionID, nil)
 		if err != nil || st.Receipt == nil || len(st.Receipt.Compactions) == 0 {
 			t.Fatalf("stats %v: no compaction receipt", err)
 		}

@@ -21,14 +21,15 @@ type compactRequest struct {
 }
 
 // compact answers vtcode/compact.
-func (s *server) compact(ctx context.Context, p *compactRequest, pr session.Progress) (any, error) {
+func (s *server) compact(ctx context.Context, p *compactRequest, t *session.Ticket, pr session.Progress) (any, error) {
+	p.Ticket = t
 	switch {
 	case p.Preview && p.PreviewID != "":
 		return nil, &session.ParamError{Path: "previewId", Msg: "must not be combined with preview: true"}
 	case p.Preview:
 		return s.mgr.PreviewCompact(ctx, p.CompactParams.CompactParams, pr)
 	case p.PreviewID != "":
-		return s.mgr.CommitPreview(ctx, session.CommitParams{SessionID: p.SessionID, PreviewID: p.PreviewID, Summary: p.Summary})
+		return s.mgr.CommitPreview(ctx, session.CommitParams{SessionID: p.SessionID, PreviewID: p.PreviewID, Summary: p.Summary, Place: p.Place})
 	case p.Summary != nil:
 		return nil, &session.ParamError{Path: "summary", Msg: "is only accepted with previewId"}
 	}
@@ -36,6 +37,6 @@ func (s *server) compact(ctx context.Context, p *compactRequest, pr session.Prog
 }
 
 // contextMap answers vtcode/contextMap.
-func (s *server) contextMap(ctx context.Context, p *sessionParams, _ session.Progress) (*session.ContextMap, error) {
-	return s.mgr.ContextMap(ctx, p.SessionID)
+func (s *server) contextMap(ctx context.Context, p *sessionParams, t *session.Ticket, _ session.Progress) (*session.ContextMap, error) {
+	return s.mgr.ContextMap(ctx, p.SessionID, t)
 }

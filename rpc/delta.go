@@ -111,7 +111,8 @@ func (d *deltas) forget(id string) {
 // prepareRequestDelta is vtcode/prepareRequest: the whole projection for a
 // client without the capability, a revisioned (and, given a current
 // baseRevision, delta) result for one with it.
-func (s *server) prepareRequestDelta(ctx context.Context, p *prepareDeltaParams, pr session.Progress) (any, error) {
+func (s *server) prepareRequestDelta(ctx context.Context, p *prepareDeltaParams, t *session.Ticket, pr session.Progress) (any, error) {
+	p.Ticket = t
 	res, err := s.mgr.PrepareRequest(ctx, p.PrepareParams, pr)
 	if err != nil || !s.delta.on() {
 		return res, err
@@ -126,8 +127,9 @@ type recordParams struct {
 	Usage *session.ReportedUsage `json:"usage,omitempty"`
 }
 
-func (s *server) recordResponseUsage(ctx context.Context, p *recordParams, _ session.Progress) (*session.RecordResult, error) {
+func (s *server) recordResponseUsage(ctx context.Context, p *recordParams, t *session.Ticket, _ session.Progress) (*session.RecordResult, error) {
 	rp := p.RecordParams
+	rp.Ticket = t
 	if p.Usage != nil {
 		u := p.Usage.Usage()
 		rp.Usage = &u

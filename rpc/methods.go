@@ -30,7 +30,9 @@ type call struct {
 	queued bool          // runs in a session queue (see [session.Manager.Reserve])
 	queue  string        // the session of that queue; "" for the workspace queue
 	token  ProgressToken // the client's workDoneToken, nil for none
-	run    func(ctx context.Context, p session.Progress) (any, error)
+	// run runs the call: in ticket t's place in its queue (nil for a call
+	// outside the queues), reporting progress to p.
+	run func(ctx context.Context, t *session.Ticket, p session.Progress) (any, error)
 }
 
 // methodTable returns the methods of the protocol. It is built per server
@@ -92,14 +94,14 @@ type workDoneParams interface {
 // session id of the params, "" for the workspace queue; a nil queue runs
 // the call outside any queue), with the params' work-done token when they
 // carry one.
-func handler[P, R any](fn func(*server, context.Context, *P, session.Progress) (R, error), queue func(*P) string) func(*server, json.RawMessage) (*call, error) {
+func handler[P, R any](fn func(*server, context.Context, *P, *session.Ticket, session.Progress) (R, error), queue func(*P) string) func(*server, json.RawMessage) (*call, error) {
 	return func(s *server, raw json.RawMessage) (*call, error) {
 		p := new(P)
 		if err := decodeParams(raw, p); err != nil {
 			return nil, err
 		}
-		c := &call{run: func(ctx context.Context, pr session.Progress) (any, error) {
-			return fn(s, ctx, p, pr)
+		c := &call{run: func(ctx context.Context, t *session.Ticket, pr session.Progress) (any, error) {
+			return fn(s, ctx, p, t, pr)
 		}}
 		if queue != nil {
 			c.queued, c.queue = true, queue(p)
@@ -130,7 +132,7 @@ func (p *sessionParams) queue() string { return p.SessionID }
 // client's initializationOptions and records its progress capability.
 // Invalid initializationOptions fail the request (the client may retry);
 // a folder that cannot be added is reported with window/showMessage.
-func (s *server) initialize(_ context.Context, p *InitializeParams, _ session.Progress) (*InitializeResult, error) {
+func (s *server) initialize(_ context.Context, p *InitializeParams, _ *session.Ticket, _ session.Progress) (*InitializeResult, error) {
 	var folders []string
 	for _, f := range p.WorkspaceFolders {
 		folders = append(folders, f.URI)
@@ -189,25 +191,27 @@ func (s *server) prepareShutdown(json.RawMessage) (*call, error) {
 	s.state = stateShutdown
 	s.shutdownSeen = true
 	s.mu.Unlock()
-	return &call{run: func(context.Context, session.Progress) (any, error) {
+	return &call{run: func(context.Context, *session.Ticket, session.Progress) (any, error) {
 		s.vtWork.Wait()
 		return nil, nil
 	}}, nil
 }
 
-func (s *server) openSession(ctx context.Context, p *session.OpenParams, _ session.Progress) (*session.OpenResult, error) {
+func (s *server) openSession(ctx context.Context, p *session.OpenParams, t *session.Ticket, _ session.Progress) (*session.OpenResult, error) {
 	if err := s.scopeOpen(ctx, p); err != nil {
 		return nil, err
 	}
+	p.Ticket = t
 	return s.mgr.OpenSession(ctx, *p)
 }
 
-func (s *server) closeSession(ctx context.Context, p *sessionParams, _ session.Progress) (any, error) {
+func (s *server) closeSession(ctx context.Context, p *sessionParams, t *session.Ticket, _ session.Progress) (any, error) {
 	s.delta.forget(p.SessionID)
-	return nil, s.mgr.CloseSession(ctx, p.SessionID)
+	return nil, s.mgr.CloseSession(ctx, p.SessionID, t)
 }
 
-func (s *server) listSessions(ctx context.Context, p *session.ListParams, _ session.Progress) ([]session.SessionInfo, error) {
+func (s *server) listSessions(ctx context.Context, p *session.ListParams, t *session.Ticket, _ session.Progress) ([]session.SessionInfo, error) {
+	p.Ticket = t
 	list, err := s.scopeList(ctx, *p)
 	if list == nil && err == nil {
 		list = []session.SessionInfo{}
@@ -215,59 +219,67 @@ func (s *server) listSessions(ctx context.Context, p *session.ListParams, _ sess
 	return list, err
 }
 
-func (s *server) appendMessages(ctx context.Context, p *session.AppendParams, _ session.Progress) (*session.AppendResult, error) {
+func (s *server) appendMessages(ctx context.Context, p *session.AppendParams, t *session.Ticket, _ session.Progress) (*session.AppendResult, error) {
+	p.Ticket = t
 	return s.mgr.AppendMessages(ctx, *p)
 }
 
-func (s *server) history(ctx context.Context, p *session.HistoryParams, _ session.Progress) (*session.HistoryResult, error) {
+func (s *server) history(ctx context.Context, p *session.HistoryParams, t *session.Ticket, _ session.Progress) (*session.HistoryResult, error) {
+	p.Ticket = t
 	return s.mgr.History(ctx, *p)
 }
 
-func (s *server) projectionStats(ctx context.Context, p *sessionParams, _ session.Progress) (*session.Stats, error) {
-	return s.mgr.ProjectionStats(ctx, p.SessionID)
+func (s *server) projectionStats(ctx context.Context, p *sessionParams, t *session.Ticket, _ session.Progress) (*session.Stats, error) {
+	return s.mgr.ProjectionStats(ctx, p.SessionID, t)
 }
 
-func (s *server) declineCompaction(ctx context.Context, p *session.DeclineParams, _ session.Progress) (*session.Stats, error) {
+func (s *server) declineCompaction(ctx context.Context, p *session.DeclineParams, t *session.Ticket, _ session.Progress) (*session.Stats, error) {
+	p.Ticket = t
 	return s.mgr.DeclineCompaction(ctx, *p)
 }
 
-func (s *server) setPolicy(ctx context.Context, p *session.SetPolicyParams, _ session.Progress) (*config.Policy, error) {
+func (s *server) setPolicy(ctx context.Context, p *session.SetPolicyParams, t *session.Ticket, _ session.Progress) (*config.Policy, error) {
 	if p.SessionID == "" {
 		if err := s.scopeWorkspace(&p.Workspace); err != nil {
 			return nil, err
 		}
 	}
+	p.Ticket = t
 	return s.mgr.SetPolicy(ctx, *p)
 }
 
-func (s *server) getPolicy(ctx context.Context, p *session.GetPolicyParams, _ session.Progress) (*config.Policy, error) {
+func (s *server) getPolicy(ctx context.Context, p *session.GetPolicyParams, t *session.Ticket, _ session.Progress) (*config.Policy, error) {
 	if p.SessionID == "" {
 		if err := s.scopeWorkspace(&p.Workspace); err != nil {
 			return nil, err
 		}
 	}
+	p.Ticket = t
 	return s.mgr.GetPolicy(ctx, *p)
 }
 
-func (s *server) listArtifacts(ctx context.Context, p *sessionParams, _ session.Progress) ([]session.ArtifactInfo, error) {
-	list, err := s.mgr.ListArtifacts(ctx, p.SessionID)
+func (s *server) listArtifacts(ctx context.Context, p *sessionParams, t *session.Ticket, _ session.Progress) ([]session.ArtifactInfo, error) {
+	list, err := s.mgr.ListArtifacts(ctx, p.SessionID, t)
 	if list == nil && err == nil {
 		list = []session.ArtifactInfo{}
 	}
 	return list, err
 }
 
-func (s *server) restore(ctx context.Context, p *session.RestoreParams, _ session.Progress) (*session.RestoreResult, error) {
+func (s *server) restore(ctx context.Context, p *session.RestoreParams, t *session.Ticket, _ session.Progress) (*session.RestoreResult, error) {
+	p.Ticket = t
 	return s.mgr.Restore(ctx, *p)
 }
 
-func (s *server) switchModel(ctx context.Context, p *SwitchModelParams, pr session.Progress) (*session.SwitchResult, error) {
+func (s *server) switchModel(ctx context.Context, p *SwitchModelParams, t *session.Ticket, pr session.Progress) (*session.SwitchResult, error) {
+	p.Ticket = t
 	return s.mgr.SwitchModel(ctx, p.SwitchParams, pr)
 }
 
-func (s *server) compactPrompt(ctx context.Context, p *session.PromptParams, _ session.Progress) (*session.PromptResult, error) {
+func (s *server) compactPrompt(ctx context.Context, p *session.PromptParams, t *session.Ticket, _ session.Progress) (*session.PromptResult, error) {
 	if err := s.scopeWorkspace(&p.Workspace); err != nil {
 		return nil, err
 	}
+	p.Ticket = t
 	return s.mgr.CompactPrompt(ctx, *p)
 }

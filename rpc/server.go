@@ -301,7 +301,7 @@ func (s *server) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 		return
 	}
 	if m.inline {
-		res, err := s.run(s.base, req.Method, c, nil)
+		res, err := s.run(s.base, req.Method, c, nil, nil)
 		s.reply(req.ID, res, err)
 		return
 	}
@@ -381,7 +381,6 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call, cance
 	var ticket *session.Ticket
 	if c.queued {
 		ticket = s.mgr.Reserve(c.queue)
-		ctx = session.WithTicket(ctx, ticket)
 	}
 	wd := s.progress.start(ctx, c.token, cancel)
 	go func() {
@@ -395,7 +394,7 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call, cance
 			err error
 		)
 		if err = ctx.Err(); err == nil {
-			res, err = s.run(ctx, name, c, wd)
+			res, err = s.run(ctx, name, c, ticket, wd)
 		}
 		if err != nil && ctx.Err() != nil {
 			// A request cancelled by the client (or by the end of the
@@ -436,14 +435,14 @@ func (s *server) dispatch(id jsonrpc2.ID, name string, m *method, c *call, cance
 // run runs a call. A panic (a bug) fails the request with an internal
 // error and is logged with its stack, instead of ending the daemon the
 // editor depends on.
-func (s *server) run(ctx context.Context, name string, c *call, p session.Progress) (res any, err error) {
+func (s *server) run(ctx context.Context, name string, c *call, t *session.Ticket, p session.Progress) (res any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Error("bug: request panicked", "method", name, "panic", r, "stack", string(debug.Stack()))
 			res, err = nil, fmt.Errorf("internal error in %s: %v", name, r)
 		}
 	}()
-	return c.run(ctx, p)
+	return c.run(ctx, t, p)
 }
 
 // handleNotification handles a notification on the read loop.

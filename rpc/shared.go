@@ -123,7 +123,7 @@ func (s *server) scopeList(ctx context.Context, p session.ListParams) ([]session
 	}
 	out := []session.SessionInfo{}
 	for _, f := range s.scope.list() {
-		list, err := s.mgr.ListSessions(ctx, session.ListParams{Workspace: f})
+		list, err := s.mgr.ListSessions(ctx, session.ListParams{Workspace: f, Place: p.Place}) // one turn
 		if err != nil {
 			return nil, err
 		}

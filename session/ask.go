@@ -89,6 +89,7 @@ func (s *Session) compactedUnasked(used int, e *env) {
 // DeclineParams are the parameters of vtcode/declineCompaction.
 type DeclineParams struct {
 	SessionID string `json:"sessionId"`
+	Place            // the call's place in its queue (see [Manager.Reserve])
 }
 
 // DeclineCompaction is vtcode/declineCompaction: the user said "not now" to
@@ -99,7 +100,7 @@ func (m *Manager) DeclineCompaction(ctx context.Context, p DeclineParams) (*Stat
 	if err := checkSessionID(p.SessionID); err != nil {
 		return nil, err
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*Stats, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*Stats, error) {
 		st := s.refreshStats()
 		s.ask = askState{declinedAt: max(st.ProjectedTokens+st.PrefixTokens, 1)}
 		return &st, nil

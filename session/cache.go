@@ -9,7 +9,6 @@ import (
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/catalog"
-	"github.com/vtcode/vtcode-ls/store"
 )
 
 // evHorizon records a move of the cleared horizon (clearing.Horizon), so a
@@ -122,36 +121,38 @@ func (c *cacheState) warm(est *history.Estimator, msgs []history.Message) {
 	c.memo.Warm(est, msgs)
 }
 
-// applyEvent folds the cache-related part of a session event in (live and
-// on replay). It returns whether the event was the horizon's own.
-func (c *cacheState) applyEvent(ev store.Event, data any) (bool, error) {
-	switch ev.Type {
-	case evHorizon:
-		d, err := payload[horizonData](ev, data)
-		if err != nil {
-			return true, err
-		}
-		c.horizon = clearing.Horizon{Messages: max(d.Messages, 0)}
-		c.last = ev.Time
-		return true, nil
-	case evBoundary, evRestore, evModelSwitch:
-		// A new history (or route): nothing cached applies. prev stays, for
-		// the next projection's relation to it.
+// apply applies the cache's part of a session event (live and on replay):
+// the horizon's own event, the time of an answer, a new history or route
+// (nothing cached applies) and the response recorded after the last
+// request.
+func (c *cacheState) apply(ch *change) {
+	if h := ch.horizon; h != nil {
+		c.horizon = clearing.Horizon{Messages: max(h.Messages, 0)}
+		c.last = ch.ev.Time
+	}
+	if ch.newHistory || ch.switched {
+		// prev stays, for the next projection's relation to it.
 		c.horizon = clearing.Horizon{}
 		c.resp = nil
 		c.prefired = 0
-		if ev.Type == evModelSwitch {
-			c.last = time.Time{} // another model's cache: cold
-		}
-	case evResponse:
-		c.last = ev.Time
 	}
-	return false, nil
+	if ch.switched {
+		c.last = time.Time{} // another model's cache: cold
+	}
+	if ch.ev.Type == evResponse {
+		c.last = ch.ev.Time
+	}
+	if ch.replace {
+		c.gen++ // a new history: no projection of the old one serves
+	}
+	if ch.answer != nil {
+		c.responded(*ch.answer, ch.usage)
+	}
 }
 
 // responded remembers the response recorded after the last request, and
 // compares its reported cache counts with the prediction.
-func (c *cacheState) responded(m history.Message, u *history.Usage, provider string) {
+func (c *cacheState) responded(m history.Message, u *history.Usage) {
 	if c.prev != nil && c.resp == nil {
 		c.resp = &m
 	}

@@ -371,7 +371,7 @@ func TestProjectionsHandedOutStayIntact(t *testing.T) {
 		if _, err := e.m.RecordResponse(context.Background(), session.RecordParams{SessionID: id, Message: m}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.m.ProjectionStats(context.Background(), id); err != nil {
+		if _, err := e.m.ProjectionStats(context.Background(), id, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -278,7 +278,7 @@ func TestAnthropicCompactionBlock(t *testing.T) {
 		bs[0].OriginalMessageCount != 62 || bs[0].CompactedMessageCount != 1 {
 		t.Fatalf("boundary = %+v", bs)
 	}
-	arts, err := e.m.ListArtifacts(ctx, id)
+	arts, err := e.m.ListArtifacts(ctx, id, nil)
 	if err != nil || len(arts) != 1 || arts[0].Messages != 62 || arts[0].Mode != "provider" {
 		t.Fatalf("artifacts = %+v, %v", arts, err)
 	}

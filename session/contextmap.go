@@ -7,7 +7,6 @@ import (
 	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/store"
 )
 
 // evRequest records the pressure of one prepared request and the tool
@@ -120,14 +119,13 @@ type ClearedResult struct {
 	Pending        bool   `json:"pending,omitempty"`
 }
 
-// contextState is what a session remembers for its context map and its
-// compaction preview. The timeline is rebuilt from evRequest and
-// evBoundary events on replay; the preview lives in memory only.
+// contextState is what a session remembers for its context map: the
+// timeline of its requests and compactions, rebuilt from evRequest and
+// evBoundary events on replay.
 type contextState struct {
 	turns       []TurnPressure
 	compactions []CompactionMark
 	clearedAt   map[string]int // call id → the turn that first sent its stub
-	preview     *pendingPreview
 }
 
 // Event payloads of evRequest.
@@ -155,6 +153,21 @@ type (
 		Stub     int    `json:"stub"`
 	}
 )
+
+// apply applies the timeline's part of an event: the record of a prepared
+// request (from its own event or the messages event it rode on), the state
+// a boundary or a restore carried, and a boundary's compaction.
+func (c *contextState) apply(ch *change) {
+	if ch.request != nil {
+		c.applyRequest(*ch.request)
+	}
+	switch {
+	case ch.boundary != nil:
+		c.applyBoundary(*ch.boundary, ch.timeline)
+	case ch.restore:
+		c.checkpoint(ch.timeline)
+	}
+}
 
 // applyRequest applies an evRequest payload.
 func (c *contextState) applyRequest(d requestData) {
@@ -232,26 +245,6 @@ func (c *contextState) applyBoundary(b Boundary, t *timelineData) {
 		Turn: len(c.turns) + 1, Trigger: b.Trigger, Mode: b.Mode,
 		OriginalTokens: b.OriginalTokens, CompactedTokens: b.CompactedTokens, ArtifactID: b.ArtifactID,
 	})
-}
-
-// applyContextEvent applies an evRequest event (see [Session.apply]).
-func (s *Session) applyContextEvent(ev store.Event, data any) error {
-	d, err := payload[requestData](ev, data)
-	if err != nil {
-		return err
-	}
-	s.applyRequest(&d)
-	return nil
-}
-
-// applyRequest applies the record of a prepared request, from its own event
-// or from the messages event it rode on; nil is none.
-func (s *Session) applyRequest(d *requestData) {
-	if d == nil {
-		return
-	}
-	s.cm.applyRequest(*d)
-	s.prefix, s.reserved = d.Prefix, d.Reserved
 }
 
 // requestRecord is the record of a prepared request whose projection is p
@@ -425,9 +418,10 @@ func (s *Session) categories(e *env, p projection) []ContextCategory {
 	return out
 }
 
-// ContextMap returns the context map of a session (vtcode/contextMap).
-func (m *Manager) ContextMap(ctx context.Context, id string) (*ContextMap, error) {
-	return run(ctx, m, id, func(ctx context.Context, s *Session) (*ContextMap, error) {
+// ContextMap returns the context map of a session (vtcode/contextMap), in
+// t's place when t is not nil (see [Place]).
+func (m *Manager) ContextMap(ctx context.Context, id string, t *Ticket) (*ContextMap, error) {
+	return run(ctx, m, t, id, func(ctx context.Context, s *Session) (*ContextMap, error) {
 		return s.contextMap()
 	})
 }

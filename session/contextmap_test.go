@@ -13,7 +13,7 @@ import (
 // contextMap returns the context map of session id.
 func (e *env) contextMap(id string) *session.ContextMap {
 	e.t.Helper()
-	cm, err := e.m.ContextMap(context.Background(), id)
+	cm, err := e.m.ContextMap(context.Background(), id, nil)
 	if err != nil {
 		e.t.Fatalf("ContextMap: %v", err)
 	}

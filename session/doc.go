@@ -25,8 +25,9 @@
 //
 // A call enters its queue when it is made. A transport that runs requests on
 // goroutines but must keep their arrival order takes a [Ticket] per request
-// with [Manager.Reserve] as it reads them, passes it with [WithTicket], and
-// releases it once the response is delivered: the next request of the
+// with [Manager.Reserve] as it reads them, passes it to the call (the
+// [Place] its params embed, or the ticket argument of a call that takes only
+// a session id), and releases it once the response is delivered: the next request of the
 // session then sees everything the previous one did, and its notifications
 // follow that response. A call queued behind the OpenSession of its session
 // finds the session open.

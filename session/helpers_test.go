@@ -245,7 +245,7 @@ func (e *env) history(id string) []history.Message {
 
 func (e *env) stats(id string) *session.Stats {
 	e.t.Helper()
-	st, err := e.m.ProjectionStats(context.Background(), id)
+	st, err := e.m.ProjectionStats(context.Background(), id, nil)
 	if err != nil {
 		e.t.Fatalf("ProjectionStats: %v", err)
 	}

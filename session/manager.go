@@ -247,7 +247,7 @@ func (m *Manager) Close() error {
 		s.stop() // cancel what runs
 	}
 	for _, s := range sessions {
-		if err := m.closeSession(context.Background(), s); err != nil {
+		if err := m.closeSession(context.Background(), nil, s); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -284,14 +284,19 @@ func (m *Manager) session(id string) (*Session, error) {
 }
 
 // do runs fn in the caller's turn of session id's queue, with ctx also
-// cancelled when the session closes. The session is looked up once the turn
-// has come, so that a call queued behind the openSession of its session
-// finds it.
+// cancelled when the session closes; see doIn.
 func (m *Manager) do(ctx context.Context, id string, fn func(ctx context.Context, s *Session) error) error {
+	return m.doIn(ctx, nil, id, fn)
+}
+
+// doIn is do in t's place (see [Manager.turn]). The session is looked up
+// once the turn has come, so that a call queued behind the openSession of
+// its session finds it.
+func (m *Manager) doIn(ctx context.Context, t *Ticket, id string, fn func(ctx context.Context, s *Session) error) error {
 	if err := checkSessionID(id); err != nil {
 		return err
 	}
-	ctx, done, err := m.turn(ctx, id, false)
+	held, done, err := m.turn(ctx, t, id, false)
 	if err != nil {
 		return err
 	}
@@ -300,19 +305,20 @@ func (m *Manager) do(ctx context.Context, id string, fn func(ctx context.Context
 	if err != nil {
 		return err
 	}
-	return s.do(ctx, fn)
+	return s.doIn(ctx, held, fn)
 }
 
 // OpenSession opens (resuming a stored one) or creates a session. Without a
 // workspace, a given session id is looked up in every workspace (open or
 // stored) before the first workspace is assumed.
 func (m *Manager) OpenSession(ctx context.Context, p OpenParams) (*OpenResult, error) {
-	return inTurn(ctx, m, p.SessionID, func(ctx context.Context) (*OpenResult, error) {
-		return m.openSession(ctx, p)
+	return inTurn(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, held *Ticket) (*OpenResult, error) {
+		return m.openSession(ctx, held, p)
 	})
 }
 
-func (m *Manager) openSession(ctx context.Context, p OpenParams) (*OpenResult, error) {
+// openSession is OpenSession in the turn of ticket held.
+func (m *Manager) openSession(ctx context.Context, held *Ticket, p OpenParams) (*OpenResult, error) {
 	var w *workspace
 	if p.Workspace == "" && p.SessionID != "" {
 		w = m.workspaceOf(p.SessionID)
@@ -347,7 +353,7 @@ func (m *Manager) openSession(ctx context.Context, p OpenParams) (*OpenResult, e
 			if s.ws != w {
 				return nil, paramErr("sessionId", "session %q is open in workspace %s", id, s.ws.root)
 			}
-			return m.reopen(ctx, s, p)
+			return m.reopen(ctx, held, s, p)
 		}
 		if ch := m.opening[id]; ch != nil { // another call is opening it
 			m.mu.Unlock()
@@ -382,7 +388,7 @@ func (m *Manager) openSession(ctx context.Context, p OpenParams) (*OpenResult, e
 	if err != nil {
 		return nil, err
 	}
-	return s.opened(ctx, resumed)
+	return s.opened(ctx, held, resumed)
 }
 
 // workspaceOf returns the workspace in which session id is open or stored,
@@ -416,10 +422,11 @@ func (m *Manager) workspaceOf(id string) *workspace {
 	return nil
 }
 
-// opened reports an opened session's token pressure and describes it.
-func (s *Session) opened(ctx context.Context, resumed bool) (*OpenResult, error) {
+// opened reports an opened session's token pressure and describes it, in
+// the turn of ticket held when it is the session's.
+func (s *Session) opened(ctx context.Context, held *Ticket, resumed bool) (*OpenResult, error) {
 	var res *OpenResult
-	err := s.do(ctx, func(ctx context.Context, s *Session) error {
+	err := s.doIn(ctx, held, func(ctx context.Context, s *Session) error {
 		s.notifyPressure(s.refreshStats())
 		res = &OpenResult{SessionID: s.id, Resumed: resumed, Messages: len(s.live), Policy: s.policy()}
 		return nil
@@ -429,23 +436,24 @@ func (s *Session) opened(ctx context.Context, resumed bool) (*OpenResult, error)
 
 // reopen answers openSession for a session already open in this process: it
 // applies a changed route and reports the session as resumed.
-func (m *Manager) reopen(ctx context.Context, s *Session, p OpenParams) (*OpenResult, error) {
-	err := s.do(ctx, func(ctx context.Context, s *Session) error {
+func (m *Manager) reopen(ctx context.Context, held *Ticket, s *Session, p OpenParams) (*OpenResult, error) {
+	err := s.doIn(ctx, held, func(ctx context.Context, s *Session) error {
 		return s.adoptRoute(p.Provider, p.Model, p.ContextWindow)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.opened(ctx, true)
+	return s.opened(ctx, held, true)
 }
 
 // CloseSession closes an open session, waiting for the calls queued before
-// it, and releases its lock on the store.
-func (m *Manager) CloseSession(ctx context.Context, id string) error {
+// it (in t's place when t is not nil, see [Place]), and releases its lock on
+// the store.
+func (m *Manager) CloseSession(ctx context.Context, id string, t *Ticket) error {
 	if err := checkSessionID(id); err != nil {
 		return err
 	}
-	ctx, done, err := m.turn(ctx, id, false)
+	held, done, err := m.turn(ctx, t, id, false)
 	if err != nil {
 		return err
 	}
@@ -454,11 +462,13 @@ func (m *Manager) CloseSession(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return m.closeSession(ctx, s)
+	return m.closeSession(ctx, held, s)
 }
 
-func (m *Manager) closeSession(ctx context.Context, s *Session) error {
-	_, done, err := m.turn(ctx, s.id, false)
+// closeSession closes s in the turn of ticket held when it is the
+// session's, else in a turn of its own.
+func (m *Manager) closeSession(ctx context.Context, held *Ticket, s *Session) error {
+	_, done, err := m.turn(ctx, held, s.id, false)
 	if err != nil {
 		return err
 	}
@@ -483,7 +493,7 @@ func (m *Manager) closeSession(ctx context.Context, s *Session) error {
 // ListSessions lists the stored sessions of one workspace, or of all of them,
 // most recently updated first per workspace.
 func (m *Manager) ListSessions(ctx context.Context, p ListParams) ([]SessionInfo, error) {
-	return inTurn(ctx, m, "", func(ctx context.Context) ([]SessionInfo, error) {
+	return inTurn(ctx, m, p.Ticket, "", func(ctx context.Context, _ *Ticket) ([]SessionInfo, error) {
 		return m.listSessions(ctx, p)
 	})
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/vtcode/vtcode-ls/store"
 )
 
-// run runs fn on session id, holding its queue (see [Manager.do]), and
-// returns fn's result.
-func run[R any](ctx context.Context, m *Manager, id string, fn func(context.Context, *Session) (R, error)) (R, error) {
+// run runs fn on session id, holding its queue in t's place (see
+// [Manager.doIn]), and returns fn's result.
+func run[R any](ctx context.Context, m *Manager, t *Ticket, id string, fn func(context.Context, *Session) (R, error)) (R, error) {
 	var res R
-	err := m.do(ctx, id, func(ctx context.Context, s *Session) error {
+	err := m.doIn(ctx, t, id, func(ctx context.Context, s *Session) error {
 		var err error
 		res, err = fn(ctx, s)
 		return err
@@ -130,7 +130,7 @@ func (m *Manager) AppendMessages(ctx context.Context, p AppendParams) (*AppendRe
 	if err := m.checkMessages("messages", p.Messages); err != nil {
 		return nil, err
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*AppendResult, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*AppendResult, error) {
 		s.syncEstimator()
 		if len(p.Messages) > 0 {
 			if err := s.record(evMessages, messagesData{Messages: p.Messages}); err != nil {
@@ -151,7 +151,7 @@ func (m *Manager) History(ctx context.Context, p HistoryParams) (*HistoryResult,
 	if p.Limit < 0 {
 		return nil, paramErr("limit", "must be >= 0")
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*HistoryResult, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*HistoryResult, error) {
 		from := min(p.Offset, len(s.live))
 		to := len(s.live)
 		if p.Limit > 0 && p.Limit < to-from { // no from+Limit: it may overflow
@@ -188,7 +188,7 @@ func (m *Manager) PrepareRequest(ctx context.Context, p PrepareParams, prog Prog
 			return nil, paramErr(fmt.Sprintf("tools[%d]", i), "must be a JSON value")
 		}
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*PrepareResult, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*PrepareResult, error) {
 		return s.prepare(ctx, p, prog)
 	})
 }
@@ -224,7 +224,7 @@ func (m *Manager) RecordResponse(ctx context.Context, p RecordParams) (*RecordRe
 			}
 		}
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*RecordResult, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*RecordResult, error) {
 		s.syncEstimator()
 		s.snapMu.Lock()
 		estimate := s.snap.ProjectedTokens + s.snap.PrefixTokens
@@ -306,15 +306,15 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams, prog Progress) (
 	default:
 		return nil, paramErr("strategy", "must be auto, local or native")
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*CompactResult, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*CompactResult, error) {
 		return s.compact(ctx, p, prog)
 	})
 }
 
 // ListArtifacts lists the stored pre-compaction histories of a session,
-// oldest first.
-func (m *Manager) ListArtifacts(ctx context.Context, id string) ([]ArtifactInfo, error) {
-	return run(ctx, m, id, func(ctx context.Context, s *Session) ([]ArtifactInfo, error) {
+// oldest first, in t's place when t is not nil (see [Place]).
+func (m *Manager) ListArtifacts(ctx context.Context, id string, t *Ticket) ([]ArtifactInfo, error) {
+	return run(ctx, m, t, id, func(ctx context.Context, s *Session) ([]ArtifactInfo, error) {
 		return s.listArtifacts()
 	})
 }
@@ -325,7 +325,7 @@ func (m *Manager) Restore(ctx context.Context, p RestoreParams) (*RestoreResult,
 	if err := store.ValidID(p.ArtifactID); err != nil {
 		return nil, paramErr("artifactId", "%s", idMsg(err))
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*RestoreResult, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*RestoreResult, error) {
 		return s.restore(ctx, p)
 	})
 }
@@ -342,7 +342,7 @@ func (m *Manager) SwitchModel(ctx context.Context, p SwitchParams, prog Progress
 	if err := checkTokens("contextWindow", p.ContextWindow); err != nil {
 		return nil, err
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*SwitchResult, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*SwitchResult, error) {
 		return s.switchModel(ctx, p, prog)
 	})
 }
@@ -350,7 +350,7 @@ func (m *Manager) SwitchModel(ctx context.Context, p SwitchParams, prog Progress
 // CompactPrompt gets, sets or resets the compaction prompt of a workspace
 // (persisted in its store).
 func (m *Manager) CompactPrompt(ctx context.Context, p PromptParams) (*PromptResult, error) {
-	return inTurn(ctx, m, "", func(context.Context) (*PromptResult, error) {
+	return inTurn(ctx, m, p.Ticket, "", func(context.Context, *Ticket) (*PromptResult, error) {
 		return m.compactPrompt(p)
 	})
 }

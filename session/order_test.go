@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
@@ -115,13 +116,13 @@ func TestReservedTicketsRunInReservedOrder(t *testing.T) {
 	first, second := e.m.Reserve(a), e.m.Reserve(a)
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.m.AppendMessages(session.WithTicket(context.Background(), second), session.AppendParams{SessionID: a,
-			Messages: []history.Message{history.NewText(history.User, "second")}})
+		_, err := e.m.AppendMessages(context.Background(), session.AppendParams{SessionID: a,
+			Messages: []history.Message{history.NewText(history.User, "second")}, Place: session.Place{Ticket: second}})
 		second.Release()
 		done <- err
 	}()
-	if _, err := e.m.AppendMessages(session.WithTicket(context.Background(), first), session.AppendParams{SessionID: a,
-		Messages: []history.Message{history.NewText(history.User, "first")}}); err != nil {
+	if _, err := e.m.AppendMessages(context.Background(), session.AppendParams{SessionID: a,
+		Messages: []history.Message{history.NewText(history.User, "first")}, Place: session.Place{Ticket: first}}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -136,5 +137,31 @@ func TestReservedTicketsRunInReservedOrder(t *testing.T) {
 	h := e.history(a)
 	if len(h) != 2 || h[0].Content.Text() != "first" || h[1].Content.Text() != "second" {
 		t.Fatalf("history %v", h)
+	}
+}
+
+// TestTicketArgumentRunsInItsPlace: a call that takes only a session id
+// takes its ticket as an argument and runs in the ticket's place, ahead of
+// a call made after the ticket was reserved; without the ticket it would
+// wait behind it, and the ticket is released only after it returns.
+func TestTicketArgumentRunsInItsPlace(t *testing.T) {
+	e := newEnv(t, session.Options{}, "")
+	a := e.open(session.OpenParams{ContextWindow: 16000})
+	first := e.m.Reserve(a)
+	defer first.Release() // releasing twice is allowed
+	later := make(chan error, 1)
+	go func() {
+		_, err := e.m.AppendMessages(context.Background(), session.AppendParams{SessionID: a,
+			Messages: []history.Message{history.NewText(history.User, "later")}})
+		later <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a failure, not a hang
+	defer cancel()
+	if err := e.m.CloseSession(ctx, a, first); err != nil {
+		t.Fatalf("close in the ticket's place: %v", err)
+	}
+	first.Release()
+	if err := <-later; !errors.Is(err, session.ErrUnknownSession) {
+		t.Fatalf("the later call ran before the close: err = %v", err)
 	}
 }

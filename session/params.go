@@ -13,8 +13,9 @@ import (
 // of the Manager's calls. Their JSON names are those of the vtcode/*
 // methods (docs/design.md §10), so the JSON-RPC transport decodes params into them and
 // encodes results as they are; what belongs to a transport alone (progress
-// tokens, request ids, ordering) is not here: progress is a [Progress] the
-// transport passes, ordering a [Ticket]. A "count" field named messages is
+// tokens, request ids) is not here: progress is a [Progress] the transport
+// passes, and a call's place in its queue a [Ticket] in the [Place] the
+// params embed, which has no JSON name. A "count" field named messages is
 // the number of messages of the live history.
 
 // OpenParams are the parameters of vtcode/openSession.
@@ -28,6 +29,7 @@ type OpenParams struct {
 	Provider      string `json:"provider,omitempty"`
 	Model         string `json:"model,omitempty"`
 	ContextWindow int    `json:"contextWindow,omitempty"`
+	Place                // the call's place in its queue (see [Manager.Reserve])
 }
 
 // OpenResult is the result of vtcode/openSession.
@@ -41,6 +43,7 @@ type OpenResult struct {
 // ListParams are the parameters of vtcode/listSessions.
 type ListParams struct {
 	Workspace string `json:"workspace,omitempty"` // empty: every workspace
+	Place            // the call's place in its queue (see [Manager.Reserve])
 }
 
 // SessionInfo is one entry of vtcode/listSessions.
@@ -58,6 +61,7 @@ type SessionInfo struct {
 type AppendParams struct {
 	SessionID string            `json:"sessionId"`
 	Messages  []history.Message `json:"messages"`
+	Place                       // the call's place in its queue (see [Manager.Reserve])
 }
 
 // AppendResult is the result of vtcode/appendMessages: the length of the live
@@ -72,6 +76,7 @@ type HistoryParams struct {
 	SessionID string `json:"sessionId"`
 	Offset    int    `json:"offset,omitempty"`
 	Limit     int    `json:"limit,omitempty"` // 0: to the end
+	Place            // the call's place in its queue (see [Manager.Reserve])
 }
 
 // HistoryResult is the result of vtcode/history.
@@ -93,6 +98,7 @@ type PrepareParams struct {
 	// NativeContextEdits says the request will carry Anthropic native context
 	// edits; on a route that supports them local clearing is skipped.
 	NativeContextEdits bool `json:"nativeContextEdits,omitempty"`
+	Place                   // the call's place in its queue (see [Manager.Reserve])
 }
 
 // PrepareResult is the result of vtcode/prepareRequest.
@@ -117,6 +123,7 @@ type RecordParams struct {
 	Message    history.Message `json:"message"`
 	Usage      *history.Usage  `json:"usage,omitempty"`
 	StopReason string          `json:"stopReason,omitempty"`
+	Place                      // the call's place in its queue (see [Manager.Reserve])
 }
 
 // RecordResult is the result of vtcode/recordResponse.
@@ -131,6 +138,7 @@ type CompactParams struct {
 	Instructions string `json:"instructions,omitempty"`
 	// Strategy is "auto" (default), "local" or "native".
 	Strategy string `json:"strategy,omitempty"`
+	Place           // the call's place in its queue (see [Manager.Reserve])
 }
 
 // CompactResult is the result of vtcode/compact, and the report of an
@@ -162,12 +170,14 @@ type SetPolicyParams struct {
 	// empty means the first one.
 	Workspace string          `json:"workspace,omitempty"`
 	Policy    json.RawMessage `json:"policy"`
+	Place                     // the call's place in its queue (see [Manager.Reserve])
 }
 
 // GetPolicyParams are the parameters of vtcode/getPolicy.
 type GetPolicyParams struct {
 	SessionID string `json:"sessionId,omitempty"`
 	Workspace string `json:"workspace,omitempty"`
+	Place            // the call's place in its queue (see [Manager.Reserve])
 }
 
 // ArtifactInfo is one entry of vtcode/listArtifacts:
@@ -180,6 +190,7 @@ type ArtifactInfo = store.ArtifactInfo
 type RestoreParams struct {
 	SessionID  string `json:"sessionId"`
 	ArtifactID string `json:"artifactId"`
+	Place             // the call's place in its queue (see [Manager.Reserve])
 }
 
 // RestoreResult is the result of vtcode/restore.
@@ -196,6 +207,7 @@ type SwitchParams struct {
 	Provider      string `json:"provider"`
 	Model         string `json:"model"`
 	ContextWindow int    `json:"contextWindow,omitempty"`
+	Place                // the call's place in its queue (see [Manager.Reserve])
 }
 
 // SwitchResult is the result of vtcode/switchModel.
@@ -209,6 +221,7 @@ type PromptParams struct {
 	Workspace string `json:"workspace,omitempty"`
 	Action    string `json:"action"` // get, set or reset
 	Prompt    string `json:"prompt,omitempty"`
+	Place            // the call's place in its queue (see [Manager.Reserve])
 }
 
 // PromptResult is the result of vtcode/compactPrompt.

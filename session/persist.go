@@ -23,29 +23,6 @@ type artifactRecord struct {
 	seq  int64 // the referencing event: creation order
 }
 
-// Payloads decoded on replay of events before the last checkpoint: the same
-// events without their messages.
-type (
-	responseUsage struct {
-		Usage           *history.Usage `json:"usage,omitempty"`
-		RequestEstimate int            `json:"requestEstimate,omitempty"`
-		Receipt         *receiptLine   `json:"receipt,omitempty"`
-	}
-	boundaryMeta struct {
-		Boundary
-		Artifact *store.ArtifactRef `json:"artifact,omitempty"`
-		Route    *route             `json:"route,omitempty"`
-		Response *responseUsage     `json:"response,omitempty"`
-		Timeline *timelineData      `json:"timeline,omitempty"`
-		Cost     *receiptLine       `json:"cost,omitempty"`
-	}
-	restoreMeta struct {
-		BackupArtifactID string             `json:"backupArtifactId,omitempty"`
-		Backup           *store.ArtifactRef `json:"backup,omitempty"`
-		Timeline         *timelineData      `json:"timeline,omitempty"`
-	}
-)
-
 // replay rebuilds the session from its log. Only the events from the last
 // checkpoint on have their messages decoded (and estimated); the earlier
 // ones contribute their small state.
@@ -63,47 +40,10 @@ func (s *Session) replay(ctx context.Context) error {
 	})
 }
 
-// applyResponse folds a response in: its message (nil when replaced by a
-// later checkpoint) and its usage.
-func (s *Session) applyResponse(msg *history.Message, usage *history.Usage, estimate int) {
-	if msg != nil {
-		s.appendLive(*msg)
-	}
-	if usage != nil {
-		mi, _ := s.catalog().Lookup(s.route.Provider, s.route.Model)
-		s.usage.record(*usage, mi.UsageExcludesCache, estimate)
-	}
-}
-
+// applyRoute switches the session to route r: the envelope and the
+// two-pass summary made for another route do not serve.
 func (s *Session) applyRoute(r route) {
 	s.route = r
-	s.envelope = nil
-	s.twoPass.Invalidate()
-}
-
-// applyBoundary records a compaction boundary (the live history is already
-// swapped).
-func (s *Session) applyBoundary(ev store.Event, b Boundary, ref *store.ArtifactRef) {
-	s.compactions++
-	s.lastCompaction = &b
-	r := store.ArtifactRef{ID: b.ArtifactID}
-	if ref != nil {
-		r = *ref
-	}
-	s.artifacts.add(ev, r, b.Trigger, b.Mode)
-	s.usage.compacted()
-	s.ask = askState{} // a compaction answers a proposal (ask.go)
-}
-
-// applyRestore records a restore (the live history is already swapped).
-func (s *Session) applyRestore(ev store.Event, backupID string, backup *store.ArtifactRef) {
-	if backupID != "" {
-		r := store.ArtifactRef{ID: backupID}
-		if backup != nil {
-			r = *backup
-		}
-		s.artifacts.add(ev, r, "restore", "")
-	}
 	s.envelope = nil
 	s.twoPass.Invalidate()
 }

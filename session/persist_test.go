@@ -24,7 +24,7 @@ type snapshot struct {
 
 func snap(t *testing.T, e *env, id string) snapshot {
 	t.Helper()
-	arts, err := e.m.ListArtifacts(context.Background(), id)
+	arts, err := e.m.ListArtifacts(context.Background(), id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,10 +141,10 @@ func TestSessionIDs(t *testing.T) {
 	if _, err := e.m.AppendMessages(ctx, session.AppendParams{}); !errors.As(err, &pe) || pe.Path != "sessionId" {
 		t.Errorf("missing session id: %v", err)
 	}
-	if err := e.m.CloseSession(ctx, gen); err != nil {
+	if err := e.m.CloseSession(ctx, gen, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.m.ProjectionStats(ctx, gen); !errors.Is(err, session.ErrUnknownSession) {
+	if _, err := e.m.ProjectionStats(ctx, gen, nil); !errors.Is(err, session.ErrUnknownSession) {
 		t.Errorf("closed session: %v", err)
 	}
 	// A closed session can be resumed; an empty one too.
@@ -185,7 +185,7 @@ func TestBusySessionInAnotherManager(t *testing.T) {
 	if !errors.As(err, &be) {
 		t.Fatalf("second owner: %v", err)
 	}
-	if err := e.m.CloseSession(context.Background(), id); err != nil {
+	if err := e.m.CloseSession(context.Background(), id, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := other.OpenSession(context.Background(), session.OpenParams{SessionID: id}); err != nil {

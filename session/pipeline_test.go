@@ -106,7 +106,7 @@ func TestPrepareAutoCompactsAtThreshold(t *testing.T) {
 	if jsonOf(t, res.Messages) != jsonOf(t, h) {
 		t.Error("projection is not the rebuilt live history")
 	}
-	arts, err := e.m.ListArtifacts(context.Background(), id)
+	arts, err := e.m.ListArtifacts(context.Background(), id, nil)
 	if err != nil || len(arts) != 1 || arts[0].Messages != len(msgs) || arts[0].Trigger != "auto" || arts[0].Mode != "local" {
 		t.Fatalf("artifacts = %+v, %v", arts, err)
 	}

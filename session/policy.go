@@ -13,17 +13,42 @@ import (
 	"github.com/vtcode/vtcode-ls/providers/catalog"
 )
 
+// policyState is the session's policy: its setPolicy patches, applied by
+// their events, and the effective policy they make, cached for one
+// workspace generation.
+type policyState struct {
+	patches []json.RawMessage // session policy patches, oldest first
+
+	// The cache: valid for workspace generation gen and npatch patches.
+	gen    uint64
+	npatch int
+	valid  bool
+	cfg    config.Config
+	policy config.Policy
+}
+
+// apply applies a policy event's patch; it reports whether there was one.
+func (p *policyState) apply(c *change) bool {
+	if c.patch == nil {
+		return false
+	}
+	p.patches = append(p.patches, *c.patch)
+	p.valid = false
+	return true
+}
+
 // effective returns the workspace configuration, the session's effective
 // policy (the workspace default with the session's patches applied in
 // order) and the model catalog. The policy is cached per workspace
 // generation.
 func (s *Session) effective() (config.Config, config.Policy, *catalog.Catalog) {
 	cfg, pol, cat, gen := s.ws.snapshot()
-	if s.pol.valid && s.pol.gen == gen && s.pol.npatch == len(s.patches) {
-		return s.pol.cfg, s.pol.policy, cat
+	p := &s.pol
+	if p.valid && p.gen == gen && p.npatch == len(p.patches) {
+		return p.cfg, p.policy, cat
 	}
-	pol = applyPatches(pol, s.patches, s.m.logger.With("session", s.id))
-	s.pol = polCache{gen: gen, npatch: len(s.patches), valid: true, cfg: cfg, policy: pol}
+	pol = applyPatches(pol, p.patches, s.m.logger.With("session", s.id))
+	p.gen, p.npatch, p.valid, p.cfg, p.policy = gen, len(p.patches), true, cfg, pol
 	return cfg, pol, cat
 }
 
@@ -130,7 +155,7 @@ func (m *Manager) SetPolicy(ctx context.Context, p SetPolicyParams) (*config.Pol
 		return nil, paramErr("policy", "required")
 	}
 	if p.SessionID == "" {
-		return inTurn(ctx, m, "", func(context.Context) (*config.Policy, error) {
+		return inTurn(ctx, m, p.Ticket, "", func(context.Context, *Ticket) (*config.Policy, error) {
 			w, err := m.workspaceFor(p.Workspace, "workspace")
 			if err != nil {
 				return nil, err
@@ -143,7 +168,7 @@ func (m *Manager) SetPolicy(ctx context.Context, p SetPolicyParams) (*config.Pol
 			return &pol, nil
 		})
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
 		if _, err := config.ApplyJSON(s.policy(), p.Policy); err != nil {
 			return nil, err
 		}
@@ -160,7 +185,7 @@ func (m *Manager) SetPolicy(ctx context.Context, p SetPolicyParams) (*config.Pol
 // workspace when SessionID is empty.
 func (m *Manager) GetPolicy(ctx context.Context, p GetPolicyParams) (*config.Policy, error) {
 	if p.SessionID == "" {
-		return inTurn(ctx, m, "", func(context.Context) (*config.Policy, error) {
+		return inTurn(ctx, m, p.Ticket, "", func(context.Context, *Ticket) (*config.Policy, error) {
 			w, err := m.workspaceFor(p.Workspace, "workspace")
 			if err != nil {
 				return nil, err
@@ -169,7 +194,7 @@ func (m *Manager) GetPolicy(ctx context.Context, p GetPolicyParams) (*config.Pol
 			return &pol, nil
 		})
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*config.Policy, error) {
 		pol := s.policy()
 		return &pol, nil
 	})

@@ -27,6 +27,7 @@ type CommitParams struct {
 	SessionID string
 	PreviewID string
 	Summary   *string // nil: the previewed summary
+	Place             // the call's place in its queue (see [Manager.Reserve])
 }
 
 // CompactPreview is the result of vtcode/compact with preview: true: the
@@ -52,6 +53,13 @@ type CompactPreview struct {
 	Message               string            `json:"message"`
 }
 
+// previewState holds the compaction preview awaiting its commit, if any.
+// It applies the session's events: one that changes the live history (new
+// messages, a response, a compaction, a restore) makes the preview stale.
+type previewState struct {
+	pending *pendingPreview
+}
+
 // pendingPreview is a preview awaiting its commit.
 type pendingPreview struct {
 	id      string
@@ -60,16 +68,14 @@ type pendingPreview struct {
 	summary int // index of the summary message in res.Messages; -1: none
 	elapsed time.Duration
 	cost    *receiptLine // the bill of its provider calls (receipt.go)
+	stale   bool         // the live history changed since base
 }
 
-// current reports whether the live history is still the one p was made
-// from: the same backing array and length (every change of the live history
-// appends to it or replaces it).
-func (p *pendingPreview) current(live []history.Message) bool {
-	if len(live) != len(p.base) {
-		return false
+// apply marks the pending preview stale when c changes the live history.
+func (p *previewState) apply(c *change) {
+	if p.pending != nil && (c.replace || len(c.msgs) > 0) {
+		p.pending.stale = true
 	}
-	return len(live) == 0 || &live[0] == &p.base[0]
 }
 
 // previewCompact is vtcode/compact with preview: true. It compacts the live
@@ -130,7 +136,7 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 
 	pp := &pendingPreview{id: newID(s.m.now()), base: s.live, res: res, summary: summaryIndex(res.Messages), elapsed: elapsed,
 		cost: compactionCost(opts.Client, opts.Route, res.Usage)}
-	s.cm.preview = pp
+	s.preview.pending = pp
 	out := &CompactPreview{
 		PreviewID: pp.id, Summary: res.Summary, Editable: pp.summary >= 0,
 		Messages: append([]history.Message{}, res.Messages...),
@@ -166,12 +172,12 @@ func summaryIndex(msgs []history.Message) int {
 // manual compaction. It fails, changing nothing, when the preview is
 // unknown or the history changed since it was made.
 func (s *Session) commitPreview(ctx context.Context, p CommitParams) (*CompactResult, error) {
-	pp := s.cm.preview
+	pp := s.preview.pending
 	if pp == nil || pp.id != p.PreviewID {
 		return nil, paramErr("previewId", "no compaction preview %q in session %s (a preview is kept until it is committed, a newer one replaces it, or the session closes)", p.PreviewID, s.id)
 	}
-	if !pp.current(s.live) {
-		s.cm.preview = nil
+	if pp.stale {
+		s.preview.pending = nil
 		return nil, fmt.Errorf("preview %s: %w (%d messages then, %d now); preview again", pp.id, ErrPreviewStale, len(pp.base), len(s.live))
 	}
 	s.syncEstimator()
@@ -212,7 +218,7 @@ func (s *Session) commitPreview(ctx context.Context, p CommitParams) (*CompactRe
 	if err := s.commit(ctx, pp.base, next, &b, commitWith{cost: pp.cost}); err != nil {
 		return nil, err
 	}
-	s.cm.preview = nil
+	s.preview.pending = nil
 	s.autoFailed = false
 	s.notifyPressure(s.refreshStats())
 	report := resultOf(b)
@@ -233,7 +239,7 @@ func (m *Manager) PreviewCompact(ctx context.Context, p CompactParams, prog Prog
 	default:
 		return nil, paramErr("strategy", "must be auto, local or native")
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*CompactPreview, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*CompactPreview, error) {
 		return s.previewCompact(ctx, p, prog)
 	})
 }
@@ -244,7 +250,7 @@ func (m *Manager) CommitPreview(ctx context.Context, p CommitParams) (*CompactRe
 	if p.PreviewID == "" {
 		return nil, paramErr("previewId", "must not be empty")
 	}
-	return run(ctx, m, p.SessionID, func(ctx context.Context, s *Session) (*CompactResult, error) {
+	return run(ctx, m, p.Ticket, p.SessionID, func(ctx context.Context, s *Session) (*CompactResult, error) {
 		return s.commitPreview(ctx, p)
 	})
 }

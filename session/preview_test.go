@@ -13,7 +13,7 @@ import (
 
 func (e *env) artifacts(id string) []session.ArtifactInfo {
 	e.t.Helper()
-	list, err := e.m.ListArtifacts(context.Background(), id)
+	list, err := e.m.ListArtifacts(context.Background(), id, nil)
 	if err != nil {
 		e.t.Fatalf("ListArtifacts: %v", err)
 	}

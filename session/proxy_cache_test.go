@@ -154,7 +154,7 @@ func TestProxiedRequestsInTheTimeline(t *testing.T) {
 
 	check := func(when string) {
 		t.Helper()
-		cm, err := e.m.ContextMap(context.Background(), id)
+		cm, err := e.m.ContextMap(context.Background(), id, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,11 +13,12 @@ import (
 // one workspace queue the same way. Queues of different keys run
 // concurrently.
 //
-// A call enters its queue when it is made, unless its context carries a
-// [Ticket] for that queue (see [Manager.Reserve] and [WithTicket]): then it
-// runs in the ticket's place. A transport that reads requests from one
-// stream reserves a ticket per request as it reads them, so that their order
-// is the arrival order even though it runs them on goroutines.
+// A call enters its queue when it is made, unless it is given a [Ticket]
+// for that queue (see [Manager.Reserve]; the Ticket field of its params,
+// [Place], or its ticket argument): then it runs in the ticket's place. A
+// transport that reads requests from one stream reserves a ticket per
+// request as it reads them, so that their order is the arrival order even
+// though it runs them on goroutines.
 
 // order holds the queues of a Manager, by key: a session id, or "" for the
 // workspace queue. A queue exists while tickets for it are outstanding.
@@ -42,7 +43,7 @@ type queue struct {
 
 // A Ticket is a place in the order of one session's calls (or of the
 // workspace-level calls), taken by [Manager.Reserve]. Pass it to the call
-// with [WithTicket]; release it with [Ticket.Release] once the call's result
+// (in its params' [Place], or as its ticket argument); release it with [Ticket.Release] once the call's result
 // is delivered, so that the next call of the queue runs only after it. A
 // ticket serves the calls made with it one after the other, as one turn.
 type Ticket struct {
@@ -193,48 +194,49 @@ func (o *order) setCompacting(key string, on bool) {
 
 // Reserve takes a place for a call at the end of the queue of session id,
 // or of the workspace queue when id is empty: the call made with the ticket
-// (see [WithTicket]) runs after every call that entered the queue before,
-// and before every later one. The caller must Release the ticket.
+// (see [Place]) runs after every call that entered the queue before, and
+// before every later one. The caller must Release the ticket.
 func (m *Manager) Reserve(id string) *Ticket {
 	return m.order.reserve(id)
 }
 
-type ticketKey struct{}
-
-// WithTicket returns ctx carrying t: a Manager call made with it runs in t's
-// place instead of entering its queue when made. A ticket of another queue
-// than the call's is ignored.
-func WithTicket(ctx context.Context, t *Ticket) context.Context {
-	return context.WithValue(ctx, ticketKey{}, t)
+// Place is where a call runs in the order of its queue. The params of the
+// Manager's ordered calls embed it; the zero Place enters the queue when the
+// call is made.
+type Place struct {
+	// Ticket, when set, is the place reserved for the call with
+	// [Manager.Reserve]. A ticket of another queue than the call's is
+	// ignored.
+	Ticket *Ticket `json:"-"`
 }
 
-// turn waits for the caller's turn in key's queue: in the place of ctx's
-// ticket when it has one for key, else at the end of the queue. It returns
-// ctx carrying the ticket held, so that the calls fn makes with it run in
-// the same turn, and done, which ends the turn (a no-op for ctx's ticket,
-// which its owner releases). With yield set, a caller that would wait behind
-// a compaction gets yieldError.
-func (m *Manager) turn(ctx context.Context, key string, yield bool) (_ context.Context, done func(), err error) {
-	if t, ok := ctx.Value(ticketKey{}).(*Ticket); ok && t != nil && t.o == &m.order && t.q.key == key {
+// turn waits for the caller's turn in key's queue: in t's place when t is a
+// ticket of key's queue, else at the end of the queue. It returns the
+// ticket held, for the calls the caller makes in the same turn, and done,
+// which ends the turn (a no-op for t, which its owner releases). With yield
+// set, a caller that would wait behind a compaction gets yieldError.
+func (m *Manager) turn(ctx context.Context, t *Ticket, key string, yield bool) (held *Ticket, done func(), err error) {
+	if t != nil && t.o == &m.order && t.q.key == key {
 		if err := t.wait(ctx, yield); err != nil {
 			return nil, nil, err
 		}
-		return ctx, func() {}, nil
+		return t, func() {}, nil
 	}
-	t := m.order.reserve(key)
+	t = m.order.reserve(key)
 	if err := t.wait(ctx, yield); err != nil {
 		return nil, nil, err
 	}
-	return WithTicket(ctx, t), t.Release, nil
+	return t, t.Release, nil
 }
 
-// inTurn runs fn in the caller's turn of key's queue.
-func inTurn[R any](ctx context.Context, m *Manager, key string, fn func(ctx context.Context) (R, error)) (R, error) {
-	ctx, done, err := m.turn(ctx, key, false)
+// inTurn runs fn in the caller's turn of key's queue (in t's place, see
+// [Manager.turn]); fn gets the ticket held.
+func inTurn[R any](ctx context.Context, m *Manager, t *Ticket, key string, fn func(ctx context.Context, held *Ticket) (R, error)) (R, error) {
+	held, done, err := m.turn(ctx, t, key, false)
 	if err != nil {
 		var zero R
 		return zero, err
 	}
 	defer done()
-	return fn(ctx)
+	return fn(ctx, held)
 }

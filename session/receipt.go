@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -117,6 +116,18 @@ func (r *receiptState) price(cat *catalog.Catalog, l *receiptLine) (catalog.Pric
 		r.asOf = mi.Price.AsOf
 	}
 	return mi.Price, true
+}
+
+// apply folds in the bills an event carries (with the prices of cat): an
+// answer's, a compaction's; a restore starts the counterfactual again.
+func (r *receiptState) apply(c *change, cat *catalog.Catalog) {
+	r.answer(c.ev.Time, c.receipt, cat)
+	if c.boundary != nil {
+		r.compacted(*c.boundary, c.cost, cat)
+	}
+	if c.restore {
+		r.restored()
+	}
 }
 
 // answer folds in the line of a recorded answer.
@@ -398,50 +409,27 @@ func ReadReceipts(st *store.Store, cat *catalog.Catalog, since time.Time) ([]Sto
 	return out, nil
 }
 
-// receiptEvent is the part of a logged event a receipt reads.
-type receiptEvent struct {
-	Receipt  *receiptLine `json:"receipt,omitempty"` // response
-	Response *struct {    // boundary with a provider compaction
-		Receipt *receiptLine `json:"receipt,omitempty"`
-	} `json:"response,omitempty"`
-	Cost *receiptLine `json:"cost,omitempty"` // boundary
-	Boundary
-}
-
+// readReceipt folds the receipt of stored session id from its log, as the
+// session's own replay does: the events are decoded without their
+// messages.
 func readReceipt(st *store.Store, id string, cat *catalog.Catalog) (StoredReceipt, error) {
 	var rs receiptState
 	sr := StoredReceipt{SessionID: id}
 	err := st.ReadEvents(id, func(ev store.Event) error {
+		var c change
 		switch ev.Type {
 		case evResponse, evBoundary, evReceipt:
+			var err error
+			if c, err = decoders[ev.Type](ev, nil, true); err != nil {
+				return err
+			}
 		case evRestore:
-			rs.restored()
-			return nil
+			c = change{ev: ev, restore: true} // its payload holds nothing a receipt reads
 		default:
 			return nil
 		}
-		var d receiptEvent
-		if ev.Type == evReceipt {
-			d.Receipt = new(receiptLine)
-			err := json.Unmarshal(ev.Data, d.Receipt)
-			if err != nil {
-				return fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
-			}
-		} else if err := json.Unmarshal(ev.Data, &d); err != nil {
-			return fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
-		}
-		l := d.Receipt
-		if ev.Type == evBoundary {
-			l = nil
-			if d.Response != nil {
-				l = d.Response.Receipt
-			}
-			rs.answer(ev.Time, l, cat)
-			rs.compacted(d.Boundary, d.Cost, cat)
-		} else {
-			rs.answer(ev.Time, l, cat)
-		}
-		if l != nil {
+		rs.apply(&c, cat)
+		if l := c.receipt; l != nil {
 			sr.Provider, sr.Model = l.Provider, l.Model
 			if l.Agent != "" {
 				sr.Agent = l.Agent

@@ -106,12 +106,13 @@ func (s *Session) notifyPressure(st Stats) {
 // ProjectionStats returns the stats of a session's projection as the next
 // request would see it (with the last request's prefix and reserved
 // output). While a compaction of the session runs it does not wait: it
-// returns the last computed stats with state "compacting".
-func (m *Manager) ProjectionStats(ctx context.Context, id string) (*Stats, error) {
+// returns the last computed stats with state "compacting". It runs in t's
+// place when t is not nil (see [Place]).
+func (m *Manager) ProjectionStats(ctx context.Context, id string, t *Ticket) (*Stats, error) {
 	if err := checkSessionID(id); err != nil {
 		return nil, err
 	}
-	_, done, err := m.turn(ctx, id, true)
+	_, done, err := m.turn(ctx, t, id, true)
 	switch err.(type) {
 	case nil:
 		defer done()

@@ -93,7 +93,7 @@ func (e *env) artifactFiles(id string) []string {
 
 func (e *env) listed(id string) []session.ArtifactInfo {
 	e.t.Helper()
-	arts, err := e.m.ListArtifacts(context.Background(), id)
+	arts, err := e.m.ListArtifacts(context.Background(), id, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

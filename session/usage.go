@@ -3,6 +3,7 @@ package session
 import (
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 )
 
 // lowReuse is the cache hit rate under which a response extends the
@@ -15,6 +16,18 @@ type usageState struct {
 	lastInput int // normalized input tokens of the last one
 	estimate  int // the local estimate of the request it answered, 0 if unknown
 	cache     CacheStats
+}
+
+// apply applies an event's usage: the answer's, read under route r with
+// the prices of cat, and a compaction's new low-reuse streak.
+func (u *usageState) apply(c *change, cat *catalog.Catalog, r route) {
+	if c.usage != nil {
+		mi, _ := cat.Lookup(r.Provider, r.Model)
+		u.record(*c.usage, mi.UsageExcludesCache, c.estimate)
+	}
+	if c.boundary != nil {
+		u.compacted()
+	}
 }
 
 // record folds one response's usage in.

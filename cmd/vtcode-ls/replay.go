@@ -238,7 +238,7 @@ func replay(ctx context.Context, path string, rf routeFlags, asJSON bool, stdout
 	}
 	turn := sum.turns
 	out.bar.clear()
-	st, err := e.m.ProjectionStats(ctx, e.id)
+	st, err := e.m.ProjectionStats(ctx, e.id, nil)
 	if err != nil {
 		return fmt.Errorf("stats: %w", err)
 	}
