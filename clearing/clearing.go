@@ -16,6 +16,17 @@
 // provider's cache keeps serving it. The horizon is the caller's state: it
 // goes in with the history and comes out with the projection.
 //
+// A warm step (the cache is neither cold nor the budget short) is also
+// taken at most once per [StepInterval] requests, counted from the last
+// step or, before the first, from the first request that held anything:
+// the promise that a rewrite of the cached prefix breaks at most one
+// request in ten, so that through vtcode-ls an agent's requests start with
+// the previous one on at least 90 % of the requests they would alone. It
+// makes every step clear at least ten requests of growth, and it leaves
+// room for the steps the budget forces: a session whose growth the window
+// cannot hold for ten requests steps when it must, not also in between.
+// The cost-minimizing interval of [Pricing.pays] still applies above it.
+//
 // Clear and Project are pure functions: no context, clock, I/O or package
 // state. They never modify their input: messages they change are copied (an
 // assistant message together with its ToolCalls slice), and the messages they
@@ -180,9 +191,24 @@ func Clear(est *history.Estimator, msgs []history.Message, p Policy, b Budget) (
 // index Messages of the normalized history may be cleared, those after it are
 // kept (besides the floor, which is always kept). It only moves forward
 // while the history grows; a compaction or a restore starts it again at 0.
+//
+// Requests is the number of requests (assistant messages) the history held
+// when the horizon last moved: a warm step waits until StepInterval more
+// have been made ([Project]).
 type Horizon struct {
 	Messages int `json:"messages"`
+	Requests int `json:"requests,omitempty"`
 }
+
+// StepInterval is the fewest requests between two warm steps of the cleared
+// horizon: a stepped schedule rewrites the cached prefix at most once per
+// StepInterval requests, so that at least StepInterval−1 of every
+// StepInterval requests start with the previous one byte for byte. It is
+// derived from the bar the proxy is held to (issue 19): prefix-stable on at
+// least 90 % of the requests the agent alone keeps stable, one break in 10.
+// The budget (Budget.Ceiling) and a cold cache, which rewrites the prefix
+// anyway, step regardless.
+const StepInterval = 10
 
 // Request is the input of [Project]: the policy, the budget, the session's
 // horizon and whether the provider's prompt cache is cold.
@@ -284,7 +310,9 @@ type Result struct {
 // horizon and the floor are held while clearing them would remove fewer than
 // ClearAtLeastTokens tokens. The horizon advances to the end of msgs
 // (clearing everything above the floor, down to the low-water mark) when the
-// held results reach ClearAtLeastTokens, when the cache is cold and the
+// held results reach ClearAtLeastTokens, pay for the rewrite and
+// StepInterval requests have passed since r.Horizon.Requests, when the
+// cache is cold and the
 // policy is CacheAware, when holding would leave the request at or over
 // Budget.Ceiling, or always when the policy is not [Policy.Stepped]. Between
 // steps the next requests keep the prefix byte-identical.
@@ -292,7 +320,7 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	p, b := r.Policy, r.Budget
 	local, hb := Trigger(p, b)
 	st := Stats{LocalTrigger: local, HistoryBudget: hb}
-	hz := Horizon{Messages: min(max(r.Horizon.Messages, 0), len(msgs))}
+	hz := Horizon{Messages: min(max(r.Horizon.Messages, 0), len(msgs)), Requests: max(r.Horizon.Requests, 0)}
 	sc := getScratch(len(msgs))
 	defer putScratch(sc)
 
@@ -339,20 +367,29 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	sv := ps.savings(hz.Messages, lo, from)
 	before, held, end := sv.before, sv.after, sv.end
 	advance := held > 0
+	// Requests since the horizon last moved; a history shorter than that
+	// (a new one) is not waited on.
+	since := sv.requests - hz.Requests
 	if advance && p.Stepped() {
 		switch {
-		case held >= p.ClearAtLeastTokens && r.Pricing.pays(held, sv.tail-held, before, sv.requests):
+		case held >= p.ClearAtLeastTokens && (since < 0 || since >= StepInterval) &&
+			r.Pricing.pays(held, sv.tail-held, before, sv.requests):
 		case p.CacheAware && r.CacheCold:
 		case b.Ceiling > 0 && total-before+b.Prefix >= b.Ceiling:
 		default:
 			advance = false
 			st.HeldTokens = held
+			if hz.Messages == 0 && hz.Requests == 0 {
+				// The first results held: the interval runs from here.
+				hz.Requests = sv.requests
+			}
 		}
 	}
 	if advance {
 		// Past the last clearable result: what the floor protects now is
 		// after the horizon, so it is held when it leaves the floor.
 		hz.Messages = max(hz.Messages, end)
+		hz.Requests = sv.requests
 	} else {
 		ps.limit = hz.Messages
 	}

@@ -18,6 +18,7 @@ const evHorizon = "clear_horizon"
 // horizonData is the payload of evHorizon.
 type horizonData struct {
 	Messages int `json:"messages"`
+	Requests int `json:"requests,omitempty"`
 }
 
 // cacheState is the session's prompt-cache state: the cleared horizon
@@ -130,7 +131,7 @@ func (c *cacheState) applyEvent(ev store.Event, data any) (bool, error) {
 		if err != nil {
 			return true, err
 		}
-		c.horizon = clearing.Horizon{Messages: max(d.Messages, 0)}
+		c.horizon = clearing.Horizon{Messages: max(d.Messages, 0), Requests: max(d.Requests, 0)}
 		c.last = ev.Time
 		return true, nil
 	case evBoundary, evRestore, evModelSwitch:
@@ -265,7 +266,7 @@ func (s *Session) keepHorizon(h clearing.Horizon) error {
 	if h == s.cache.horizon {
 		return nil
 	}
-	return s.record(evHorizon, horizonData{Messages: h.Messages})
+	return s.record(evHorizon, horizonData{Messages: h.Messages, Requests: h.Requests})
 }
 
 // compactWhileCold reports whether a request whose projection p is near the
