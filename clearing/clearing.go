@@ -26,6 +26,10 @@
 // room for the steps the budget forces: a session whose growth the window
 // cannot hold for ten requests steps when it must, not also in between.
 // The cost-minimizing interval of [Pricing.pays] still applies above it.
+// A request that breaks the previous one ([Request.Previous]) anyway before
+// the first result a step would clear — the agent rewrote its own history
+// there, or a compaction replaced it — takes the step with that break
+// (coalesced), so that the break it would cost later is saved.
 //
 // Clear and Project are pure functions: no context, clock, I/O or package
 // state. They never modify their input: messages they change are copied (an
@@ -234,6 +238,14 @@ type Request struct {
 	// slice of Base's array longer than Base: its spare capacity is
 	// written. Base never changes what the result holds, only its cost.
 	Base []history.Message
+	// Previous is the last request sent (its projection; read only). When
+	// the projection that holds the results already differs from it
+	// before the first result a step would clear (the agent rewrote its own
+	// history there, or a compaction replaced it), the provider rewrites
+	// the prefix from there anyway: the step is taken with that break
+	// (coalesced) instead of breaking a later request. Nil: no previous
+	// request to compare with.
+	Previous []history.Message
 	// Unchanged is the caller's word that the first Unchanged messages of
 	// msgs are, one for one, those of the last projection made with Memo
 	// (the same values: messages are never changed in place). The memo's
@@ -317,6 +329,18 @@ type Result struct {
 // Budget.Ceiling, or always when the policy is not [Policy.Stepped]. Between
 // steps the next requests keep the prefix byte-identical.
 func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
+	res, coalesce := projectOnce(est, msgs, r, false)
+	if coalesce {
+		res, _ = projectOnce(est, msgs, r, true)
+	}
+	return res
+}
+
+// projectOnce is Project; coalesce takes the step as if the cache were cold.
+// It reports that the projection held results though it breaks
+// r.Previous before the first of them anyway: then the step should be
+// coalesced with that break.
+func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coalesce bool) (Result, bool) {
 	p, b := r.Policy, r.Budget
 	local, hb := Trigger(p, b)
 	st := Stats{LocalTrigger: local, HistoryBudget: hb}
@@ -347,7 +371,7 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 		fz.invalidate()
 		ps := pass{est: est, msgs: msgs, sc: sc, base: base}
 		out, shared := ps.output(0)
-		return Result{Messages: out, Stats: st, Horizon: hz, Shared: shared}
+		return Result{Messages: out, Stats: st, Horizon: hz, Shared: shared}, false
 	}
 
 	sc.structure(msgs)
@@ -374,7 +398,7 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 		switch {
 		case held >= p.ClearAtLeastTokens && (since < 0 || since >= StepInterval) &&
 			r.Pricing.pays(held, sv.tail-held, before, sv.requests):
-		case p.CacheAware && r.CacheCold:
+		case p.CacheAware && r.CacheCold, coalesce:
 		case b.Ceiling > 0 && total-before+b.Prefix >= b.Ceiling:
 		default:
 			advance = false
@@ -400,7 +424,29 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	if own {
 		ps.record(fz, key, lo, out, floor)
 	}
-	return Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance, Shared: shared}
+	res := Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance, Shared: shared}
+	if !advance && p.Stepped() && sv.first >= 0 && breaksBefore(out, r.Previous, batchStart(msgs, sv.first)) {
+		fz.invalidate()
+		return res, true
+	}
+	return res, false
+}
+
+// breaksBefore reports whether out does not start with prev, differing from
+// it before index at: the request rewrites the provider's cached prefix
+// from before there anyway.
+func breaksBefore(out, prev []history.Message, at int) bool {
+	if len(prev) == 0 {
+		return false
+	}
+	n := min(at, len(prev), len(out))
+	for i := range n {
+		if !history.Same(&out[i], &prev[i]) {
+			return true
+		}
+	}
+	// Shorter than prev up to at: prev is not a prefix of out.
+	return n < len(prev) && n == len(out)
 }
 
 // output materializes the projection: Base extended when it is a prefix of
@@ -603,6 +649,7 @@ func (ps *pass) stubOf(i int) (string, int) {
 // assistant messages (the requests the session has made so far).
 type saving struct {
 	before, after, end, tail, requests int
+	first                              int // the first result a step would clear, -1 for none
 }
 
 // The first lo messages are the last projection's, whose sums over them are
@@ -636,6 +683,7 @@ func (ps *pass) savings(from, lo int, sum partial) saving {
 			}
 		}
 	}
+	sv.first = first
 	return sv
 }
 

@@ -115,3 +115,78 @@ func TestAgentScriptBreaks(t *testing.T) {
 		}
 	}
 }
+
+// A request that breaks the previous one's prefix anyway, before the first
+// result a step would clear (the agent cleared a held result itself, or a
+// compaction replaced the history), takes the step with that break instead
+// of breaking a later request: the step is coalesced, whatever the
+// interval. A change after the first held result is no such break: the
+// step would rewrite more than it does, and the schedule holds.
+func TestStepCoalescesWithTheAgentsBreak(t *testing.T) {
+	p := Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 1000}
+	var hz Horizon
+	var last Result
+	turns := growing(30)
+	k := 0
+	for ; k < len(turns); k++ {
+		r := Project(approx, turns[k], Request{Policy: p, Horizon: hz, Previous: last.Messages})
+		hz, last = r.Horizon, r
+		if r.Advanced {
+			break
+		}
+	}
+	// Three more requests: within the interval, results are held.
+	for k++; k < len(turns) && k < 20; k++ {
+		r := Project(approx, turns[k], Request{Policy: p, Horizon: hz, Previous: last.Messages})
+		if r.Advanced {
+			t.Fatalf("turn %d: stepped within the interval", k)
+		}
+		hz, last = r.Horizon, r
+		if r.Stats.HeldTokens >= 3000 {
+			break
+		}
+	}
+	if last.Stats.HeldTokens == 0 {
+		t.Fatalf("nothing held after turn %d", k)
+	}
+	next := turns[k+1]
+	var held []int // indexes of the held results, oldest first
+	for i := hz.Messages; i < len(last.Messages); i++ {
+		if m := &last.Messages[i]; m.Role == history.Tool && !IsStub(m) {
+			held = append(held, i)
+		}
+	}
+	if len(held) < 3 {
+		t.Fatalf("held results at %v: want at least 3", held)
+	}
+	agentCleared := func(i int) []history.Message {
+		h := append([]history.Message(nil), next...)
+		h[i] = history.NewToolResult(h[i].ToolCallID, h[i].ToolName, "[cleared by the agent]")
+		approx.Messages(h)
+		return h
+	}
+	req := Request{Policy: p, Horizon: hz, Previous: last.Messages}
+	if r := Project(approx, next, req); r.Advanced {
+		t.Fatal("an appended request stepped within the interval")
+	}
+	early := Project(approx, agentCleared(held[0]), req)
+	if !early.Advanced || early.Stats.HeldTokens != 0 {
+		t.Errorf("the agent cleared the first held result: advanced=%v, %d held; want the step taken with its break", early.Advanced, early.Stats.HeldTokens)
+	}
+	if got := commonPrefix(t, last.Messages, early.Messages); got > held[0] {
+		t.Errorf("the coalesced request shares %d messages with the previous one, want the break at %d at the latest", got, held[0])
+	}
+	if r := Project(approx, agentCleared(held[len(held)-2]), req); r.Advanced {
+		t.Error("a change after the first held result stepped: the step rewrites from before it")
+	}
+	noPrev := req
+	noPrev.Previous = nil
+	if r := Project(approx, agentCleared(held[0]), noPrev); r.Advanced {
+		t.Error("stepped without a previous request to compare with")
+	}
+	// A compaction: the previous request was another history.
+	req.Previous = []history.Message{history.NewText(history.User, "a summary of another history")}
+	if r := Project(approx, next, req); !r.Advanced {
+		t.Error("a request after a new history held its results: the prefix is rewritten anyway")
+	}
+}

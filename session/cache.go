@@ -34,7 +34,10 @@ type cacheState struct {
 	// tokens; resp is the response recorded after it, if any.
 	prev       []history.Message
 	prevPrefix int
-	resp       *history.Message
+	// prevResults are the texts of prev's tool results by call id, built
+	// when first asked for (sentResult).
+	prevResults map[string]string
+	resp        *history.Message
 	// predicted is the reuse predicted for the last prepared request, for
 	// the comparison with the cache counts its response reports.
 	predicted *ReuseStats
@@ -222,6 +225,21 @@ func (c *cacheState) common(msgs []history.Message, shared int) int {
 	return n
 }
 
+// sentResult reports whether the last request sent carried tool result m
+// as it is (the same call id and text).
+func (c *cacheState) sentResult(m *history.Message) bool {
+	if c.prevResults == nil && c.prev != nil {
+		c.prevResults = make(map[string]string)
+		for i := range c.prev {
+			if p := &c.prev[i]; p.Role == history.Tool {
+				c.prevResults[p.ToolCallID] = p.Text()
+			}
+		}
+	}
+	t, ok := c.prevResults[m.ToolCallID]
+	return ok && t == m.Text()
+}
+
 // sent remembers the request just prepared (msgs, sharing its first shared
 // messages with the previous one) and returns its relation to the previous
 // one.
@@ -234,6 +252,7 @@ func (c *cacheState) sent(msgs []history.Message, shared, prefix int, now time.T
 	c.rev = c.nonce + "." + strconv.Itoa(c.seq)
 	b.Revision = c.rev
 	c.prev, c.prevPrefix, c.resp, c.last = msgs, prefix, nil, now
+	c.prevResults = nil
 	c.predicted = &pred
 	return b
 }
