@@ -16,6 +16,21 @@
 // provider's cache keeps serving it. The horizon is the caller's state: it
 // goes in with the history and comes out with the projection.
 //
+// A warm step (the cache is neither cold nor the budget short) is also
+// taken at most once per [StepInterval] requests, counted from the last
+// step or, before the first, from the first request that held anything:
+// the promise that a rewrite of the cached prefix breaks at most one
+// request in ten, so that through vtcode-ls an agent's requests start with
+// the previous one on at least 90 % of the requests they would alone. It
+// makes every step clear at least ten requests of growth, and it leaves
+// room for the steps the budget forces: a session whose growth the window
+// cannot hold for ten requests steps when it must, not also in between.
+// The cost-minimizing interval of [Pricing.pays] still applies above it.
+// A request that breaks the previous one ([Request.Previous]) anyway before
+// the first result a step would clear — the agent rewrote its own history
+// there, or a compaction replaced it — takes the step with that break
+// (coalesced), so that the break it would cost later is saved.
+//
 // Clear and Project are pure functions: no context, clock, I/O or package
 // state. They never modify their input: messages they change are copied (an
 // assistant message together with its ToolCalls slice), and the messages they
@@ -180,9 +195,24 @@ func Clear(est *history.Estimator, msgs []history.Message, p Policy, b Budget) (
 // index Messages of the normalized history may be cleared, those after it are
 // kept (besides the floor, which is always kept). It only moves forward
 // while the history grows; a compaction or a restore starts it again at 0.
+//
+// Requests is the number of requests (assistant messages) the history held
+// when the horizon last moved: a warm step waits until StepInterval more
+// have been made ([Project]).
 type Horizon struct {
 	Messages int `json:"messages"`
+	Requests int `json:"requests,omitempty"`
 }
+
+// StepInterval is the fewest requests between two warm steps of the cleared
+// horizon: a stepped schedule rewrites the cached prefix at most once per
+// StepInterval requests, so that at least StepInterval−1 of every
+// StepInterval requests start with the previous one byte for byte. It is
+// derived from the bar the proxy is held to (issue 19): prefix-stable on at
+// least 90 % of the requests the agent alone keeps stable, one break in 10.
+// The budget (Budget.Ceiling) and a cold cache, which rewrites the prefix
+// anyway, step regardless.
+const StepInterval = 10
 
 // Request is the input of [Project]: the policy, the budget, the session's
 // horizon and whether the provider's prompt cache is cold.
@@ -208,6 +238,14 @@ type Request struct {
 	// slice of Base's array longer than Base: its spare capacity is
 	// written. Base never changes what the result holds, only its cost.
 	Base []history.Message
+	// Previous is the last request sent (its projection; read only). When
+	// the projection that holds the results already differs from it
+	// before the first result a step would clear (the agent rewrote its own
+	// history there, or a compaction replaced it), the provider rewrites
+	// the prefix from there anyway: the step is taken with that break
+	// (coalesced) instead of breaking a later request. Nil: no previous
+	// request to compare with.
+	Previous []history.Message
 	// Unchanged is the caller's word that the first Unchanged messages of
 	// msgs are, one for one, those of the last projection made with Memo
 	// (the same values: messages are never changed in place). The memo's
@@ -284,15 +322,29 @@ type Result struct {
 // horizon and the floor are held while clearing them would remove fewer than
 // ClearAtLeastTokens tokens. The horizon advances to the end of msgs
 // (clearing everything above the floor, down to the low-water mark) when the
-// held results reach ClearAtLeastTokens, when the cache is cold and the
+// held results reach ClearAtLeastTokens, pay for the rewrite and
+// StepInterval requests have passed since r.Horizon.Requests, when the
+// cache is cold and the
 // policy is CacheAware, when holding would leave the request at or over
 // Budget.Ceiling, or always when the policy is not [Policy.Stepped]. Between
 // steps the next requests keep the prefix byte-identical.
 func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
+	res, coalesce := projectOnce(est, msgs, r, false)
+	if coalesce {
+		res, _ = projectOnce(est, msgs, r, true)
+	}
+	return res
+}
+
+// projectOnce is Project; coalesce takes the step as if the cache were cold.
+// It reports that the projection held results though it breaks
+// r.Previous before the first of them anyway: then the step should be
+// coalesced with that break.
+func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coalesce bool) (Result, bool) {
 	p, b := r.Policy, r.Budget
 	local, hb := Trigger(p, b)
 	st := Stats{LocalTrigger: local, HistoryBudget: hb}
-	hz := Horizon{Messages: min(max(r.Horizon.Messages, 0), len(msgs))}
+	hz := Horizon{Messages: min(max(r.Horizon.Messages, 0), len(msgs)), Requests: max(r.Horizon.Requests, 0)}
 	sc := getScratch(len(msgs))
 	defer putScratch(sc)
 
@@ -319,7 +371,7 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 		fz.invalidate()
 		ps := pass{est: est, msgs: msgs, sc: sc, base: base}
 		out, shared := ps.output(0)
-		return Result{Messages: out, Stats: st, Horizon: hz, Shared: shared}
+		return Result{Messages: out, Stats: st, Horizon: hz, Shared: shared}, false
 	}
 
 	sc.structure(msgs)
@@ -339,20 +391,29 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	sv := ps.savings(hz.Messages, lo, from)
 	before, held, end := sv.before, sv.after, sv.end
 	advance := held > 0
+	// Requests since the horizon last moved; a history shorter than that
+	// (a new one) is not waited on.
+	since := sv.requests - hz.Requests
 	if advance && p.Stepped() {
 		switch {
-		case held >= p.ClearAtLeastTokens && r.Pricing.pays(held, sv.tail-held, before, sv.requests):
-		case p.CacheAware && r.CacheCold:
+		case held >= p.ClearAtLeastTokens && (since < 0 || since >= StepInterval) &&
+			r.Pricing.pays(held, sv.tail-held, before, sv.requests):
+		case p.CacheAware && r.CacheCold, coalesce:
 		case b.Ceiling > 0 && total-before+b.Prefix >= b.Ceiling:
 		default:
 			advance = false
 			st.HeldTokens = held
+			if hz.Messages == 0 && hz.Requests == 0 {
+				// The first results held: the interval runs from here.
+				hz.Requests = sv.requests
+			}
 		}
 	}
 	if advance {
 		// Past the last clearable result: what the floor protects now is
 		// after the horizon, so it is held when it leaves the floor.
 		hz.Messages = max(hz.Messages, end)
+		hz.Requests = sv.requests
 	} else {
 		ps.limit = hz.Messages
 	}
@@ -363,7 +424,29 @@ func Project(est *history.Estimator, msgs []history.Message, r Request) Result {
 	if own {
 		ps.record(fz, key, lo, out, floor)
 	}
-	return Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance, Shared: shared}
+	res := Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance, Shared: shared}
+	if !advance && p.Stepped() && sv.first >= 0 && breaksBefore(out, r.Previous, batchStart(msgs, sv.first)) {
+		fz.invalidate()
+		return res, true
+	}
+	return res, false
+}
+
+// breaksBefore reports whether out does not start with prev, differing from
+// it before index at: the request rewrites the provider's cached prefix
+// from before there anyway.
+func breaksBefore(out, prev []history.Message, at int) bool {
+	if len(prev) == 0 {
+		return false
+	}
+	n := min(at, len(prev), len(out))
+	for i := range n {
+		if !history.Same(&out[i], &prev[i]) {
+			return true
+		}
+	}
+	// Shorter than prev up to at: prev is not a prefix of out.
+	return n < len(prev) && n == len(out)
 }
 
 // output materializes the projection: Base extended when it is a prefix of
@@ -566,6 +649,7 @@ func (ps *pass) stubOf(i int) (string, int) {
 // assistant messages (the requests the session has made so far).
 type saving struct {
 	before, after, end, tail, requests int
+	first                              int // the first result a step would clear, -1 for none
 }
 
 // The first lo messages are the last projection's, whose sums over them are
@@ -599,6 +683,7 @@ func (ps *pass) savings(from, lo int, sum partial) saving {
 			}
 		}
 	}
+	sv.first = first
 	return sv
 }
 

@@ -42,13 +42,14 @@ func cleared(msgs []history.Message) map[string]bool {
 
 // Played turn by turn, the stepped schedule keeps each projection a prefix
 // extension of the previous one except on the turns it advances, advances
-// only when the held tokens reach the step, never clears what the seed
-// keeps, and breaks the prefix far less often than the seed.
+// only when the held tokens reach the step and StepInterval requests have
+// passed since the last step, never clears what the seed keeps, and breaks
+// the prefix far less often than the seed.
 func TestProjectSteps(t *testing.T) {
 	p := Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 3000}
 	var hz Horizon
 	var prev, prevSeed []history.Message
-	steps, seedBreaks := 0, 0
+	steps, seedBreaks, last := 0, 0, -1
 	for k, h := range growing(40) {
 		r := Project(approx, h, Request{Policy: p, Horizon: hz})
 		seed, seedSt := Clear(approx, h, p, Budget{})
@@ -78,8 +79,15 @@ func TestProjectSteps(t *testing.T) {
 		if r.Advanced && r.Stats.HeldTokens != 0 {
 			t.Errorf("turn %d: advanced with %d held", k, r.Stats.HeldTokens)
 		}
-		if !r.Advanced && r.Stats.HeldTokens >= p.ClearAtLeastTokens {
-			t.Errorf("turn %d: holding %d ≥ step %d", k, r.Stats.HeldTokens, p.ClearAtLeastTokens)
+		// Request k has k+1 answered requests before it (growing).
+		if since := k + 1 - hz.Requests; !r.Advanced && r.Stats.HeldTokens >= p.ClearAtLeastTokens && since >= StepInterval {
+			t.Errorf("turn %d: holding %d ≥ step %d, %d requests after the last step", k, r.Stats.HeldTokens, p.ClearAtLeastTokens, since)
+		}
+		if r.Advanced {
+			if last >= 0 && k-last < StepInterval {
+				t.Errorf("turn %d: stepped %d requests after the step of turn %d, want at least %d", k, k-last, last, StepInterval)
+			}
+			last = k
 		}
 		if r.Advanced && r.Stats.ProjectedTokens != seedSt.ProjectedTokens {
 			t.Errorf("turn %d: a step clears down to the floor: %d, seed %d", k, r.Stats.ProjectedTokens, seedSt.ProjectedTokens)
@@ -108,15 +116,21 @@ func TestProjectAdvances(t *testing.T) {
 		t.Fatalf("warm cache, huge step: advanced=%v held=%d", held.Advanced, held.Stats.HeldTokens)
 	}
 	for name, r := range map[string]Request{
-		"cold cache":   {Policy: p, Horizon: hz, CacheCold: true},
-		"ceiling":      {Policy: p, Horizon: hz, Budget: Budget{Ceiling: held.Stats.ProjectedTokens}},
-		"zero step":    {Policy: Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1}, Horizon: hz},
-		"step reached": {Policy: Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: held.Stats.HeldTokens}, Horizon: hz},
+		"cold cache": {Policy: p, Horizon: hz, CacheCold: true},
+		"ceiling":    {Policy: p, Horizon: hz, Budget: Budget{Ceiling: held.Stats.ProjectedTokens}},
+		"zero step":  {Policy: Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1}, Horizon: hz},
+		"step reached": {Policy: Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: held.Stats.HeldTokens},
+			Horizon: Horizon{Messages: hz.Messages, Requests: len(turns) - StepInterval}},
 	} {
 		got := Project(approx, h, r)
 		if !got.Advanced || mustJSON(t, got.Messages) != mustJSON(t, seed) || got.Stats.ProjectedTokens != seedSt.ProjectedTokens {
 			t.Errorf("%s: advanced=%v projected %d, want the seed's %d", name, got.Advanced, got.Stats.ProjectedTokens, seedSt.ProjectedTokens)
 		}
+	}
+	// The step reached within StepInterval requests of the last one holds.
+	soon := Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: held.Stats.HeldTokens}
+	if got := Project(approx, h, Request{Policy: soon, Horizon: Horizon{Messages: hz.Messages, Requests: len(turns) - StepInterval + 1}}); got.Advanced {
+		t.Errorf("stepped %d requests after the last step", StepInterval-1)
 	}
 	// A cold cache without CacheAware holds.
 	p.CacheAware = false
@@ -154,10 +168,11 @@ func TestProjectDeterministic(t *testing.T) {
 	}
 }
 
-// stepTurns plays a steadily growing session of n turns under pricing pr
-// and returns the turns on which the horizon advanced.
-func stepTurns(n int, pr Pricing) []int {
-	p := Policy{Enabled: true, TriggerTokens: 6000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 1000}
+// stepTurns plays a steadily growing session of n turns under pricing pr,
+// with a trigger of trigger tokens, and returns the turns on which the
+// horizon advanced.
+func stepTurns(n, trigger int, pr Pricing) []int {
+	p := Policy{Enabled: true, TriggerTokens: trigger, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 1000}
 	var hz Horizon
 	var out []int
 	for k, h := range growing(n) {
@@ -171,34 +186,38 @@ func stepTurns(n int, pr Pricing) []int {
 }
 
 // With a steady growth per request, a step is followed by a run of stable
-// requests whose length grows with the price ratio write/read: late in a
-// long session, where a quarter of the requests made is a long payback
-// horizon, the schedule still does not step on every request that would
-// repay a rewrite, but waits for the interval that minimizes the cost per
-// request (√(2·(write − read)·floor / (read·growth)), about 9 requests here
-// at Anthropic's prices and 4–5 at OpenAI's).
+// requests: never fewer than StepInterval, and longer where the interval
+// that minimizes the cost per request of holding against rewriting
+// (√(2·(write − read)·floor / (read·growth)) is longer. With a floor of 3,000
+// tokens that interval is shorter than StepInterval at both prices, and the
+// steps come every StepInterval requests; with a floor of 20,000 it is about
+// 21 requests at Anthropic's prices and 11 at OpenAI's, and the dearer
+// rewrite steps less often.
 func TestProjectStepInterval(t *testing.T) {
-	gaps := func(name string, pr Pricing) (least float64) {
-		steps := stepTurns(160, pr)
+	gaps := func(name string, trigger int, pr Pricing) (least float64) {
+		steps := stepTurns(200, trigger, pr)
 		if len(steps) < 4 {
-			t.Fatalf("%s: %d steps in 160 turns: %v", name, len(steps), steps)
+			t.Fatalf("%s: %d steps in 200 turns: %v", name, len(steps), steps)
 		}
 		least = 1e9
 		for i := 1; i < len(steps); i++ {
-			if steps[i] > 80 { // late: the quarter horizon is 20 requests and more
+			if steps[i]-steps[i-1] < StepInterval {
+				t.Errorf("%s: steps %d and %d are %d requests apart, want at least %d", name, steps[i-1], steps[i], steps[i]-steps[i-1], StepInterval)
+			}
+			if steps[i] > 100 { // late: the quarter horizon is 25 requests and more
 				least = min(least, float64(steps[i]-steps[i-1]))
 			}
 		}
 		t.Logf("%s: steps at %v", name, steps)
 		return least
 	}
-	anthropic := gaps("anthropic", Pricing{Read: 0.1, Write: 1.25})
-	openai := gaps("openai", Pricing{Read: 0.25, Write: 1})
-	if anthropic < 7 || openai < 3 {
-		t.Errorf("late steps %v (Anthropic) and %v (OpenAI) requests apart: want at least 7 and 3", anthropic, openai)
+	anthropic, openai := Pricing{Read: 0.1, Write: 1.25}, Pricing{Read: 0.25, Write: 1}
+	if a, o := gaps("anthropic, small floor", 6000, anthropic), gaps("openai, small floor", 6000, openai); a != StepInterval || o != StepInterval {
+		t.Errorf("small floor: late steps %v (Anthropic) and %v (OpenAI) requests apart: want %d", a, o, StepInterval)
 	}
-	if anthropic <= openai {
-		t.Errorf("the dearer rewrite steps as often: %v requests apart at Anthropic's prices, %v at OpenAI's", anthropic, openai)
+	a, o := gaps("anthropic, large floor", 40000, anthropic), gaps("openai, large floor", 40000, openai)
+	if a <= o || o < StepInterval {
+		t.Errorf("large floor: late steps %v requests apart at Anthropic's prices, %v at OpenAI's: want the dearer rewrite less often, both at least %d", a, o, StepInterval)
 	}
 }
 

@@ -18,6 +18,7 @@ const evHorizon = "clear_horizon"
 // horizonData is the payload of evHorizon.
 type horizonData struct {
 	Messages int `json:"messages"`
+	Requests int `json:"requests,omitempty"`
 }
 
 // cacheState is the session's prompt-cache state: the cleared horizon
@@ -33,7 +34,10 @@ type cacheState struct {
 	// tokens; resp is the response recorded after it, if any.
 	prev       []history.Message
 	prevPrefix int
-	resp       *history.Message
+	// prevResults are the texts of prev's tool results by call id, built
+	// when first asked for (sentResult).
+	prevResults map[string]string
+	resp        *history.Message
 	// predicted is the reuse predicted for the last prepared request, for
 	// the comparison with the cache counts its response reports.
 	predicted *ReuseStats
@@ -127,7 +131,7 @@ func (c *cacheState) warm(est *history.Estimator, msgs []history.Message) {
 // request.
 func (c *cacheState) apply(ch *change) {
 	if h := ch.horizon; h != nil {
-		c.horizon = clearing.Horizon{Messages: max(h.Messages, 0)}
+		c.horizon = clearing.Horizon{Messages: max(h.Messages, 0), Requests: max(h.Requests, 0)}
 		c.last = ch.ev.Time
 	}
 	if ch.newHistory || ch.switched {
@@ -223,6 +227,21 @@ func (c *cacheState) common(msgs []history.Message, shared int) int {
 	return n
 }
 
+// sentResult reports whether the last request sent carried tool result m
+// as it is (the same call id and text).
+func (c *cacheState) sentResult(m *history.Message) bool {
+	if c.prevResults == nil && c.prev != nil {
+		c.prevResults = make(map[string]string)
+		for i := range c.prev {
+			if p := &c.prev[i]; p.Role == history.Tool {
+				c.prevResults[p.ToolCallID] = p.Text()
+			}
+		}
+	}
+	t, ok := c.prevResults[m.ToolCallID]
+	return ok && t == m.Text()
+}
+
 // sent remembers the request just prepared (msgs, sharing its first shared
 // messages with the previous one) and returns its relation to the previous
 // one.
@@ -235,6 +254,7 @@ func (c *cacheState) sent(msgs []history.Message, shared, prefix int, now time.T
 	c.rev = c.nonce + "." + strconv.Itoa(c.seq)
 	b.Revision = c.rev
 	c.prev, c.prevPrefix, c.resp, c.last = msgs, prefix, nil, now
+	c.prevResults = nil
 	c.predicted = &pred
 	return b
 }
@@ -267,7 +287,7 @@ func (s *Session) keepHorizon(h clearing.Horizon) error {
 	if h == s.cache.horizon {
 		return nil
 	}
-	return s.record(evHorizon, horizonData{Messages: h.Messages})
+	return s.record(evHorizon, horizonData{Messages: h.Messages, Requests: h.Requests})
 }
 
 // compactWhileCold reports whether a request whose projection p is near the

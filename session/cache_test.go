@@ -422,3 +422,60 @@ func TestIncrementalProjectionAcrossNewHistories(t *testing.T) {
 	playTurns(t, e, id, all[2*third:], clk, time.Second)
 	fresh("after a restore", prepare(t, e, session.PrepareParams{SessionID: id}, nil))
 }
+
+// The interval between warm steps (clearing.StepInterval) is part of the
+// persisted horizon: a daemon restarted just after a step waits for the
+// same requests before the next one, and every request it prepares is
+// byte for byte the one the running daemon prepared.
+func TestStepIntervalSurvivesRestart(t *testing.T) {
+	msgs := turns(30, 16000)
+	play := func(restartAfter int) []*session.PrepareResult {
+		clk := newClock()
+		e := newEnv(t, session.Options{Clock: clk.now}, "")
+		id := e.open(session.OpenParams{Provider: "offline", Model: "m", ContextWindow: 200000})
+		// Small steps: the interval, not the step size, spaces them.
+		e.setPolicy(id, `{"toolResultClearing":{"triggerTokens":6000,"clearAtLeastTokens":200}}`)
+		if restartAfter < 0 {
+			return playTurns(t, e, id, msgs, clk, time.Second)
+		}
+		// Cut after the answer of request restartAfter.
+		cut, answered := 0, 0
+		for cut < len(msgs) && answered <= restartAfter {
+			if msgs[cut].Role == history.Assistant {
+				answered++
+			}
+			cut++
+		}
+		res := playTurns(t, e, id, msgs[:cut], clk, time.Second)
+		e.restart("")
+		if _, err := e.m.OpenSession(context.Background(), session.OpenParams{SessionID: id}); err != nil {
+			t.Fatal(err)
+		}
+		return append(res, playTurns(t, e, id, msgs[cut:], clk, time.Second)...)
+	}
+	running := play(-1)
+	var breaks []int
+	for i := 1; i < len(running); i++ {
+		if prev := running[i-1].Messages; leading(t, prev, running[i].Messages) < len(prev) {
+			breaks = append(breaks, i)
+		}
+	}
+	for k := 1; k < len(breaks); k++ {
+		if breaks[k]-breaks[k-1] < clearing.StepInterval {
+			t.Errorf("breaks at requests %d and %d: want at least %d apart", breaks[k-1], breaks[k], clearing.StepInterval)
+		}
+	}
+	if len(breaks) < 3 {
+		t.Fatalf("breaks at %v: want at least 3 steps to compare", breaks)
+	}
+	t.Logf("breaks at %v", breaks)
+	resumed := play(breaks[0])
+	if len(resumed) != len(running) {
+		t.Fatalf("%d requests after a restart, %d without", len(resumed), len(running))
+	}
+	for i := range running {
+		if jsonOf(t, resumed[i].Messages) != jsonOf(t, running[i].Messages) {
+			t.Fatalf("request %d after a restart at request %d differs from the running daemon's (steps at %v)", i, breaks[0], breaks)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func (s *Session) projectFrom(msgs []history.Message, hz clearing.Horizon, e *en
 			live = min(len(s.live), len(msgs))
 		}
 		req := clearing.Request{Policy: e.clear, Budget: e.budget,
-			Horizon: hz, CacheCold: p.cold, Memo: s.cache.memo,
+			Horizon: hz, CacheCold: p.cold, Memo: s.cache.memo, Previous: s.cache.prev,
 			Pricing: clearing.Pricing{Read: e.cost.Read, Write: e.cost.Write}}
 		if s.cache.projGen == s.cache.gen {
 			req.Unchanged = min(s.cache.projLive, live)

@@ -689,11 +689,13 @@ func (s *Session) proxyPrepare(ctx context.Context, r ProxyRequest, key string, 
 					if t, ok := s.est.Cached(&s.live[li]); ok && !known && history.Same(&msg, &s.live[li]) {
 						s.est.SetCached(&msg, t)
 					}
-				case msg.Role == history.Tool && msg.Text() != s.live[li].Text() && li < hz.Messages:
+				case msg.Role == history.Tool && msg.Text() != s.live[li].Text() && li < hz.Messages && !s.cache.sentResult(&msg):
 					// The agent cleared a result the engine has cleared
 					// already: the recorded one projects to the stub the
 					// previous requests carried, where the agent's own
-					// text would break the provider's cache there.
+					// text would break the provider's cache there. (One
+					// the agent cleared while the engine held it went
+					// out as the agent's text: it stays so.)
 					msg = s.live[li]
 				case msg.Role != history.Tool || msg.Text() == s.live[li].Text():
 					if t, ok := s.est.Cached(&s.live[li]); ok {

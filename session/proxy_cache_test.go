@@ -240,3 +240,59 @@ func TestProxiedReusePredictionMeetsTheReportedUsage(t *testing.T) {
 		t.Fatalf("last response %+v: want the prediction %d beside the reported 4321", last, predicted)
 	}
 }
+
+// An agent that clears its own old tool results (qwen-code's
+// microcompaction: "[Old tool result content cleared]") breaks its prefix
+// there, alone as through the proxy. Through the proxy, a result the agent
+// cleared while the engine still held it goes out as the agent's text, and
+// stays so on the later requests: the engine does not swap it for its own
+// stub, or the original, once its horizon passes it (which would break the
+// prefix a second time for the same result).
+func TestProxiedAgentClearsItsOwnResults(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, session.Options{Clock: clk.now}, "")
+	msgs := turns(28, 2400)
+	const from = 45 // the request from which the agent clears its old results
+	ctx := context.Background()
+	var plans []*session.ProxyPlan
+	var clearedAt, cut int
+	for i, m := range msgs {
+		if m.Role != history.Assistant {
+			continue
+		}
+		clk.advance(time.Second)
+		conv := append([]history.Message(nil), msgs[:i]...)
+		if len(plans) >= from {
+			if clearedAt == 0 {
+				clearedAt, cut = len(plans), len(conv)-6
+			}
+			// Once: every result but the newest 6 messages' then.
+			for j := range conv[:cut] {
+				if conv[j].Role == history.Tool {
+					conv[j] = history.NewToolResult(conv[j].ToolCallID, conv[j].ToolName, "[Old tool result content cleared]")
+				}
+			}
+		}
+		plan, err := e.m.ProxyPrepare(ctx, agentRequest(conv), nil)
+		if err != nil {
+			t.Fatalf("ProxyPrepare %d: %v", len(plans), err)
+		}
+		plans = append(plans, plan)
+		if err := e.m.ProxyRecord(ctx, plan.SessionID, plan.Turn, session.ProxyResponse{Message: m}); err != nil {
+			t.Fatalf("ProxyRecord %d: %v", len(plans), err)
+		}
+		if len(plans) == 1 {
+			e.setPolicy(plan.SessionID, cachePolicy)
+		}
+	}
+	if r := plans[clearedAt-1].Stats.Reuse; r == nil || r.HeldTokens == 0 {
+		t.Fatalf("the engine held nothing when the agent cleared its results: %+v", r)
+	}
+	const agents = "[Old tool result content cleared]"
+	for i := clearedAt + 1; i < len(plans); i++ {
+		prev, cur := plans[i-1].Messages, plans[i].Messages
+		if k := leading(t, prev, cur); k < len(prev) && prev[k].Role == history.Tool && prev[k].Text() == agents {
+			t.Errorf("request %d: result %s went out as the agent's text, now as %.60q", i, prev[k].ToolCallID, cur[k].Text())
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers/catalog"
@@ -47,6 +48,11 @@ type CostRow struct {
 	// Neither it nor FloorBound models compaction: both are 0 for a
 	// session whose play compacted.
 	BestRatio float64 `json:"bestRatio"`
+	// Stable and SeedStable are the shares of the requests after the first
+	// that start with the previous request byte for byte (its messages are
+	// the leading ones of the next), with the default policy and the seed's.
+	Stable     float64 `json:"stable"`
+	SeedStable float64 `json:"seedStable"`
 	// OverBudget counts requests over the window minus the reserved output.
 	OverBudget  int `json:"overBudget"`
 	Compactions int `json:"compactions"`
@@ -128,7 +134,14 @@ type played struct {
 	turns, compactions, overBudget int
 	sent, reused                   int
 	cost                           float64
+	// stable counts the requests after the first that start with the
+	// previous one byte for byte.
+	stable int
 }
+
+// stableShare is the share of the requests after the first that start
+// with the previous one.
+func (p played) stableShare() float64 { return fratio(float64(p.stable), float64(p.turns-1)) }
 
 func (p played) reuse() float64 { return fratio(float64(p.reused), float64(p.sent)) }
 
@@ -150,6 +163,7 @@ func costOf(ctx context.Context, name string, msgs []history.Message, provider, 
 	row.CostRatio = fratio(cur.cost, base.cost)
 	row.SeedCostRatio = fratio(seed.cost, base.cost)
 	row.SeedSentRatio = fratio(float64(seed.sent), float64(base.sent))
+	row.Stable, row.SeedStable = cur.stableShare(), seed.stableShare()
 	// Any schedule sends at least the seed's tokens, each at least at the
 	// read price, and writes the new content (what the baseline cannot
 	// reuse) once.
@@ -201,7 +215,7 @@ func playWith(ctx context.Context, msgs []history.Message, provider, model, poli
 			return out, err
 		}
 	}
-	var pending []history.Message
+	var pending, prev []history.Message
 	step := func(resp *history.Message) error {
 		pr, err := m.PrepareRequest(ctx, session.PrepareParams{SessionID: id, Messages: pending}, nil)
 		if err != nil {
@@ -212,6 +226,10 @@ func playWith(ctx context.Context, msgs []history.Message, provider, model, poli
 		if c := pr.Compaction; c != nil && c.ArtifactID != "" {
 			out.compactions++
 		}
+		if prev != nil && len(pr.Messages) >= len(prev) && leadingSame(prev, pr.Messages) {
+			out.stable++
+		}
+		prev = pr.Messages
 		st := pr.Stats
 		if st.Capacity > 0 && st.ProjectedTokens+st.PrefixTokens > st.Capacity-st.ReservedOutput {
 			out.overBudget++
@@ -244,6 +262,17 @@ func playWith(ctx context.Context, msgs []history.Message, provider, model, poli
 		}
 	}
 	return out, nil
+}
+
+// leadingSame reports whether prev is the leading part of msgs, message
+// for message.
+func leadingSame(prev, msgs []history.Message) bool {
+	for i := range prev {
+		if !history.Same(&prev[i], &msgs[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // costTargets are the prompt-cache cost targets on every session longer than 50
@@ -284,12 +313,15 @@ func writeCostTable(w io.Writer, rows []CostRow) error {
 	fmt.Fprintf(w, "   seed's tokens all at the cache-read price plus the new content written once: a lower bound for any\n")
 	fmt.Fprintf(w, "   schedule that keeps the protected floor; best = the best schedule of steps in hindsight (knowing the whole\n")
 	fmt.Fprintf(w, "   session, it picks the turns that clear everything above the floor): what no online schedule of steps beats;\n")
-	fmt.Fprintf(w, "   neither bound models compaction (n/a where a play compacted); the plays compact with the offline summarizer\n")
+	fmt.Fprintf(w, "   neither bound models compaction (n/a where a play compacted); the plays compact with the offline summarizer;\n")
+	fmt.Fprintf(w, "   stable = share of the requests that start with the previous request byte for byte (at most one break per %d\n", clearing.StepInterval)
+	fmt.Fprintf(w, "   requests by the schedule's own rule, besides cold caches, the budget and the session's own breaks)\n")
 	t := newTable(w)
-	t.row("session", "pricing", "turns", "sent", "reuse (none, seed)", "cost", "seed cost", "best", "floor", "over budget", "compactions")
+	t.row("session", "pricing", "turns", "sent", "reuse (none, seed)", "stable (seed)", "cost", "seed cost", "best", "floor", "over budget", "compactions")
 	for _, r := range rows {
 		t.row(r.Session, r.Pricing, fmt.Sprint(r.Turns), fmtRatio(r.SentRatio),
 			fmt.Sprintf("%.3f (%.3f, %.3f)", r.Reuse, r.BaseReuse, r.SeedReuse),
+			fmt.Sprintf("%.2f (%.2f)", r.Stable, r.SeedStable),
 			fmtRatio(r.CostRatio), fmtRatio(r.SeedCostRatio), bound(r, r.BestRatio), bound(r, r.FloorBound), fmt.Sprint(r.OverBudget), fmt.Sprint(r.Compactions))
 	}
 	if err := t.flush(); err != nil {
