@@ -107,6 +107,9 @@ type Action struct {
 	// Rejected is true when the call was refused or had no effect (a
 	// rejected or failed edit, a denied permission).
 	Rejected bool
+	// Script is the state a code-mode script's result reports
+	// ("completed", "failed", "running with cell ID N"), "" for others.
+	Script string
 }
 
 // HasResult reports whether the action has a result.
@@ -505,6 +508,15 @@ func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
 			break
 		}
 	}
+	if isCommandTool(a.Tool) && a.Command == strings.TrimSpace(a.Input) && isCodeModeScript(a.Input) {
+		// Codex code mode: the script's inner exec_command is what ran;
+		// a script that calls no shell runs no command.
+		c, d, _ := codeModeCommand(a.Input)
+		a.Command = c
+		if strings.HasPrefix(d, "/") {
+			a.Dir = strings.TrimSuffix(d, "/")
+		}
+	}
 	if x.r.WorkDir == "" && a.Dir != "" {
 		// The folder the first call ran in: the session's working folder as
 		// far as the record shows.
@@ -515,6 +527,13 @@ func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
 		raw := rm.Text()
 		if strings.HasPrefix(raw, history.InterruptedResult) || strings.HasPrefix(strings.ToLower(raw), "canceled: tool execution was interrupted") {
 			a.Result = -1
+		} else if state, rest, ok := codeModeResult(raw); ok {
+			a.Output, a.Exit, a.HasExit = resultOf(rest)
+			a.Flagged = isFlagged(rm) || state == "failed"
+			a.Script = state
+			if strings.HasPrefix(state, "running") {
+				a.Output = "Script " + state + "\n" + a.Output
+			}
 		} else {
 			a.Output, a.Exit, a.HasExit = resultOf(raw)
 			a.Flagged = isFlagged(rm)
@@ -739,6 +758,17 @@ func (x *extractor) poll(a *Action) {
 			c.Polled = len(x.r.Actions) - 1
 		case isRunning(a.Output) || statusRunningRE.MatchString(head):
 			continue
+		case a.Script == "completed" || a.Script == "failed":
+			// A code-mode script that ran the command finished: its output
+			// is the command's, which prints no exit code.
+			c.Outcome = testVerdict(a.Output)
+			if a.Script == "failed" {
+				c.Outcome = Failed
+			} else if c.Outcome != Failed && c.Outcome != Passed {
+				c.Outcome = Unknown
+			}
+			c.Detail = detailOf(a.Output, c.Outcome)
+			c.Polled = len(x.r.Actions) - 1
 		case stoppedRE.MatchString(head):
 			c.Outcome, c.Detail, c.Polled = Unknown, "stopped before it finished", len(x.r.Actions)-1
 		default:
