@@ -26,7 +26,9 @@ var codeModeScriptRE = regexp.MustCompile(`\btools\.[\w$]+\s*\(|\btext\s*\(|\bAL
 // isCodeModeScript reports whether a command tool's input is a code-mode
 // script rather than a shell line: what it runs is only the inner shell
 // calls [codeModeCommand] finds, and a script without one runs no command.
-func isCodeModeScript(input string) bool { return codeModeScriptRE.MatchString(HeadBytes(input, 64<<10)) }
+func isCodeModeScript(input string) bool {
+	return codeModeScriptRE.MatchString(HeadBytes(input, 64<<10))
+}
 
 // unquotedKeyRE finds an object key a script wrote without quotes.
 var unquotedKeyRE = regexp.MustCompile(`([{,]\s*)([A-Za-z_$][\w$]*)\s*:`)

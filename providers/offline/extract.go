@@ -29,7 +29,7 @@ const (
 	secFocus = "Focus requested for this summary"
 )
 
-var sectionOrder = []string{secWIP, secGoal, secUser, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
+var sectionOrder = []string{secWIP, secGoal, secUser, secRestrict, secDoing, secLast, secChecks, secCommands, secPending, secDecisions, secFiles, secCommits, secErrors, secNext}
 
 // Bounds.
 const (
@@ -39,7 +39,6 @@ const (
 	requestChars        = 220
 	commandChars        = 160
 	detailChars         = 150
-	maxEarlierCommits   = 12 // listed on the earlier-commits line
 	// maxUserScan bounds how much of one user message is read for the
 	// request and its restrictions.
 	maxUserScan = 64 << 10
@@ -62,6 +61,8 @@ type facts struct {
 	doing        []string
 	last         []string
 	checks       []entry
+	commands     []entry // simple commands of chains and scripts
+	commits      []entry
 	pending      []entry
 	decisions    []entry
 	files        []entry
@@ -183,6 +184,8 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		return nil, err
 	}
 	f.noteFiles(rec)
+	f.noteCommits(rec)
+	f.noteCommands(rec)
 	f.noteErrors(rec)
 	f.noteAssistant(ctx, msgs, rec)
 	if err := ctx.Err(); err != nil {
@@ -753,27 +756,6 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 				line += " (" + clip(reason, detailChars) + ")"
 			}
 			f.files = append(f.files, entry{text: line, prio: 90, order: fi.first})
-		}
-	}
-	if n := len(rec.Final.Commits); n > 0 {
-		// The latest commit is the state of the work; the earlier ones are
-		// one line, oldest first, so that none is lost when the list shrinks.
-		c := rec.Final.Commits[n-1]
-		line := fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100))
-		if c.Stat != "" {
-			line += " (" + c.Stat + ")"
-		}
-		f.files = append(f.files, entry{text: line, prio: 95, order: c.Index})
-		if n > 1 {
-			var refs []string
-			for _, e := range rec.Final.Commits[max(0, n-1-maxEarlierCommits) : n-1] {
-				refs = append(refs, fmt.Sprintf("%s %q", e.Ref, clip(e.Message, 50)))
-			}
-			line := "Earlier commits, oldest first: " + strings.Join(refs, ", ")
-			if k := n - 1 - len(refs); k > 0 {
-				line = fmt.Sprintf("Earlier commits, oldest first (%d before these): %s", k, strings.Join(refs, ", "))
-			}
-			f.files = append(f.files, entry{text: line, prio: 94, order: rec.Final.Commits[0].Index})
 		}
 	}
 	for _, a := range rec.Artifacts {

@@ -232,20 +232,18 @@ func TestReplyEndIsKept(t *testing.T) {
 	}
 }
 
-// TestEarlierCommitsOnOneLine: the earlier commits are one line, oldest
-// first, beside the last commit's own line.
-func TestEarlierCommitsOnOneLine(t *testing.T) {
+// TestEveryCommitWithItsSubject: the commits section lists every commit,
+// oldest first, each hash with its subject, the last with git's summary
+// line.
+func TestEveryCommitWithItsSubject(t *testing.T) {
 	got := whole(t, join(
 		[]history.Message{userMsg("Build the server.")},
 		shell("c1", "git commit -am 'one'", "[main 6946b78] one\n 1 file changed"),
 		shell("c2", "git commit -am 'two'", "[main f072acf] two\n 1 file changed"),
 		shell("c3", "git commit -am 'three'", "[main f562e2a] three\n 2 files changed, 5 insertions(+)"),
 	), 0, "")
-	files := section(got, secFiles)
-	for _, want := range []string{`- Commit f562e2a "three" (2 files changed, 5 insertions(+))`, `- Earlier commits, oldest first: 6946b78 "one", f072acf "two"`} {
-		if !strings.Contains(files, want) {
-			t.Errorf("files lack %q:\n%s", want, got)
-		}
+	if commits, want := section(got, secCommits), "- 6946b78 one\n- f072acf two\n- f562e2a three (2 files changed, 5 insertions(+))"; strings.TrimSpace(commits) != want {
+		t.Errorf("commits = %q, want %q:\n%s", commits, want, got)
 	}
 	if strings.Contains(section(got, secChecks), "outcome not reported") {
 		t.Errorf("a commit git reported is an unknown outcome:\n%s", got)

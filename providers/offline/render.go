@@ -225,6 +225,8 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	pending := &list{title: secPending, entries: dedupe(append(priorEntries(f.prior[secPending], 90, stale), f.pending...)), cap: 8}
 	decisions := &list{title: secDecisions, entries: dedupe(append(priorEntries(f.prior[secDecisions], 5, nil), f.decisions...)), cap: 8}
 	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 40}
+	commits := &list{title: secCommits, entries: dedupe(append(priorEntries(f.prior[secCommits], -1, nil), f.commits...)), cap: 40}
+	commands := &list{title: secCommands, entries: dedupe(append(priorEntries(f.prior[secCommands], -1, nil), f.commands...)), cap: 40}
 	errs := &list{title: secErrors, entries: dedupe(append(priorEntries(f.prior[secErrors], 60, nil), f.errors...)), cap: 24}
 	nextEntries := f.next
 	if len(nextEntries) == 0 {
@@ -236,14 +238,14 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	}
 	next := &list{title: secNext, entries: dedupe(nextEntries), cap: 6, numbers: true}
 	// Least important first, and faster; restrictions shrink last.
-	shrink := []*list{decisions, requests, files, checks, errs, pending, next, restrict}
-	floors := map[*list]int{decisions: 1, requests: 2, files: 6, checks: 4, errs: 3, pending: 2, next: 2, restrict: 4}
-	rate := map[*list]int{decisions: 50, requests: 70, files: 75, checks: 80, errs: 80, pending: 90, next: 90, restrict: 90} // percent kept per round
+	shrink := []*list{decisions, requests, files, commands, checks, errs, commits, pending, next, restrict}
+	floors := map[*list]int{decisions: 1, requests: 2, files: 6, commands: 4, checks: 4, errs: 3, commits: 3, pending: 2, next: 2, restrict: 4}
+	rate := map[*list]int{decisions: 50, requests: 70, files: 75, commands: 75, checks: 80, errs: 80, commits: 85, pending: 90, next: 90, restrict: 90} // percent kept per round
 	for range 64 {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next)
+		out := f.renderWith(requests, restrict, checks, commands, pending, decisions, files, commits, errs, next)
 		if len(out) <= limit {
 			return out, nil
 		}
@@ -253,7 +255,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 				l.cap = max(floors[l], min(l.cap, len(l.entries))*rate[l]/100)
 				shrunk = true
 			}
-			if out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next); len(out) <= limit {
+			if out := f.renderWith(requests, restrict, checks, commands, pending, decisions, files, commits, errs, next); len(out) <= limit {
 				return out, nil
 			}
 		}
@@ -288,7 +290,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 			break
 		}
 	}
-	out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next)
+	out := f.renderWith(requests, restrict, checks, commands, pending, decisions, files, commits, errs, next)
 	if len(out) > limit {
 		cut := strings.LastIndex(out[:limit], "\n")
 		if cut <= 0 {
@@ -302,7 +304,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	return out, nil
 }
 
-func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files, errs, next *list) string {
+func (f *facts) renderWith(requests, restrict, checks, commands, pending, decisions, files, commits, errs, next *list) string {
 	var b strings.Builder
 	section := func(title string, lines []string) {
 		if b.Len() > 0 {
@@ -367,6 +369,9 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 	}
 	section(secLast, bullets(sameReply(doing, last), prose))
 	section(secChecks, checks.pick())
+	if len(commands.entries) > 0 {
+		section(secCommands, commands.pick())
+	}
 	section(secPending, pending.pick())
 	section(secDecisions, decisions.pick())
 	fl := files.pick()
@@ -377,6 +382,9 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 		fl = append([]string{"(workspace `" + f.workDir + "`)"}, fl...)
 	}
 	section(secFiles, fl)
+	if len(commits.entries) > 0 {
+		section(secCommits, commits.pick())
+	}
 	section(secErrors, errs.pick())
 	section(secNext, next.pick())
 	if len(f.instructions) > 0 {

@@ -1,0 +1,41 @@
+package evidence
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestCommandsInChainsAndScripts: rule "commands in chains and scripts"
+// (Claude Code's multi-line Bash scripts that start with `cd DIR`, chains
+// such as `git commit --amend && git push --force-with-lease`): each
+// simple command that changes or runs something is listed once, latest
+// last, with the line it last ran in; inspections (silenced or not),
+// builtins, heredoc bodies and commands that ran as lines of their own are
+// not; a short single line is left to its check.
+func TestCommandsInChainsAndScripts(t *testing.T) {
+	r := extract(t,
+		call("s1", "Bash", map[string]string{"command": "cd /repo\ngit rm -r --cached __pycache__ >/dev/null && echo \"untracked\"\ngit status --short 2>&1 | head -5\ncat > notes.txt <<'EOF'\nrm -rf /\nEOF"}, " D __pycache__/x.pyc"),
+		call("s2", "Bash", map[string]string{"command": "git add -A && git commit --amend -m init && git log --oneline -3 && git push --force-with-lease origin main"}, "[main 9a558b6] init\n"),
+		call("s3", "Bash", map[string]string{"command": "make test"}, "ok\nExit code: 0"),
+		call("s4", "Bash", map[string]string{"command": "cd /repo\nmake test && python3 -m pip install --quiet entsoe-py 2>&1 | tail -3"}, "Exit code: 0"),
+		call("s5", "Bash", map[string]string{"command": "cd /repo\ngit rm -r --cached __pycache__ && make test"}, "Exit code: 0"),
+	)
+	var got []string
+	for _, c := range r.Commands(0) {
+		got = append(got, c.Text)
+	}
+	want := []string{"cat > notes.txt <<'EOF'", "git add -A", "git commit --amend -m init", "git push --force-with-lease origin main", "python3 -m pip install --quiet entsoe-py 2>&1", "git rm -r --cached __pycache__"}
+	if !slices.Equal(got, want) {
+		t.Errorf("commands = %q,\nwant %q", got, want)
+	}
+	cmds := r.Commands(0)
+	if last := cmds[len(cmds)-1]; last.Runs != 2 || last.Check != 4 {
+		t.Errorf("git rm = %+v, want 2 runs, last in check 4", last)
+	}
+	// A line short enough to be shown whole by its check is not split.
+	for _, c := range r.Commands(200) {
+		if c.Text == "git push --force-with-lease origin main" {
+			t.Errorf("the short chain was split: %q", c.Text)
+		}
+	}
+}
