@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,5 +30,33 @@ func TestCommandsInsideScriptsSurvive(t *testing.T) {
 	}
 	if strings.Contains(cmds, "echo") || strings.Contains(cmds, "tail") {
 		t.Errorf("commands list builtins or inspections:\n%s", cmds)
+	}
+}
+
+// TestEveryUserMessageSurvives: in a long session every message the user
+// typed keeps some form in the summary: short ones whole, long ones cut
+// with a marker, the latest whole; none is dropped while the bound allows.
+func TestEveryUserMessageSurvives(t *testing.T) {
+	var msgs []history.Message
+	for i := range 30 {
+		text := fmt.Sprintf("Request %02d: make the piece cooldown %d seconds.", i, i)
+		if i%3 == 0 {
+			text += " " + strings.Repeat("Some long explanation of the rule. ", 20)
+		}
+		msgs = append(msgs, userMsg(text), history.NewText(history.Assistant, "Done."))
+	}
+	msgs = append(msgs, userMsg("Now commit it."))
+	got := whole(t, msgs, 3200, "")
+	said := section(got, secUser)
+	for i := 1; i < 30; i++ {
+		if want := fmt.Sprintf("Request %02d: make the piece cooldown %d seconds.", i, i); !strings.Contains(said, want) {
+			t.Errorf("message %d is lost:\n%s", i, said)
+		}
+	}
+	if !strings.Contains(said, "- Now commit it.\n") || !strings.Contains(said, "[cut, ") {
+		t.Errorf("want the latest whole and the long ones cut with a marker:\n%s", said)
+	}
+	if strings.Contains(said, "omitted") {
+		t.Errorf("messages omitted although the bound allows all:\n%s", said)
 	}
 }

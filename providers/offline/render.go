@@ -205,7 +205,9 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	for _, e := range f.files {
 		newFiles[pathOfLine(e.text)] = true
 	}
-	f.userCap = limit / 4
+	// The user's words get a quarter of the bound, more in a session of
+	// many messages (up to half), so that every message keeps some form.
+	f.userCap = min(limit/2, max(limit/4, userMsgChars+(len(f.typed)+len(f.prior[secUser]))*(userFloorChars+4)))
 	requests := &list{title: "", entries: dedupe(sortByOrder(append(priorEntries(f.prior[secGoal], 50, nil), f.requests...))), cap: 16}
 	restrict := &list{title: secRestrict, entries: dedupe(append(priorEntries(f.prior[secRestrict], 1, nil), f.restrictions...)), cap: 30}
 	// An earlier summary's line about a command that ran again, or a call
@@ -406,45 +408,101 @@ const (
 )
 
 // userWords returns the lines of the user's verbatim messages within
-// f.userCap bytes, the latest first (a message that does not fit whole is
-// clipped, if enough room is left to say something), and the indexes of the
-// messages shown whole.
+// f.userCap bytes, the latest first, and the indexes of the messages shown
+// in some form (the goal's later requests need not repeat them). Every
+// message is shown in some form: the latest up to
+// userMsgChars, the others whole when short and cut with a marker when
+// long, all of them to one width, the widest that fits; only when even
+// userFloorChars each do not fit are the oldest omitted, with their count.
+// The first message is left out when the goal quotes it.
 func (f *facts) userWords() ([]string, map[int]bool) {
 	shown := map[int]bool{}
 	if f.userCap <= 0 {
 		return nil, shown
 	}
-	var out []string
-	left := f.userCap
-	omitted := 0
 	// The messages of this record, then those an earlier summary carried
 	// (older, and already latest first).
 	all := make([]entry, 0, len(f.typed)+len(f.prior[secUser]))
 	for i := len(f.typed) - 1; i >= 0; i-- {
-		if i == 0 && f.priorGoal == "" && strings.TrimSpace(f.goal) == f.typed[0].text {
-			continue // the goal quotes it whole
+		if i == 0 && f.priorGoal == "" && quotes(f.goal, f.typed[0].text) {
+			continue // the goal quotes it
 		}
 		all = append(all, f.typed[i])
 	}
 	for _, l := range f.prior[secUser] {
 		all = append(all, entry{text: l, order: -1})
 	}
-	for _, e := range all {
-		if left < minTextCap {
-			omitted++
-			continue
+	if len(all) == 0 {
+		return nil, shown
+	}
+	left := f.userCap
+	latest := cutMarked(all[0].text, min(userMsgChars, max(minTextCap, left/2)))
+	left -= len(latest) + 4
+	rest := all[1:]
+	// The widest width at which the rest fit, at least userFloorChars; the
+	// oldest are dropped until they fit at that floor.
+	need := func(width int, es []entry) int {
+		n := 0
+		for _, e := range es {
+			n += len(cutMarked(e.text, width)) + 4
 		}
-		t := clip(e.text, min(userMsgChars, left))
-		if t == e.text && e.order >= 0 {
+		return n
+	}
+	keep := len(rest)
+	for keep > 0 && need(userFloorChars, rest[:keep]) > left {
+		keep--
+	}
+	width := userFloorChars
+	for lo, hi := userFloorChars, userMsgChars; lo <= hi; {
+		mid := (lo + hi) / 2
+		if need(mid, rest[:keep]) <= left {
+			width, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	out := []string{"- " + latest}
+	if all[0].order >= 0 {
+		shown[all[0].order] = true
+	}
+	for _, e := range rest[:keep] {
+		if e.order >= 0 {
 			shown[e.order] = true
 		}
-		left -= len(t) + 4
-		out = append(out, "- "+t)
+		out = append(out, "- "+cutMarked(e.text, width))
 	}
-	if omitted > 0 {
+	if omitted := len(rest) - keep; omitted > 0 {
 		out = append(out, fmt.Sprintf("- (%d earlier messages omitted)", omitted))
 	}
 	return out, shown
+}
+
+// userFloorChars is the width every user message is shown at, at least,
+// when the bound allows.
+const userFloorChars = 100
+
+// quotes reports whether the goal line shows text (whole, or its start
+// clipped with "…").
+func quotes(goal, text string) bool {
+	g := strings.TrimSpace(goal)
+	if g == text {
+		return true
+	}
+	p, clipped := strings.CutSuffix(g, "…")
+	return clipped && len(p) > 0 && strings.HasPrefix(text, p)
+}
+
+// cutMarked returns s whole when it has at most n bytes, else its start
+// and a marker saying how much was cut.
+func cutMarked(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(0, n-len(" … [cut, 99999 more bytes]"))
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s … [cut, %d more bytes]", strings.TrimRight(s[:cut], " "), len(s)-cut)
 }
 
 // Bounds of the free-text lines under a tight output bound.
