@@ -39,3 +39,16 @@ func TestCommandsInChainsAndScripts(t *testing.T) {
 		}
 	}
 }
+
+// TestCaughtExceptionIsAnError: rule "caught exception" (a script that
+// catches an exception and prints it in a log line, Claude Code running
+// Python with requests): the exception in parentheses is an error, and the
+// same error for different URLs is one, counted.
+func TestCaughtExceptionIsAnError(t *testing.T) {
+	r := extract(t, call("p", "Bash", map[string]string{"command": "python3 fetch.py --date 2026-07 2>&1 | tail -20"},
+		"  ! NO_2: no price (HTTPError: 429 Client Error: Too Many Requests for url: https://api.example/price?bzn=NO2)\n  ! PL: no price (HTTPError: 429 Client Error: Too Many Requests for url: https://api.example/price?bzn=PL)\n  (see the notes above)\ndone"))
+	if len(r.Errors) != 1 || r.Errors[0].Count != 2 || r.Errors[0].Kind != ErrException ||
+		r.Errors[0].Text != "HTTPError: 429 Client Error: Too Many Requests for url: https://api.example/price?bzn=NO2" {
+		t.Errorf("errors = %+v, want the one HTTPError, seen twice", r.Errors)
+	}
+}
