@@ -303,7 +303,9 @@ func dirOf(p string) string {
 	return p[:i]
 }
 
-// rel shows a path relative to the workspace root.
+// rel returns a path relative to the workspace root, to compare two
+// spellings of one file. The summary shows paths as the record spells
+// them: the agent's next call names them so.
 func (f *facts) rel(p string) string {
 	if f.root != "" && strings.HasPrefix(p, f.root+"/") {
 		return p[len(f.root)+1:]
@@ -715,12 +717,12 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 				acts = append(acts, string(op))
 			}
 		}
-		p := "`" + f.rel(fi.path) + "`"
+		p := "`" + fi.path + "`"
 		switch {
 		case len(fi.ops) > 0:
 			line := p + ": " + strings.Join(acts, ", ")
 			if fi.from != "" {
-				line += " (from `" + f.rel(fi.from) + "`)"
+				line += " (from `" + fi.from + "`)"
 			}
 			if fi.edits > 1 {
 				line += fmt.Sprintf(", %d edits", fi.edits)
@@ -806,7 +808,7 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 		if i < 3 || i >= len(rec.Reads)-5 {
 			prio = 40
 		}
-		f.files = append(f.files, entry{text: "`" + f.rel(p) + "`: read", prio: prio, order: 1<<30 + i})
+		f.files = append(f.files, entry{text: "`" + p + "`: read", prio: prio, order: 1<<30 + i})
 	}
 }
 
@@ -1341,7 +1343,7 @@ func (f *facts) describe(a *evidence.Action) string {
 		var keys []string
 		for k, v := range a.Args {
 			if s, ok := v.(string); ok && len(s) < 200 && !strings.Contains(s, "\n") {
-				keys = append(keys, k+"="+strings.ReplaceAll(f.rel(s), "`", "'"))
+				keys = append(keys, k+"="+strings.ReplaceAll(s, "`", "'"))
 			}
 		}
 		sort.Strings(keys)

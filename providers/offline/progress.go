@@ -91,7 +91,7 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		if d := exitDetail(c); d != "" {
 			line += " (" + d + ")"
 		}
-		f.wip = append(f.wip, line+", not re-run since the edit of `"+f.rel(s.Path)+"`")
+		f.wip = append(f.wip, line+", not re-run since the edit of `"+s.Path+"`")
 	}
 	if more > 0 {
 		f.wip = append(f.wip, fmt.Sprintf("%s: %d more not re-run since later edits", wipStale, more))
@@ -145,7 +145,7 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		if d := exitDetail(c); d != "" {
 			was += ", " + d
 		}
-		step(fmt.Sprintf("Re-run %s (it %s): not re-run since the edit of `%s`.", f.shown(c.Command), was, f.rel(s.Path)))
+		step(fmt.Sprintf("Re-run %s (it %s): not re-run since the edit of `%s`.", f.shown(c.Command), was, s.Path))
 	}
 	if len(un) > 0 {
 		latest, latestIdx := "", -1
@@ -155,7 +155,7 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 			}
 		}
 		if len(stale) == 0 && latest != "" && !checkedSince(rec, latestIdx) {
-			step(fmt.Sprintf("Build and test the uncommitted edits: no check ran since the edit of `%s`.", f.rel(latest)))
+			step(fmt.Sprintf("Build and test the uncommitted edits: no check ran since the edit of `%s`.", latest))
 		}
 		if usesGit(rec) {
 			step("Commit the uncommitted edits once their checks pass: " + f.pathList(un) + ".")
@@ -245,7 +245,7 @@ func (f *facts) inWorkspace(p string) bool {
 	return false
 }
 
-// pathList shows paths relative to the workspace, at most maxWIPPaths.
+// pathList shows paths as the record spells them, at most maxWIPPaths.
 func (f *facts) pathList(paths []string) string {
 	var b strings.Builder
 	for i, p := range paths {
@@ -256,7 +256,7 @@ func (f *facts) pathList(paths []string) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("`" + f.rel(p) + "`")
+		b.WriteString("`" + p + "`")
 	}
 	return b.String()
 }

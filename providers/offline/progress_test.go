@@ -42,7 +42,7 @@ func TestWorkInProgressFirst(t *testing.T) {
 	}
 	wip := section(got, "Work in progress")
 	for _, want := range []string{
-		"Uncommitted edits (no commit in the record): `lib/chat.ts`",
+		"Uncommitted edits (no commit in the record): `/home/u/chat/lib/chat.ts`", // the path resolved against the call's workdir, whole
 		"Plan (update_plan, as last written, 3 items):",
 		"  - [completed] Inspect the chat handler and the stream parser.",
 		"  - [in_progress] Implement the LM Studio request in handleLocalChat.",
@@ -92,8 +92,8 @@ func TestStaleCheckAndCommitNext(t *testing.T) {
 	got := whole(t, msgs, 0, "")
 	wip := section(got, "Work in progress")
 	for _, want := range []string{
-		"Uncommitted edits (after the last commit 70f2781): `manifest/core.py`, `tests/test_core.py`",
-		"Stale check: `pytest tests/` passed, not re-run since the edit of `tests/test_core.py`",
+		"Uncommitted edits (after the last commit 70f2781): `/src/m/manifest/core.py`, `/src/m/tests/test_core.py`",
+		"Stale check: `pytest tests/` passed, not re-run since the edit of `/src/m/tests/test_core.py`",
 	} {
 		if !strings.Contains(wip, want) {
 			t.Errorf("work in progress lacks %q:\n%s", want, got)

@@ -377,10 +377,7 @@ func (f *facts) renderWith(requests, restrict, checks, commands, pending, decisi
 	section(secPending, pending.pick())
 	section(secDecisions, decisions.pick())
 	fl := files.pick()
-	switch {
-	case f.root != "" && len(fl) > 0:
-		fl = append([]string{"(paths relative to `" + f.root + "`)"}, fl...)
-	case f.workDir != "" && len(fl) > 0:
+	if f.workDir != "" && len(fl) > 0 {
 		fl = append([]string{"(workspace `" + f.workDir + "`)"}, fl...)
 	}
 	section(secFiles, fl)
