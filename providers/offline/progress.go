@@ -20,6 +20,7 @@ const (
 	maxStaleFailed = 3
 	maxStalePassed = 2
 	proposalChars  = 900
+	planNoteChars  = 600
 )
 
 // Labels of the work-in-progress lines, by which an earlier summary's
@@ -33,6 +34,7 @@ const (
 	wipPlan        = "Plan ("
 	wipActive      = "Active plan item:"
 	wipItem        = "["
+	wipPlanNote    = "The agent's note with the plan:"
 	// wipProposal is a plan proposed for approval, wipProposalText its text.
 	wipProposal     = "Proposed plan"
 	wipProposalText = "Plan text:"
@@ -106,6 +108,9 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 				break
 			}
 			f.wip = append(f.wip, fmt.Sprintf("  %s%s] %s", wipItem, it.Status, clip(it.Text, planItemChars)))
+		}
+		if p.Note != "" {
+			f.wip = append(f.wip, "  "+wipPlanNote+" "+clip(p.Note, planNoteChars))
 		}
 		if active >= 0 {
 			f.wip = append(f.wip, wipActive+" "+clip(p.Items[active].Text, planItemChars))
@@ -299,7 +304,7 @@ func (f *facts) priorWIP() []string {
 			if !hasPlan {
 				out = append(out, l)
 			}
-		case strings.HasPrefix(l, wipItem):
+		case strings.HasPrefix(l, wipItem), strings.HasPrefix(l, wipPlanNote):
 			if !hasPlan {
 				out = append(out, "  "+l)
 			}

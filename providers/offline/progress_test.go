@@ -274,3 +274,25 @@ func TestFinalStateNamesThePullRequest(t *testing.T) {
 		t.Errorf("the final state lacks the pull request:\n%s", got)
 	}
 }
+
+// TestPlanNoteIsCarried: Codex's update_plan carries an explanation beside
+// its items, the agent's own word on where the work stands; the work in
+// progress quotes it under the plan, and a later compaction keeps it.
+func TestPlanNoteIsCarried(t *testing.T) {
+	note := "PR #75 was the only open PR. The old DeepSource thread remains formally unresolved; fresh hosted checks are still running."
+	msgs := join(
+		[]history.Message{userMsg("Address the review comments.")},
+		jsonCall("p1", "update_plan", map[string]any{"explanation": note, "plan": []map[string]string{
+			{"step": "Fix the findings", "status": "completed"},
+			{"step": "Verify thread and check status", "status": "completed"},
+		}}, "Plan updated"),
+	)
+	got := whole(t, msgs, 0, "")
+	if want := "  - " + wipPlanNote + " " + note; !strings.Contains(section(got, secWIP), want) {
+		t.Errorf("work in progress lacks %q:\n%s", want, got)
+	}
+	again := whole(t, []history.Message{history.NewText(history.System, summaryPrefix+"\n"+got), userMsg("Go on.")}, 0, "")
+	if !strings.Contains(again, note) {
+		t.Errorf("a later compaction lost the plan's note:\n%s", again)
+	}
+}
