@@ -263,7 +263,11 @@ type Record struct {
 	Answers []Answer
 	// Worktree is what git said of the uncommitted work.
 	Worktree Worktree
-	Final    Final
+	// Stopped is the message index of the user's interruption of the agent
+	// after the last message the user typed (the agent's step then did not
+	// finish), -1 when none.
+	Stopped int
+	Final   Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -337,7 +341,30 @@ func Extract(ctx context.Context, msgs []history.Message) (*Record, error) {
 	if err := x.run(); err != nil {
 		return nil, err
 	}
+	x.r.Stopped = lastStop(msgs, x.r.Origins)
 	return x.r, nil
+}
+
+// userStopRE recognizes a harness's line saying the user stopped the
+// agent (Claude Code's "[Request interrupted by user]" and "[Request
+// interrupted by user for tool use]").
+var userStopRE = regexp.MustCompile(`(?i)\binterrupted by (?:the )?user\b`)
+
+// lastStop returns the message index of the user's interruption of the
+// agent that no message typed later answered: rule "user interrupt" (a
+// bracketed status line in the user's turn, Claude Code), -1 when none.
+func lastStop(msgs []history.Message, origins []Origin) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if i < len(origins) && origins[i] == OriginTyped {
+			return -1
+		}
+		if msgs[i].Role == history.User {
+			if t := msgs[i].Text(); isStatusLine(t) && userStopRE.MatchString(t) {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 type extractor struct {

@@ -69,6 +69,7 @@ type facts struct {
 	errors       []entry
 	next         []entry
 	wip          []string               // the work in progress, in its own order
+	stopped      string                 // the harness's line saying the user stopped the agent, "" for none
 	instructions []evidence.Instruction // project instructions, verbatim
 	staleCheck   map[int]bool           // checks (indexes in rec.Checks) the next steps re-run as stale
 	rec          *evidence.Record
@@ -190,6 +191,9 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 	f.noteAssistant(ctx, msgs, rec)
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if rec.Stopped >= 0 {
+		f.stopped = strings.TrimSpace(msgs[rec.Stopped].Text())
 	}
 	f.noteProgress(rec)
 	f.noteInstructions(msgs, rec)

@@ -35,6 +35,7 @@ const (
 	wipActive      = "Active plan item:"
 	wipItem        = "["
 	wipPlanNote    = "The agent's note with the plan:"
+	wipStopped     = "Stopped by the user:"
 	// wipProposal is a plan proposed for approval, wipProposalText its text.
 	wipProposal     = "Proposed plan"
 	wipProposalText = "Plan text:"
@@ -46,6 +47,9 @@ const (
 // active item (build, test, commit what is uncommitted), then the next open
 // item.
 func (f *facts) noteProgress(rec *evidence.Record) {
+	if rec.Stopped >= 0 && f.stopped != "" {
+		f.wip = append(f.wip, f.stoppedLine(rec))
+	}
 	var un []string
 	for _, p := range rec.Uncommitted() {
 		if f.inWorkspace(p) {
@@ -289,6 +293,19 @@ func usesGit(rec *evidence.Record) bool {
 		}
 	}
 	return false
+}
+
+// stoppedLine says that the user stopped the agent, quoting the harness's
+// line, and which step did not finish.
+func (f *facts) stoppedLine(rec *evidence.Record) string {
+	line := fmt.Sprintf("%s %q after the last message the user typed", wipStopped, f.stopped)
+	for i := len(rec.Actions) - 1; i >= 0; i-- {
+		if a := &rec.Actions[i]; a.Index < rec.Stopped {
+			line += ": the agent's turn did not finish (its last step: " + f.describe(a) + ")"
+			break
+		}
+	}
+	return line
 }
 
 // priorWIP returns the lines of an earlier summary's work in progress that

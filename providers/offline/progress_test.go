@@ -296,3 +296,23 @@ func TestPlanNoteIsCarried(t *testing.T) {
 		t.Errorf("a later compaction lost the plan's note:\n%s", again)
 	}
 }
+
+// TestUserStopIsWorkInProgress: rule "user interrupt" (Claude Code writes
+// "[Request interrupted by user]" in the user's turn): the work in progress
+// quotes it and names the step the agent's turn stopped after; a message
+// the user typed later answers it.
+func TestUserStopIsWorkInProgress(t *testing.T) {
+	msgs := join(
+		[]history.Message{userMsg("Find the latest Qwen architecture.")},
+		jsonCall("b1", "Bash", map[string]string{"command": "pip show transformers"}, "Version: 4.57.0"),
+		[]history.Message{userMsg("[Request interrupted by user]")},
+	)
+	got := whole(t, msgs, 0, "")
+	if want := wipStopped + ` "[Request interrupted by user]" after the last message the user typed: the agent's turn did not finish (its last step: Bash ` + "`pip show transformers`)"; !strings.Contains(section(got, secWIP), want) {
+		t.Errorf("work in progress lacks %q:\n%s", want, got)
+	}
+	got = whole(t, append(msgs, userMsg("Go on with the search.")), 0, "")
+	if strings.Contains(got, wipStopped) {
+		t.Errorf("a stop the user answered is still work in progress:\n%s", got)
+	}
+}
