@@ -52,3 +52,19 @@ func TestCaughtExceptionIsAnError(t *testing.T) {
 		t.Errorf("errors = %+v, want the one HTTPError, seen twice", r.Errors)
 	}
 }
+
+// TestClaimOfALineAsSpelled: a summary may name a command as the record
+// spells it, "cd DIR &&" and all; a claim about it is checked against that
+// line's last run.
+func TestClaimOfALineAsSpelled(t *testing.T) {
+	r := extract(t,
+		call("a", "Bash", map[string]string{"command": "cd client && npm run lint"}, "Exit code: 0"),
+		call("b", "Bash", map[string]string{"command": "cd client ;  npm run lint"}, "✖ 8 problems (1 error, 7 warnings)\nExit code: 1"),
+	)
+	if got := Contradictions("- passed: `cd client ; npm run lint`", r); len(got) != 1 {
+		t.Errorf("contradictions = %q, want the failed last run", got)
+	}
+	if got := Contradictions("- failed: `cd client ; npm run lint` (exit 1)", r); len(got) != 0 {
+		t.Errorf("a true claim is contradicted: %q", got)
+	}
+}

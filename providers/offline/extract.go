@@ -317,11 +317,17 @@ func (f *facts) rel(p string) string {
 	return p
 }
 
-// shown returns a command as the summary shows it, backquoted: normalized
-// (see evidence.Normalize) and clipped, a script by its first line, then the
-// folder it ran in when it says so (" in `DIR`"). What it shows of the
-// command is a prefix of the normalized command (before "…").
+// shown returns a command as the summary shows it, backquoted: a line
+// short enough to show whole as the record spells it (whitespace
+// collapsed, its "cd DIR &&" kept: the agent can run it again as it is);
+// a longer line or a script normalized (see evidence.Normalize) and
+// clipped, a script by its first line, then the folder it ran in when it
+// says so (" in `DIR`"). What it shows of such a command is a prefix of the
+// normalized command (before "…").
 func (f *facts) shown(cmd string) string {
+	if t := strings.TrimSpace(cmd); !strings.ContainsAny(t, "\n`") && len(t) <= commandChars {
+		return "`" + strings.Join(strings.Fields(t), " ") + "`"
+	}
 	s := "`" + f.command(cmd) + "`"
 	if d := evidence.WorkDir(cmd); d != "" {
 		s += " in `" + d + "`"
