@@ -105,3 +105,35 @@ func significantSegments(cmd string) []string {
 	}
 	return out
 }
+
+// commitCmdRE finds a git commit in a command line.
+var commitCmdRE = regexp.MustCompile(`\bgit\s+(?:-C\s+\S+\s+)?commit\b`)
+
+// heredocStartRE finds the heredoc a command reads its input from.
+var heredocStartRE = regexp.MustCompile(`<<-?\s*['"]?(\w+)['"]?[^\n]*\n`)
+
+// CommitSubject returns the first line of the message a command line's git
+// commit writes: -m 'msg', -m "$(cat <<'EOF' … EOF)", or -F - with a
+// heredoc; "" when the line commits nothing or its message is not in it.
+func CommitSubject(cmd string) string {
+	loc := commitCmdRE.FindStringIndex(cmd)
+	if loc == nil {
+		return ""
+	}
+	rest := cmd[loc[1]:]
+	line, _, _ := strings.Cut(rest, "\n")
+	if m := commitMessageRE.FindStringIndex(cmd[loc[0]:]); m != nil {
+		s := cmd[loc[0]+m[1]:]
+		if h := messageHeredocRE.FindStringSubmatch(s); h != nil {
+			return firstLine(s[len(h[0]):])
+		}
+		w := s[:shellWordEnd(s)]
+		return firstLine(strings.Trim(w, `"'`))
+	}
+	if strings.Contains(line, "-F -") || strings.Contains(line, "--file=-") || strings.Contains(line, "--file -") {
+		if h := heredocStartRE.FindStringIndex(rest); h != nil {
+			return firstLine(rest[h[1]:])
+		}
+	}
+	return ""
+}

@@ -68,3 +68,19 @@ func TestClaimOfALineAsSpelled(t *testing.T) {
 		t.Errorf("a true claim is contradicted: %q", got)
 	}
 }
+
+// TestCommitSubject: the subject of the commit a line writes, in each way
+// agents pass the message.
+func TestCommitSubject(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"git add -A && git commit -m 'fix(sdk): stabilize newlines' && git push":                    "fix(sdk): stabilize newlines",
+		"git commit -m \"$(cat <<'EOF'\nfeat: tar support\n\nBody.\nEOF\n)\"":                       "feat: tar support",
+		"cd /r && git commit -q -F - <<'MSGEOF'\nfix(experiments): bind the commit\n\nMore\nMSGEOF": "fix(experiments): bind the commit",
+		"git -C /r commit --amend --no-edit":                                                        "",
+		"make test":                                                                                 "",
+	} {
+		if got := CommitSubject(cmd); got != want {
+			t.Errorf("CommitSubject(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}

@@ -36,6 +36,7 @@ const (
 	wipItem        = "["
 	wipPlanNote    = "The agent's note with the plan:"
 	wipStopped     = "Stopped by the user:"
+	wipUnconfirmed = "Commit not confirmed:"
 	// wipProposal is a plan proposed for approval, wipProposalText its text.
 	wipProposal     = "Proposed plan"
 	wipProposalText = "Plan text:"
@@ -49,6 +50,11 @@ const (
 func (f *facts) noteProgress(rec *evidence.Record) {
 	if rec.Stopped >= 0 && f.stopped != "" {
 		f.wip = append(f.wip, f.stoppedLine(rec))
+	}
+	if n := len(rec.Actions); n > 0 && rec.Final.Interrupted {
+		if subj := evidence.CommitSubject(rec.Actions[n-1].Command); subj != "" {
+			f.wip = append(f.wip, fmt.Sprintf("%s the record ends on the git commit of %q, with no result: confirm it landed", wipUnconfirmed, clip(subj, planItemChars)))
+		}
 	}
 	var un []string
 	for _, p := range rec.Uncommitted() {

@@ -316,3 +316,16 @@ func TestUserStopIsWorkInProgress(t *testing.T) {
 		t.Errorf("a stop the user answered is still work in progress:\n%s", got)
 	}
 }
+
+// TestUnconfirmedCommit: the record ends on a git commit with no result;
+// the work in progress names its subject and says it is not confirmed.
+func TestUnconfirmedCommit(t *testing.T) {
+	msgs := join(
+		[]history.Message{userMsg("Commit and push the review fixes.")},
+		[]history.Message{{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "g1", Name: "Bash", Arguments: `{"command":"git add -A && git commit -q -F - <<'MSG'\nfix(experiments): bind the commit\n\nBody.\nMSG\ngit push"}`}}}},
+	)
+	got := whole(t, msgs, 0, "")
+	if want := wipUnconfirmed + ` the record ends on the git commit of "fix(experiments): bind the commit", with no result`; !strings.Contains(section(got, secWIP), want) {
+		t.Errorf("work in progress lacks %q:\n%s", want, got)
+	}
+}
