@@ -53,10 +53,27 @@ func TestEveryUserMessageSurvives(t *testing.T) {
 			t.Errorf("message %d is lost:\n%s", i, said)
 		}
 	}
-	if !strings.Contains(said, "- Now commit it.\n") || !strings.Contains(said, "[cut, ") {
+	if !strings.Contains(said, "- Now commit it.\n") || !strings.Contains(said, " bytes cut]") {
 		t.Errorf("want the latest whole and the long ones cut with a marker:\n%s", said)
 	}
 	if strings.Contains(said, "omitted") {
 		t.Errorf("messages omitted although the bound allows all:\n%s", said)
+	}
+}
+
+// TestPastedLogKeepsTheRequestAtItsEnd: a user message that pastes a log
+// and types the request after it keeps both ends when it is cut.
+func TestPastedLogKeepsTheRequestAtItsEnd(t *testing.T) {
+	paste := strings.Repeat(`{"step": "deployment_succeeded", "status": "passed"}`+"\n", 60)
+	got := whole(t, []history.Message{
+		userMsg("Show the deployment evidence in the UI."),
+		history.NewText(history.Assistant, "Done."),
+		userMsg("Evidence\n" + paste + "Just hide it from the UI for now, maybe we can use this later"),
+		history.NewText(history.Assistant, "Hidden."),
+		userMsg("Thanks. Now run the tests."),
+	}, 0, "")
+	said := section(got, secUser)
+	if !strings.Contains(said, "Just hide it from the UI for now, maybe we can use this later") || !strings.Contains(said, "- Evidence {") || !strings.Contains(said, " bytes cut] … ") {
+		t.Errorf("the pasted message lost an end:\n%s", said)
 	}
 }

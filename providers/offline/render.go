@@ -478,6 +478,9 @@ func (f *facts) userWords() ([]string, map[int]bool) {
 // when the bound allows.
 const userFloorChars = 100
 
+// minSplitChars is the narrowest cut that keeps both ends of a message.
+const minSplitChars = 240
+
 // quotes reports whether the goal line shows text (whole, or its start
 // clipped with "…").
 func quotes(goal, text string) bool {
@@ -490,16 +493,32 @@ func quotes(goal, text string) bool {
 }
 
 // cutMarked returns s whole when it has at most n bytes, else its start
-// and a marker saying how much was cut.
+// and its end around a marker saying how much was cut: the words a user
+// types around a paste (a log, a document) open or close the message. A
+// narrow cut keeps the start only.
 func cutMarked(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := max(0, n-len(" … [cut, 99999 more bytes]"))
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	room := max(0, n-len(" … [99999 bytes cut] … "))
+	head := room * 3 / 5
+	if room < minSplitChars {
+		head = room // too narrow to say something at both ends: the start
 	}
-	return fmt.Sprintf("%s … [cut, %d more bytes]", strings.TrimRight(s[:cut], " "), len(s)-cut)
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (room - head)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	if tail <= head {
+		tail = head
+	}
+	if tail >= len(s) {
+		return fmt.Sprintf("%s … [%d bytes cut]", strings.TrimRight(s[:head], " "), len(s)-head)
+	}
+	return fmt.Sprintf("%s … [%d bytes cut] … %s", strings.TrimRight(s[:head], " "), tail-head, strings.TrimLeft(s[tail:], " "))
 }
 
 // Bounds of the free-text lines under a tight output bound.
