@@ -2,10 +2,13 @@
 // happened: the checks that ran (command, exit code, passed or failed, and
 // whether a later run fixed a failure), the files changed (through editor
 // tools, patches or a shell) and the files only read, the distinct errors,
-// the final state (last check, committed, pushed, released, submitted), and
-// which user-role messages were typed by the user rather than injected by the
-// agent's harness (reminders, environment blocks, command echoes,
-// continuation summaries, tool observations, format nags).
+// the final state (last check, committed, pushed, released, submitted), the
+// simple commands run inside chains and scripts ([Record.Commands]), whether
+// the user stopped the agent's last turn, and which user-role messages were
+// typed by the user rather than injected by the agent's harness (reminders,
+// environment blocks, command echoes, continuation summaries, tool
+// observations, format nags). A Codex code-mode script (the `exec` tool
+// running JavaScript) is read as the shell calls it makes.
 //
 // Every rule is structural (tag shapes, tool-argument names, the shapes in
 // which harnesses print exit codes, shell syntax), so that sessions of agents
