@@ -84,3 +84,24 @@ func TestCommitSubject(t *testing.T) {
 		}
 	}
 }
+
+// TestPushByItsReport: a push is known by git's report of it or a stack
+// tool's, whatever command ran it; a fetch's report or a document that
+// describes the output is none.
+func TestPushByItsReport(t *testing.T) {
+	r := extract(t, call("s", "Bash", map[string]string{"command": "gh stack push"}, "Pushing 4 branches to origin...\n✓ Pushed 4 branches\n"))
+	if !r.Final.Pushed {
+		t.Error("gh stack's report is no push")
+	}
+	r = extract(t, call("g", "Bash", map[string]string{"command": "./scripts/ship.sh"}, "To github.com:o/r.git\n   5996b102..eb1f71d0  feat/x -> feat/x\n"))
+	if !r.Final.Pushed {
+		t.Error("git's push report is no push")
+	}
+	r = extract(t,
+		call("f", "Bash", map[string]string{"command": "git pull --ff-only origin main"}, "From github.com:o/r\n   50f7129..e5471d5  main       -> origin/main\n"),
+		call("d", "Bash", map[string]string{"command": "sed -n '1,40p' SKILL.md"}, "- `Pushed N branches` summary\n✓ Pushed 4 branches\n"),
+	)
+	if r.Final.Pushed {
+		t.Error("a fetch or a document read is a push")
+	}
+}
