@@ -382,7 +382,7 @@ func echoedExit(command, output string) (int, bool) {
 
 var trailingNumRE = regexp.MustCompile(`(?:^|[^\w.])(-?\d{1,3})\W*$`)
 
-var runningRE = regexp.MustCompile(`(?i)\b(still running|running in (the )?background|started in (the )?background|process running with session id|command is still running)\b`)
+var runningRE = regexp.MustCompile(`(?i)\b(still running|running in (the )?background|started in (the )?background|process running with session id|script running with cell id|command is still running)\b`)
 
 func isRunning(out string) bool {
 	return runningRE.MatchString(HeadBytes(out, 4096)) || runningRE.MatchString(TailBytes(out, 4096))

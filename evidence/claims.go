@@ -164,12 +164,16 @@ var (
 // groups runs by what it shows means it.
 //
 // A command followed by " in `DIR`" ran in DIR (WorkDir); one
-// without ran where the record's command does not say.
+// without ran where the record's command does not say, unless it is the
+// line as the record spells it (whitespace collapsed), "cd DIR &&" and all.
 func matchCommand(s, dir string, rec *Record) int {
 	p, clipped := strings.CutSuffix(s, "…")
 	p = strings.TrimSpace(p)
 	for i := len(rec.Checks) - 1; i >= 0; i-- {
 		c := rec.Checks[i].Command
+		if spelled := strings.Join(strings.Fields(c), " "); spelled == s {
+			return i // the line as the record spells it
+		}
 		if rec.Checks[i].Dir != dir && c != s {
 			continue
 		}

@@ -33,6 +33,9 @@ var (
 	testFailLineRE = regexp.MustCompile(`^(FAILED \S+.*|--- FAIL: \S+.*|FAIL\s+\S+|.*\b\d+ failed\b.*|ERROR \S+::\S+.*)$`)
 )
 
+// caughtErrorRE finds an exception a log line prints in parentheses.
+var caughtErrorRE = regexp.MustCompile(`\(([A-Z][A-Za-z0-9]*(?:Error|Exception): [^()]*[A-Za-z][^()]*)\)`)
+
 var (
 	// fieldLabelRE matches the field label a harness prints before a
 	// command's output ("Output: ", "Stderr: ").
@@ -118,6 +121,12 @@ func classifiedErrors(ctx context.Context, text string) []errLine {
 				kind = ErrOther
 			}
 			if kind == "" {
+				// Rule "caught exception" (scripts that catch an exception
+				// and print it in a log line, "! NO_2: no price (HTTPError:
+				// 429 Client Error: …)"): the exception in parentheses.
+				if m := caughtErrorRE.FindStringSubmatch(l); m != nil {
+					out = append(out, errLine{m[1], ErrException})
+				}
 				continue
 			}
 			// A bare label ("ERROR:") takes the line that follows.
@@ -213,9 +222,14 @@ func (x *extractor) addError(i int, text string, fromUser bool, kind string) {
 //
 // The code an error quotes in backquotes is dropped too, so the same
 // refusal of different edits is one error.
+//
+// So is a URL: the same refusal of different requests (a rate limit on
+// every endpoint) is one error.
 func errorKey(s string) string {
-	return strings.ToLower(quotedRE.ReplaceAllString(timingRE.ReplaceAllString(s, ""), "`…`"))
+	return strings.ToLower(urlRE.ReplaceAllString(quotedRE.ReplaceAllString(timingRE.ReplaceAllString(s, ""), "`…`"), "<url>"))
 }
+
+var urlRE = regexp.MustCompile(`\bhttps?://\S+`)
 
 var quotedRE = regexp.MustCompile("`[^`]*(`|$)")
 

@@ -2,10 +2,13 @@
 // happened: the checks that ran (command, exit code, passed or failed, and
 // whether a later run fixed a failure), the files changed (through editor
 // tools, patches or a shell) and the files only read, the distinct errors,
-// the final state (last check, committed, pushed, released, submitted), and
-// which user-role messages were typed by the user rather than injected by the
-// agent's harness (reminders, environment blocks, command echoes,
-// continuation summaries, tool observations, format nags).
+// the final state (last check, committed, pushed, released, submitted), the
+// simple commands run inside chains and scripts ([Record.Commands]), whether
+// the user stopped the agent's last turn, and which user-role messages were
+// typed by the user rather than injected by the agent's harness (reminders,
+// environment blocks, command echoes, continuation summaries, tool
+// observations, format nags). A Codex code-mode script (the `exec` tool
+// running JavaScript) is read as the shell calls it makes.
 //
 // Every rule is structural (tag shapes, tool-argument names, the shapes in
 // which harnesses print exit codes, shell syntax), so that sessions of agents
@@ -107,6 +110,9 @@ type Action struct {
 	// Rejected is true when the call was refused or had no effect (a
 	// rejected or failed edit, a denied permission).
 	Rejected bool
+	// Script is the state a code-mode script's result reports
+	// ("completed", "failed", "running with cell ID N"), "" for others.
+	Script string
 }
 
 // HasResult reports whether the action has a result.
@@ -260,7 +266,11 @@ type Record struct {
 	Answers []Answer
 	// Worktree is what git said of the uncommitted work.
 	Worktree Worktree
-	Final    Final
+	// Stopped is the message index of the user's interruption of the agent
+	// after the last message the user typed (the agent's step then did not
+	// finish), -1 when none.
+	Stopped int
+	Final   Final
 }
 
 // Artifact is something a tool created, updated or closed outside the
@@ -334,7 +344,30 @@ func Extract(ctx context.Context, msgs []history.Message) (*Record, error) {
 	if err := x.run(); err != nil {
 		return nil, err
 	}
+	x.r.Stopped = lastStop(msgs, x.r.Origins)
 	return x.r, nil
+}
+
+// userStopRE recognizes a harness's line saying the user stopped the
+// agent (Claude Code's "[Request interrupted by user]" and "[Request
+// interrupted by user for tool use]").
+var userStopRE = regexp.MustCompile(`(?i)\binterrupted by (?:the )?user\b`)
+
+// lastStop returns the message index of the user's interruption of the
+// agent that no message typed later answered: rule "user interrupt" (a
+// bracketed status line in the user's turn, Claude Code), -1 when none.
+func lastStop(msgs []history.Message, origins []Origin) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if i < len(origins) && origins[i] == OriginTyped {
+			return -1
+		}
+		if msgs[i].Role == history.User {
+			if t := msgs[i].Text(); isStatusLine(t) && userStopRE.MatchString(t) {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 type extractor struct {
@@ -505,6 +538,15 @@ func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
 			break
 		}
 	}
+	if isCommandTool(a.Tool) && a.Command == strings.TrimSpace(a.Input) && isCodeModeScript(a.Input) {
+		// Codex code mode: the script's inner exec_command is what ran;
+		// a script that calls no shell runs no command.
+		c, d, _ := codeModeCommand(a.Input)
+		a.Command = c
+		if strings.HasPrefix(d, "/") {
+			a.Dir = strings.TrimSuffix(d, "/")
+		}
+	}
 	if x.r.WorkDir == "" && a.Dir != "" {
 		// The folder the first call ran in: the session's working folder as
 		// far as the record shows.
@@ -515,6 +557,13 @@ func (x *extractor) toolAction(i int, tc history.ToolCall, res int) {
 		raw := rm.Text()
 		if strings.HasPrefix(raw, history.InterruptedResult) || strings.HasPrefix(strings.ToLower(raw), "canceled: tool execution was interrupted") {
 			a.Result = -1
+		} else if state, rest, ok := codeModeResult(raw); ok {
+			a.Output, a.Exit, a.HasExit = resultOf(rest)
+			a.Flagged = isFlagged(rm) || state == "failed"
+			a.Script = state
+			if strings.HasPrefix(state, "running") {
+				a.Output = "Script " + state + "\n" + a.Output
+			}
 		} else {
 			a.Output, a.Exit, a.HasExit = resultOf(raw)
 			a.Flagged = isFlagged(rm)
@@ -739,6 +788,17 @@ func (x *extractor) poll(a *Action) {
 			c.Polled = len(x.r.Actions) - 1
 		case isRunning(a.Output) || statusRunningRE.MatchString(head):
 			continue
+		case a.Script == "completed" || a.Script == "failed":
+			// A code-mode script that ran the command finished: its output
+			// is the command's, which prints no exit code.
+			c.Outcome = testVerdict(a.Output)
+			if a.Script == "failed" {
+				c.Outcome = Failed
+			} else if c.Outcome != Failed && c.Outcome != Passed {
+				c.Outcome = Unknown
+			}
+			c.Detail = detailOf(a.Output, c.Outcome)
+			c.Polled = len(x.r.Actions) - 1
 		case stoppedRE.MatchString(head):
 			c.Outcome, c.Detail, c.Polled = Unknown, "stopped before it finished", len(x.r.Actions)-1
 		default:

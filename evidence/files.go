@@ -788,6 +788,10 @@ func (x *extractor) addCommit(c Commit) {
 	x.r.Final.Commits = append(x.r.Final.Commits, c)
 }
 
+// pushedRE matches a push's report: git's "To REMOTE" line with a ref
+// update under it, or a stack tool's "Pushed N branches".
+var pushedRE = regexp.MustCompile(`(?m)^To \S+\r?\n\s+(?:[0-9a-f]{7,}\.{2,3}[0-9a-f]{7,}|\* \[new (?:branch|tag)\]|\+\s*[0-9a-f]{7,}\.{3}[0-9a-f]{7,})\s+\S+\s+->\s+\S+|^\W{0,3}Pushed (?:and synced )?\d+ branch(?:es)?\b`)
+
 // finalState notes commits, pushes, releases and submissions.
 func (x *extractor) finalState(ai int, a *Action) {
 	// Submitted says how the record ends: a later action undoes it.
@@ -808,6 +812,11 @@ func (x *extractor) finalState(ai int, a *Action) {
 	ok := !a.Flagged && (!a.HasExit || a.Exit == 0)
 	if !ok {
 		return
+	}
+	if a.Command != "" && !readsOnly(a) && pushedRE.MatchString(HeadBytes(a.Output, maxScan)) {
+		// Rule "push by its report": git's own report of a push, or a stack
+		// tool's ("✓ Pushed 4 branches", gh stack), whatever ran it.
+		x.r.Final.Pushed, x.r.Final.PushedAt = true, a.Index
 	}
 	for _, seg := range segments(a.Command) {
 		w := shellWords(seg)

@@ -12,7 +12,8 @@ var inspectionTools = map[string]bool{
 	"ls": true, "cat": true, "head": true, "tail": true, "nl": true, "grep": true, "egrep": true, "rg": true,
 	"ag": true, "find": true, "fd": true, "wc": true, "tree": true, "pwd": true, "echo": true, "which": true,
 	"file": true, "stat": true, "du": true, "sort": true, "uniq": true, "cut": true, "awk": true, "less": true,
-	"diff": true, "printf": true, "true": true, "cd": true, "mkdir": true,
+	"diff": true, "printf": true, "true": true, "cd": true, "mkdir": true, "tr": true, "basename": true, "dirname": true,
+	"date": true, "env": true, "type": true, "jq": true, "column": true, "realpath": true, "readlink": true,
 }
 
 // IsInspection reports whether every command of a shell line (split at
@@ -45,7 +46,7 @@ func IsInspection(cmd string) bool {
 	return true
 }
 
-var gitReadRE = regexp.MustCompile(`^(diff|status|log|show|grep|blame|branch|ls-files|rev-parse)$`)
+var gitReadRE = regexp.MustCompile(`^(diff|status|log|show|grep|blame|branch|ls-files|rev-parse|remote|check-ignore|shortlog|describe|reflog)$`)
 
 // shellSegments splits a shell line at |, ||, && and ; outside quotes. It
 // reports false when, outside quotes, the line redirects (< >), substitutes

@@ -24,6 +24,10 @@ type Plan struct {
 	Tool  string
 	Index int // message index of the call
 	Items []PlanItem
+	// Note is what the agent wrote with the plan besides its items (the
+	// other string arguments of the call, such as Codex's update_plan
+	// explanation), "" when none: the agent's own word on where it stands.
+	Note string
 }
 
 // Active returns the index in p.Items of the item in progress, -1 when none.
@@ -124,7 +128,13 @@ func planOf(a *Action) *Plan {
 			items = append(items, PlanItem{Text: text, Status: status, ID: scalar(o["id"])})
 		}
 		if items != nil {
-			return &Plan{Tool: a.Tool, Index: a.Index, Items: items}
+			var note []string
+			for _, o := range keys {
+				if v, isStr := a.Args[o].(string); isStr && o != k && strings.TrimSpace(v) != "" {
+					note = append(note, strings.TrimSpace(v))
+				}
+			}
+			return &Plan{Tool: a.Tool, Index: a.Index, Items: items, Note: strings.Join(note, " ")}
 		}
 	}
 	return nil

@@ -61,7 +61,9 @@ func statusOf(out string, short bool) ([]Dirty, bool) {
 			continue
 		}
 		if short {
-			if m := statusShortRE.FindStringSubmatch(l); m != nil {
+			// git never prints a blank XY: such a line is other output
+			// (a numbered listing) on the same command line.
+			if m := statusShortRE.FindStringSubmatch(l); m != nil && m[1]+m[2] != "  " {
 				seen = true
 				p := m[3]
 				if _, to, ok := strings.Cut(p, " -> "); ok {

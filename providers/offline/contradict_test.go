@@ -60,7 +60,7 @@ func TestNoContradictedClaims(t *testing.T) {
 		if c := ledger.Contradictions(text, rec); len(c) > 0 {
 			t.Errorf("max %d: contradicted claims:\n%s\n--- summary:\n%s", maxOut, strings.Join(c, "\n"), text)
 		}
-		for _, want := range []string{"failed: `go test ./hooks`", "`hooks.go`: read; edit rejected, not applied", "failed: `make` in `/w/a` (exit 2", "passed: `make` in `/w/b`", "Interrupted call c10"} {
+		for _, want := range []string{"failed: `go test ./hooks`", "`/w/cli/hooks.go`: read; edit rejected, not applied", "failed: `cd /w/a && make` (exit 2", "passed: `cd /w/b && make`", "Interrupted call c10"} {
 			if maxOut == 0 && !strings.Contains(text, want) {
 				t.Errorf("summary lacks %q:\n%s", want, text)
 			}

@@ -29,7 +29,7 @@ const (
 	secFocus = "Focus requested for this summary"
 )
 
-var sectionOrder = []string{secWIP, secGoal, secUser, secRestrict, secDoing, secLast, secChecks, secPending, secDecisions, secFiles, secErrors, secNext}
+var sectionOrder = []string{secWIP, secGoal, secUser, secRestrict, secDoing, secLast, secChecks, secCommands, secPending, secDecisions, secFiles, secCommits, secErrors, secNext}
 
 // Bounds.
 const (
@@ -39,7 +39,6 @@ const (
 	requestChars        = 220
 	commandChars        = 160
 	detailChars         = 150
-	maxEarlierCommits   = 12 // listed on the earlier-commits line
 	// maxUserScan bounds how much of one user message is read for the
 	// request and its restrictions.
 	maxUserScan = 64 << 10
@@ -62,12 +61,15 @@ type facts struct {
 	doing        []string
 	last         []string
 	checks       []entry
+	commands     []entry // simple commands of chains and scripts
+	commits      []entry
 	pending      []entry
 	decisions    []entry
 	files        []entry
 	errors       []entry
 	next         []entry
 	wip          []string               // the work in progress, in its own order
+	stopped      string                 // the harness's line saying the user stopped the agent, "" for none
 	instructions []evidence.Instruction // project instructions, verbatim
 	staleCheck   map[int]bool           // checks (indexes in rec.Checks) the next steps re-run as stale
 	rec          *evidence.Record
@@ -183,10 +185,15 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 		return nil, err
 	}
 	f.noteFiles(rec)
+	f.noteCommits(rec)
+	f.noteCommands(rec)
 	f.noteErrors(rec)
 	f.noteAssistant(ctx, msgs, rec)
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if rec.Stopped >= 0 {
+		f.stopped = strings.TrimSpace(msgs[rec.Stopped].Text())
 	}
 	f.noteProgress(rec)
 	f.noteInstructions(msgs, rec)
@@ -300,7 +307,9 @@ func dirOf(p string) string {
 	return p[:i]
 }
 
-// rel shows a path relative to the workspace root.
+// rel returns a path relative to the workspace root, to compare two
+// spellings of one file. The summary shows paths as the record spells
+// them: the agent's next call names them so.
 func (f *facts) rel(p string) string {
 	if f.root != "" && strings.HasPrefix(p, f.root+"/") {
 		return p[len(f.root)+1:]
@@ -308,11 +317,17 @@ func (f *facts) rel(p string) string {
 	return p
 }
 
-// shown returns a command as the summary shows it, backquoted: normalized
-// (see evidence.Normalize) and clipped, a script by its first line, then the
-// folder it ran in when it says so (" in `DIR`"). What it shows of the
-// command is a prefix of the normalized command (before "…").
+// shown returns a command as the summary shows it, backquoted: a line
+// short enough to show whole as the record spells it (whitespace
+// collapsed, its "cd DIR &&" kept: the agent can run it again as it is);
+// a longer line or a script normalized (see evidence.Normalize) and
+// clipped, a script by its first line, then the folder it ran in when it
+// says so (" in `DIR`"). What it shows of such a command is a prefix of the
+// normalized command (before "…").
 func (f *facts) shown(cmd string) string {
+	if t := strings.TrimSpace(cmd); !strings.ContainsAny(t, "\n`") && len(t) <= commandChars {
+		return "`" + strings.Join(strings.Fields(t), " ") + "`"
+	}
 	s := "`" + f.command(cmd) + "`"
 	if d := evidence.WorkDir(cmd); d != "" {
 		s += " in `" + d + "`"
@@ -712,12 +727,12 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 				acts = append(acts, string(op))
 			}
 		}
-		p := "`" + f.rel(fi.path) + "`"
+		p := "`" + fi.path + "`"
 		switch {
 		case len(fi.ops) > 0:
 			line := p + ": " + strings.Join(acts, ", ")
 			if fi.from != "" {
-				line += " (from `" + f.rel(fi.from) + "`)"
+				line += " (from `" + fi.from + "`)"
 			}
 			if fi.edits > 1 {
 				line += fmt.Sprintf(", %d edits", fi.edits)
@@ -753,27 +768,6 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 				line += " (" + clip(reason, detailChars) + ")"
 			}
 			f.files = append(f.files, entry{text: line, prio: 90, order: fi.first})
-		}
-	}
-	if n := len(rec.Final.Commits); n > 0 {
-		// The latest commit is the state of the work; the earlier ones are
-		// one line, oldest first, so that none is lost when the list shrinks.
-		c := rec.Final.Commits[n-1]
-		line := fmt.Sprintf("Commit %s %q", c.Ref, clip(c.Message, 100))
-		if c.Stat != "" {
-			line += " (" + c.Stat + ")"
-		}
-		f.files = append(f.files, entry{text: line, prio: 95, order: c.Index})
-		if n > 1 {
-			var refs []string
-			for _, e := range rec.Final.Commits[max(0, n-1-maxEarlierCommits) : n-1] {
-				refs = append(refs, fmt.Sprintf("%s %q", e.Ref, clip(e.Message, 50)))
-			}
-			line := "Earlier commits, oldest first: " + strings.Join(refs, ", ")
-			if k := n - 1 - len(refs); k > 0 {
-				line = fmt.Sprintf("Earlier commits, oldest first (%d before these): %s", k, strings.Join(refs, ", "))
-			}
-			f.files = append(f.files, entry{text: line, prio: 94, order: rec.Final.Commits[0].Index})
 		}
 	}
 	for _, a := range rec.Artifacts {
@@ -824,7 +818,7 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 		if i < 3 || i >= len(rec.Reads)-5 {
 			prio = 40
 		}
-		f.files = append(f.files, entry{text: "`" + f.rel(p) + "`: read", prio: prio, order: 1<<30 + i})
+		f.files = append(f.files, entry{text: "`" + p + "`: read", prio: prio, order: 1<<30 + i})
 	}
 }
 
@@ -1359,7 +1353,7 @@ func (f *facts) describe(a *evidence.Action) string {
 		var keys []string
 		for k, v := range a.Args {
 			if s, ok := v.(string); ok && len(s) < 200 && !strings.Contains(s, "\n") {
-				keys = append(keys, k+"="+strings.ReplaceAll(f.rel(s), "`", "'"))
+				keys = append(keys, k+"="+strings.ReplaceAll(s, "`", "'"))
 			}
 		}
 		sort.Strings(keys)

@@ -18,6 +18,11 @@
 //   - files changed include changes made through a shell (heredocs, sed -i,
 //     redirections, git mv/rm, apply_patch envelopes); rejected edits are
 //     listed as not applied, never as changes;
+//   - every commit is listed with its subject, and the simple commands run
+//     inside chains and scripts with the outcome of their line;
+//   - every message the user typed keeps a form (short ones whole, long
+//     ones cut at both ends with a marker), paths are shown as the record
+//     holds them;
 //   - errors keep the first occurrence of each distinct error and the latest;
 //   - the final state says whether the last check passed or failed and
 //     whether the work was committed, pushed, released or submitted.

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,7 +152,12 @@ func TestSectionsMirrorPrompt(t *testing.T) {
 			heads = append(heads, strings.TrimPrefix(l, "## "))
 		}
 	}
-	if diff := cmp.Diff(sectionOrder, heads); diff != "" {
+	// The sections of commits and of the commands inside chains appear
+	// only when the record has some.
+	want := slices.DeleteFunc(slices.Clone(sectionOrder), func(s string) bool {
+		return (s == secCommits || s == secCommands) && !slices.Contains(heads, s)
+	})
+	if diff := cmp.Diff(want, heads); diff != "" {
 		t.Errorf("sections (-want +got):\n%s", diff)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	maxStaleFailed = 3
 	maxStalePassed = 2
 	proposalChars  = 900
+	planNoteChars  = 600
 )
 
 // Labels of the work-in-progress lines, by which an earlier summary's
@@ -33,6 +34,9 @@ const (
 	wipPlan        = "Plan ("
 	wipActive      = "Active plan item:"
 	wipItem        = "["
+	wipPlanNote    = "The agent's note with the plan:"
+	wipStopped     = "Stopped by the user:"
+	wipUnconfirmed = "Commit not confirmed:"
 	// wipProposal is a plan proposed for approval, wipProposalText its text.
 	wipProposal     = "Proposed plan"
 	wipProposalText = "Plan text:"
@@ -44,6 +48,14 @@ const (
 // active item (build, test, commit what is uncommitted), then the next open
 // item.
 func (f *facts) noteProgress(rec *evidence.Record) {
+	if rec.Stopped >= 0 && f.stopped != "" {
+		f.wip = append(f.wip, f.stoppedLine(rec))
+	}
+	if n := len(rec.Actions); n > 0 && rec.Final.Interrupted {
+		if subj := evidence.CommitSubject(rec.Actions[n-1].Command); subj != "" {
+			f.wip = append(f.wip, fmt.Sprintf("%s the record ends on the git commit of %q, with no result: confirm it landed", wipUnconfirmed, clip(subj, planItemChars)))
+		}
+	}
 	var un []string
 	for _, p := range rec.Uncommitted() {
 		if f.inWorkspace(p) {
@@ -91,7 +103,7 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		if d := exitDetail(c); d != "" {
 			line += " (" + d + ")"
 		}
-		f.wip = append(f.wip, line+", not re-run since the edit of `"+f.rel(s.Path)+"`")
+		f.wip = append(f.wip, line+", not re-run since the edit of `"+s.Path+"`")
 	}
 	if more > 0 {
 		f.wip = append(f.wip, fmt.Sprintf("%s: %d more not re-run since later edits", wipStale, more))
@@ -106,6 +118,9 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 				break
 			}
 			f.wip = append(f.wip, fmt.Sprintf("  %s%s] %s", wipItem, it.Status, clip(it.Text, planItemChars)))
+		}
+		if p.Note != "" {
+			f.wip = append(f.wip, "  "+wipPlanNote+" "+clip(p.Note, planNoteChars))
 		}
 		if active >= 0 {
 			f.wip = append(f.wip, wipActive+" "+clip(p.Items[active].Text, planItemChars))
@@ -145,7 +160,7 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		if d := exitDetail(c); d != "" {
 			was += ", " + d
 		}
-		step(fmt.Sprintf("Re-run %s (it %s): not re-run since the edit of `%s`.", f.shown(c.Command), was, f.rel(s.Path)))
+		step(fmt.Sprintf("Re-run %s (it %s): not re-run since the edit of `%s`.", f.shown(c.Command), was, s.Path))
 	}
 	if len(un) > 0 {
 		latest, latestIdx := "", -1
@@ -155,7 +170,7 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 			}
 		}
 		if len(stale) == 0 && latest != "" && !checkedSince(rec, latestIdx) {
-			step(fmt.Sprintf("Build and test the uncommitted edits: no check ran since the edit of `%s`.", f.rel(latest)))
+			step(fmt.Sprintf("Build and test the uncommitted edits: no check ran since the edit of `%s`.", latest))
 		}
 		if usesGit(rec) {
 			step("Commit the uncommitted edits once their checks pass: " + f.pathList(un) + ".")
@@ -245,7 +260,7 @@ func (f *facts) inWorkspace(p string) bool {
 	return false
 }
 
-// pathList shows paths relative to the workspace, at most maxWIPPaths.
+// pathList shows paths as the record spells them, at most maxWIPPaths.
 func (f *facts) pathList(paths []string) string {
 	var b strings.Builder
 	for i, p := range paths {
@@ -256,7 +271,7 @@ func (f *facts) pathList(paths []string) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("`" + f.rel(p) + "`")
+		b.WriteString("`" + p + "`")
 	}
 	return b.String()
 }
@@ -286,6 +301,19 @@ func usesGit(rec *evidence.Record) bool {
 	return false
 }
 
+// stoppedLine says that the user stopped the agent, quoting the harness's
+// line, and which step did not finish.
+func (f *facts) stoppedLine(rec *evidence.Record) string {
+	line := fmt.Sprintf("%s %q after the last message the user typed", wipStopped, f.stopped)
+	for i := len(rec.Actions) - 1; i >= 0; i-- {
+		if a := &rec.Actions[i]; a.Index < rec.Stopped {
+			line += ": the agent's turn did not finish (its last step: " + f.describe(a) + ")"
+			break
+		}
+	}
+	return line
+}
+
 // priorWIP returns the lines of an earlier summary's work in progress that
 // the record no longer shows: its plan when the record has none, its
 // uncommitted edits when the record shows no edit and no commit.
@@ -299,7 +327,7 @@ func (f *facts) priorWIP() []string {
 			if !hasPlan {
 				out = append(out, l)
 			}
-		case strings.HasPrefix(l, wipItem):
+		case strings.HasPrefix(l, wipItem), strings.HasPrefix(l, wipPlanNote):
 			if !hasPlan {
 				out = append(out, "  "+l)
 			}

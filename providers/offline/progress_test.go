@@ -42,7 +42,7 @@ func TestWorkInProgressFirst(t *testing.T) {
 	}
 	wip := section(got, "Work in progress")
 	for _, want := range []string{
-		"Uncommitted edits (no commit in the record): `lib/chat.ts`",
+		"Uncommitted edits (no commit in the record): `/home/u/chat/lib/chat.ts`", // the path resolved against the call's workdir, whole
 		"Plan (update_plan, as last written, 3 items):",
 		"  - [completed] Inspect the chat handler and the stream parser.",
 		"  - [in_progress] Implement the LM Studio request in handleLocalChat.",
@@ -92,8 +92,8 @@ func TestStaleCheckAndCommitNext(t *testing.T) {
 	got := whole(t, msgs, 0, "")
 	wip := section(got, "Work in progress")
 	for _, want := range []string{
-		"Uncommitted edits (after the last commit 70f2781): `manifest/core.py`, `tests/test_core.py`",
-		"Stale check: `pytest tests/` passed, not re-run since the edit of `tests/test_core.py`",
+		"Uncommitted edits (after the last commit 70f2781): `/src/m/manifest/core.py`, `/src/m/tests/test_core.py`",
+		"Stale check: `pytest tests/` passed, not re-run since the edit of `/src/m/tests/test_core.py`",
 	} {
 		if !strings.Contains(wip, want) {
 			t.Errorf("work in progress lacks %q:\n%s", want, got)
@@ -232,20 +232,18 @@ func TestReplyEndIsKept(t *testing.T) {
 	}
 }
 
-// TestEarlierCommitsOnOneLine: the earlier commits are one line, oldest
-// first, beside the last commit's own line.
-func TestEarlierCommitsOnOneLine(t *testing.T) {
+// TestEveryCommitWithItsSubject: the commits section lists every commit,
+// oldest first, each hash with its subject, the last with git's summary
+// line.
+func TestEveryCommitWithItsSubject(t *testing.T) {
 	got := whole(t, join(
 		[]history.Message{userMsg("Build the server.")},
 		shell("c1", "git commit -am 'one'", "[main 6946b78] one\n 1 file changed"),
 		shell("c2", "git commit -am 'two'", "[main f072acf] two\n 1 file changed"),
 		shell("c3", "git commit -am 'three'", "[main f562e2a] three\n 2 files changed, 5 insertions(+)"),
 	), 0, "")
-	files := section(got, secFiles)
-	for _, want := range []string{`- Commit f562e2a "three" (2 files changed, 5 insertions(+))`, `- Earlier commits, oldest first: 6946b78 "one", f072acf "two"`} {
-		if !strings.Contains(files, want) {
-			t.Errorf("files lack %q:\n%s", want, got)
-		}
+	if commits, want := section(got, secCommits), "- 6946b78 one\n- f072acf two\n- f562e2a three (2 files changed, 5 insertions(+))"; strings.TrimSpace(commits) != want {
+		t.Errorf("commits = %q, want %q:\n%s", commits, want, got)
 	}
 	if strings.Contains(section(got, secChecks), "outcome not reported") {
 		t.Errorf("a commit git reported is an unknown outcome:\n%s", got)
@@ -274,5 +272,60 @@ func TestFinalStateNamesThePullRequest(t *testing.T) {
 	), 0, "")
 	if !strings.Contains(section(got, "Last action and result"), "; pushed; opened https://github.com/o/r/pull/13") {
 		t.Errorf("the final state lacks the pull request:\n%s", got)
+	}
+}
+
+// TestPlanNoteIsCarried: Codex's update_plan carries an explanation beside
+// its items, the agent's own word on where the work stands; the work in
+// progress quotes it under the plan, and a later compaction keeps it.
+func TestPlanNoteIsCarried(t *testing.T) {
+	note := "PR #75 was the only open PR. The old DeepSource thread remains formally unresolved; fresh hosted checks are still running."
+	msgs := join(
+		[]history.Message{userMsg("Address the review comments.")},
+		jsonCall("p1", "update_plan", map[string]any{"explanation": note, "plan": []map[string]string{
+			{"step": "Fix the findings", "status": "completed"},
+			{"step": "Verify thread and check status", "status": "completed"},
+		}}, "Plan updated"),
+	)
+	got := whole(t, msgs, 0, "")
+	if want := "  - " + wipPlanNote + " " + note; !strings.Contains(section(got, secWIP), want) {
+		t.Errorf("work in progress lacks %q:\n%s", want, got)
+	}
+	again := whole(t, []history.Message{history.NewText(history.System, summaryPrefix+"\n"+got), userMsg("Go on.")}, 0, "")
+	if !strings.Contains(again, note) {
+		t.Errorf("a later compaction lost the plan's note:\n%s", again)
+	}
+}
+
+// TestUserStopIsWorkInProgress: rule "user interrupt" (Claude Code writes
+// "[Request interrupted by user]" in the user's turn): the work in progress
+// quotes it and names the step the agent's turn stopped after; a message
+// the user typed later answers it.
+func TestUserStopIsWorkInProgress(t *testing.T) {
+	msgs := join(
+		[]history.Message{userMsg("Find the latest Qwen architecture.")},
+		jsonCall("b1", "Bash", map[string]string{"command": "pip show transformers"}, "Version: 4.57.0"),
+		[]history.Message{userMsg("[Request interrupted by user]")},
+	)
+	got := whole(t, msgs, 0, "")
+	if want := wipStopped + ` "[Request interrupted by user]" after the last message the user typed: the agent's turn did not finish (its last step: Bash ` + "`pip show transformers`)"; !strings.Contains(section(got, secWIP), want) {
+		t.Errorf("work in progress lacks %q:\n%s", want, got)
+	}
+	got = whole(t, append(msgs, userMsg("Go on with the search.")), 0, "")
+	if strings.Contains(got, wipStopped) {
+		t.Errorf("a stop the user answered is still work in progress:\n%s", got)
+	}
+}
+
+// TestUnconfirmedCommit: the record ends on a git commit with no result;
+// the work in progress names its subject and says it is not confirmed.
+func TestUnconfirmedCommit(t *testing.T) {
+	msgs := join(
+		[]history.Message{userMsg("Commit and push the review fixes.")},
+		[]history.Message{{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "g1", Name: "Bash", Arguments: `{"command":"git add -A && git commit -q -F - <<'MSG'\nfix(experiments): bind the commit\n\nBody.\nMSG\ngit push"}`}}}},
+	)
+	got := whole(t, msgs, 0, "")
+	if want := wipUnconfirmed + ` the record ends on the git commit of "fix(experiments): bind the commit", with no result`; !strings.Contains(section(got, secWIP), want) {
+		t.Errorf("work in progress lacks %q:\n%s", want, got)
 	}
 }

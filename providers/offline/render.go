@@ -205,7 +205,9 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	for _, e := range f.files {
 		newFiles[pathOfLine(e.text)] = true
 	}
-	f.userCap = limit / 4
+	// The user's words get a quarter of the bound, more in a session of
+	// many messages (up to half), so that every message keeps some form.
+	f.userCap = min(limit/2, max(limit/4, userMsgChars+(len(f.typed)+len(f.prior[secUser]))*(userFloorChars+4)))
 	requests := &list{title: "", entries: dedupe(sortByOrder(append(priorEntries(f.prior[secGoal], 50, nil), f.requests...))), cap: 16}
 	restrict := &list{title: secRestrict, entries: dedupe(append(priorEntries(f.prior[secRestrict], 1, nil), f.restrictions...)), cap: 30}
 	// An earlier summary's line about a command that ran again, or a call
@@ -225,6 +227,8 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	pending := &list{title: secPending, entries: dedupe(append(priorEntries(f.prior[secPending], 90, stale), f.pending...)), cap: 8}
 	decisions := &list{title: secDecisions, entries: dedupe(append(priorEntries(f.prior[secDecisions], 5, nil), f.decisions...)), cap: 8}
 	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 40}
+	commits := &list{title: secCommits, entries: dedupe(append(priorEntries(f.prior[secCommits], -1, nil), f.commits...)), cap: 40}
+	commands := &list{title: secCommands, entries: dedupe(append(priorEntries(f.prior[secCommands], -1, nil), f.commands...)), cap: 40}
 	errs := &list{title: secErrors, entries: dedupe(append(priorEntries(f.prior[secErrors], 60, nil), f.errors...)), cap: 24}
 	nextEntries := f.next
 	if len(nextEntries) == 0 {
@@ -236,14 +240,14 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	}
 	next := &list{title: secNext, entries: dedupe(nextEntries), cap: 6, numbers: true}
 	// Least important first, and faster; restrictions shrink last.
-	shrink := []*list{decisions, requests, files, checks, errs, pending, next, restrict}
-	floors := map[*list]int{decisions: 1, requests: 2, files: 6, checks: 4, errs: 3, pending: 2, next: 2, restrict: 4}
-	rate := map[*list]int{decisions: 50, requests: 70, files: 75, checks: 80, errs: 80, pending: 90, next: 90, restrict: 90} // percent kept per round
+	shrink := []*list{decisions, requests, files, commands, checks, errs, commits, pending, next, restrict}
+	floors := map[*list]int{decisions: 1, requests: 2, files: 6, commands: 4, checks: 4, errs: 3, commits: 3, pending: 2, next: 2, restrict: 4}
+	rate := map[*list]int{decisions: 50, requests: 70, files: 75, commands: 75, checks: 80, errs: 80, commits: 85, pending: 90, next: 90, restrict: 90} // percent kept per round
 	for range 64 {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next)
+		out := f.renderWith(requests, restrict, checks, commands, pending, decisions, files, commits, errs, next)
 		if len(out) <= limit {
 			return out, nil
 		}
@@ -253,7 +257,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 				l.cap = max(floors[l], min(l.cap, len(l.entries))*rate[l]/100)
 				shrunk = true
 			}
-			if out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next); len(out) <= limit {
+			if out := f.renderWith(requests, restrict, checks, commands, pending, decisions, files, commits, errs, next); len(out) <= limit {
 				return out, nil
 			}
 		}
@@ -288,7 +292,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 			break
 		}
 	}
-	out := f.renderWith(requests, restrict, checks, pending, decisions, files, errs, next)
+	out := f.renderWith(requests, restrict, checks, commands, pending, decisions, files, commits, errs, next)
 	if len(out) > limit {
 		cut := strings.LastIndex(out[:limit], "\n")
 		if cut <= 0 {
@@ -302,7 +306,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	return out, nil
 }
 
-func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files, errs, next *list) string {
+func (f *facts) renderWith(requests, restrict, checks, commands, pending, decisions, files, commits, errs, next *list) string {
 	var b strings.Builder
 	section := func(title string, lines []string) {
 		if b.Len() > 0 {
@@ -367,16 +371,19 @@ func (f *facts) renderWith(requests, restrict, checks, pending, decisions, files
 	}
 	section(secLast, bullets(sameReply(doing, last), prose))
 	section(secChecks, checks.pick())
+	if len(commands.entries) > 0 {
+		section(secCommands, commands.pick())
+	}
 	section(secPending, pending.pick())
 	section(secDecisions, decisions.pick())
 	fl := files.pick()
-	switch {
-	case f.root != "" && len(fl) > 0:
-		fl = append([]string{"(paths relative to `" + f.root + "`)"}, fl...)
-	case f.workDir != "" && len(fl) > 0:
+	if f.workDir != "" && len(fl) > 0 {
 		fl = append([]string{"(workspace `" + f.workDir + "`)"}, fl...)
 	}
 	section(secFiles, fl)
+	if len(commits.entries) > 0 {
+		section(secCommits, commits.pick())
+	}
 	section(secErrors, errs.pick())
 	section(secNext, next.pick())
 	if len(f.instructions) > 0 {
@@ -398,45 +405,120 @@ const (
 )
 
 // userWords returns the lines of the user's verbatim messages within
-// f.userCap bytes, the latest first (a message that does not fit whole is
-// clipped, if enough room is left to say something), and the indexes of the
-// messages shown whole.
+// f.userCap bytes, the latest first, and the indexes of the messages shown
+// in some form (the goal's later requests need not repeat them). Every
+// message is shown in some form: the latest up to
+// userMsgChars, the others whole when short and cut with a marker when
+// long, all of them to one width, the widest that fits; only when even
+// userFloorChars each do not fit are the oldest omitted, with their count.
+// The first message is left out when the goal quotes it.
 func (f *facts) userWords() ([]string, map[int]bool) {
 	shown := map[int]bool{}
 	if f.userCap <= 0 {
 		return nil, shown
 	}
-	var out []string
-	left := f.userCap
-	omitted := 0
 	// The messages of this record, then those an earlier summary carried
 	// (older, and already latest first).
 	all := make([]entry, 0, len(f.typed)+len(f.prior[secUser]))
 	for i := len(f.typed) - 1; i >= 0; i-- {
-		if i == 0 && f.priorGoal == "" && strings.TrimSpace(f.goal) == f.typed[0].text {
-			continue // the goal quotes it whole
+		if i == 0 && f.priorGoal == "" && quotes(f.goal, f.typed[0].text) {
+			continue // the goal quotes it
 		}
 		all = append(all, f.typed[i])
 	}
 	for _, l := range f.prior[secUser] {
 		all = append(all, entry{text: l, order: -1})
 	}
-	for _, e := range all {
-		if left < minTextCap {
-			omitted++
-			continue
+	if len(all) == 0 {
+		return nil, shown
+	}
+	left := f.userCap
+	latest := cutMarked(all[0].text, min(userMsgChars, max(minTextCap, left/2)))
+	left -= len(latest) + 4
+	rest := all[1:]
+	// The widest width at which the rest fit, at least userFloorChars; the
+	// oldest are dropped until they fit at that floor.
+	need := func(width int, es []entry) int {
+		n := 0
+		for _, e := range es {
+			n += len(cutMarked(e.text, width)) + 4
 		}
-		t := clip(e.text, min(userMsgChars, left))
-		if t == e.text && e.order >= 0 {
+		return n
+	}
+	keep := len(rest)
+	for keep > 0 && need(userFloorChars, rest[:keep]) > left {
+		keep--
+	}
+	width := userFloorChars
+	for lo, hi := userFloorChars, userMsgChars; lo <= hi; {
+		mid := (lo + hi) / 2
+		if need(mid, rest[:keep]) <= left {
+			width, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	out := []string{"- " + latest}
+	if all[0].order >= 0 {
+		shown[all[0].order] = true
+	}
+	for _, e := range rest[:keep] {
+		if e.order >= 0 {
 			shown[e.order] = true
 		}
-		left -= len(t) + 4
-		out = append(out, "- "+t)
+		out = append(out, "- "+cutMarked(e.text, width))
 	}
-	if omitted > 0 {
+	if omitted := len(rest) - keep; omitted > 0 {
 		out = append(out, fmt.Sprintf("- (%d earlier messages omitted)", omitted))
 	}
 	return out, shown
+}
+
+// userFloorChars is the width every user message is shown at, at least,
+// when the bound allows.
+const userFloorChars = 100
+
+// minSplitChars is the narrowest cut that keeps both ends of a message.
+const minSplitChars = 240
+
+// quotes reports whether the goal line shows text (whole, or its start
+// clipped with "…").
+func quotes(goal, text string) bool {
+	g := strings.TrimSpace(goal)
+	if g == text {
+		return true
+	}
+	p, clipped := strings.CutSuffix(g, "…")
+	return clipped && len(p) > 0 && strings.HasPrefix(text, p)
+}
+
+// cutMarked returns s whole when it has at most n bytes, else its start
+// and its end around a marker saying how much was cut: the words a user
+// types around a paste (a log, a document) open or close the message. A
+// narrow cut keeps the start only.
+func cutMarked(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	room := max(0, n-len(" … [99999 bytes cut] … "))
+	head := room * 3 / 5
+	if room < minSplitChars {
+		head = room // too narrow to say something at both ends: the start
+	}
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (room - head)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	if tail <= head {
+		tail = head
+	}
+	if tail >= len(s) {
+		return fmt.Sprintf("%s … [%d bytes cut]", strings.TrimRight(s[:head], " "), len(s)-head)
+	}
+	return fmt.Sprintf("%s … [%d bytes cut] … %s", strings.TrimRight(s[:head], " "), tail-head, strings.TrimLeft(s[tail:], " "))
 }
 
 // Bounds of the free-text lines under a tight output bound.

@@ -194,8 +194,8 @@ func TestFinalStateCommittedPushed(t *testing.T) {
 	if want := `- Final state: last check ` + "`go test ./...`" + ` passed (exit 0); committed 1d28f1e "fix: skip empty lines" (1 file changed); pushed`; !strings.Contains(got, want) {
 		t.Errorf("summary lacks %q:\n%s", want, got)
 	}
-	if want := `- Commit 1d28f1e "fix: skip empty lines"`; !strings.Contains(section(got, secFiles), want) {
-		t.Errorf("files lack %q:\n%s", want, got)
+	if want := `- 1d28f1e fix: skip empty lines`; !strings.Contains(section(got, secCommits), want) {
+		t.Errorf("commits lack %q:\n%s", want, got)
 	}
 }
 
