@@ -26,10 +26,11 @@ var allow = map[string][]string{
 	"clearing":               {"history"},
 	"providers":              {"history"},
 	"providers/offline":      {"providers", "history", "evidence"},
-	"providers/openai":       {"providers", "history"},
-	"providers/anthropic":    {"providers", "history"},
-	"providers/chatcompat":   {"providers", "history"},
-	"providers/gemini":       {"providers", "history"},
+	"providers/proxywire":    {"providers", "history"}, // a proxy's view of any vendor's bodies, below the vendor packages
+	"providers/openai":       {"providers", "providers/proxywire", "history"},
+	"providers/anthropic":    {"providers", "providers/proxywire", "history"},
+	"providers/chatcompat":   {"providers", "providers/proxywire", "history"},
+	"providers/gemini":       {"providers", "providers/proxywire", "history"},
 	"providers/providertest": {"providers", "history"},
 	"compaction":             {"history", "providers", "evidence"},
 	"store":                  {"history"},
@@ -39,7 +40,7 @@ var allow = map[string][]string{
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers"},
 	"rpc":                    {"session", "history", "config"},
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
-	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "config"},
+	"proxy":                  {"session", "history", "providers", "providers/proxywire", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "config"},
 	"proxy/proxytest":        {},
 	"daemon":                 {"rpc", "proxy", "session", "config"}, // between cmd and the transports
 }

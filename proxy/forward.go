@@ -8,7 +8,9 @@ import (
 	neturl "net/url"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // hopHeaders are the hop-by-hop headers, which belong to one connection
@@ -21,7 +23,7 @@ var hopHeaders = []string{
 // tee records the answer of an engine request from the bytes passed on.
 type tee struct {
 	d    *decoded
-	done func(res *providers.Recorded, ok bool)
+	done func(res *history.Response, ok bool)
 }
 
 // forward sends the request to target with body and passes the answer on
@@ -31,7 +33,7 @@ type tee struct {
 // also read (an SSE stream as it passes, a JSON body at its end) and
 // reported to t.done; any failure reports ok false.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.URL, body io.Reader, length int64, t *tee, rec *record) {
-	finish := func(res *providers.Recorded, ok bool) {
+	finish := func(res *history.Response, ok bool) {
 		if t != nil {
 			t.done(res, ok)
 		}
@@ -89,7 +91,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 		fl.Flush()
 	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
-	var sse *providers.SSERecorder
+	var sse *proxywire.SSERecorder
 	var buf *bytes.Buffer
 	tooLarge := false
 	encoded := resp.Header.Get("Content-Encoding") != "" && !strings.EqualFold(resp.Header.Get("Content-Encoding"), "identity")

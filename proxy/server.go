@@ -21,6 +21,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
 	"github.com/vtcode/vtcode-ls/providers/chatcompat"
 	"github.com/vtcode/vtcode-ls/providers/openai"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -80,7 +81,7 @@ type Server struct {
 	client     *http.Client
 	now        func() time.Time
 	stats      statsBook
-	cache      *providers.DecodeCache // decoded messages, by their bytes
+	cache      *proxywire.DecodeCache // decoded messages, by their bytes
 	ests       sync.Map               // history.Tokenizer → *history.Estimator of the decoded messages
 	listenHost string
 	gate       gate
@@ -98,7 +99,7 @@ const cacheBytes = 64 << 20
 
 // New returns a proxy server.
 func New(o Options) *Server {
-	s := &Server{o: o, logger: o.Logger, client: o.Client, now: o.Clock, cache: providers.NewDecodeCache(cacheBytes),
+	s := &Server{o: o, logger: o.Logger, client: o.Client, now: o.Clock, cache: proxywire.NewDecodeCache(cacheBytes),
 		queueWait: cmp.Or(o.QueueWait, DefaultQueueWait), bodyIdle: cmp.Or(o.BodyReadTimeout, DefaultBodyReadTimeout),
 		bodyTotal: cmp.Or(o.BodyTimeout, DefaultBodyTimeout), records: newRecordQueue()}
 	s.gate = make(gate, cmp.Or(o.MaxConcurrent, DefaultMaxConcurrent()))
@@ -399,12 +400,12 @@ func isLoopback(host string) bool {
 
 // decoded is a request decoded for the engine.
 type decoded struct {
-	wr       *providers.WireRequest
-	recorder func() *providers.SSERecorder
-	record   func([]byte) (providers.Recorded, error)
+	wr       *proxywire.WireRequest
+	recorder func() *proxywire.SSERecorder
+	record   func([]byte) (history.Response, error)
 }
 
-func decode(ep endpoint, path string, body []byte, cache *providers.DecodeCache) (*decoded, error) {
+func decode(ep endpoint, path string, body []byte, cache *proxywire.DecodeCache) (*decoded, error) {
 	switch ep {
 	case geminiGenerate, geminiStream, geminiCount:
 		return decodeGemini(ep, path, body, cache)
@@ -481,7 +482,7 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 			return body, nil, false
 		}
 		preq.Unverified = false
-		return body, &tee{d: d, done: func(res *providers.Recorded, ok bool) {
+		return body, &tee{d: d, done: func(res *history.Response, ok bool) {
 			if !ok || res == nil {
 				return
 			}
@@ -495,8 +496,7 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 					s.recorded("a new conversation", err)
 					return
 				}
-				err = s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn,
-					session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
+				err = s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn, *res)
 				s.recorded("session "+plan.SessionID, err)
 			})
 		}}, false
@@ -513,10 +513,10 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 		s.o.Manager.ProxyAbort(plan.SessionID, plan.Turn)
 		return s.failOpen(rec, ep, body, err.Error()), nil, false
 	}
-	rec.SessionID, rec.Disposition, rec.Rewritten = plan.SessionID, plan.Disposition, changed
+	rec.SessionID, rec.Disposition, rec.Rewritten = plan.SessionID, plan.Disposition.String(), changed
 	rec.ClearedResults = plan.Stats.ClearedResults
 	rec.Compacted = plan.Compaction != nil && plan.Compaction.ArtifactID != ""
-	done := func(res *providers.Recorded, ok bool) {
+	done := func(res *history.Response, ok bool) {
 		// Recorded after the agent has its answer, in order per session.
 		st.handedOff = true
 		s.records.add(plan.SessionID, func() {
@@ -527,8 +527,7 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 				s.o.Manager.ProxyAbort(plan.SessionID, plan.Turn)
 				return
 			}
-			err := s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn,
-				session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
+			err := s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn, *res)
 			s.recorded("session "+plan.SessionID, err)
 			if err == nil {
 				if rc, err := s.o.Manager.Receipt(ctx, plan.SessionID); err == nil {
@@ -541,7 +540,7 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 }
 
 // estimator returns the proxy's estimator for tokenizer t (the decode
-// cache's, see providers.DecodeCache.Estimating).
+// cache's, see proxywire.DecodeCache.Estimating).
 func (s *Server) estimator(t history.Tokenizer) *history.Estimator {
 	if e, ok := s.ests.Load(t); ok {
 		return e.(*history.Estimator)
