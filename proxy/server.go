@@ -435,6 +435,9 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 	s.forward(w, r, target, bytes.NewReader(out), int64(len(out)), t, rec)
 }
 
+// prepare decodes a request for the engine, has the session plan it and
+// returns the body to forward and, for a request whose answer is recorded,
+// its tee; gone when the agent went away meanwhile.
 func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record, unverified bool, st *requestState) (out []byte, t *tee, gone bool) {
 	// The session estimates the messages right after: decoded once, they
 	// carry the estimates from then on. A request whose key the upstream
@@ -481,25 +484,7 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 		if kind == session.ProxyCount {
 			return body, nil, false
 		}
-		preq.Unverified = false
-		return body, &tee{d: d, done: func(res *history.Response, ok bool) {
-			if !ok || res == nil {
-				return
-			}
-			st.handedOff = true
-			s.records.add("unverified\x00"+preq.Key, func() {
-				if s.o.AfterRequest != nil {
-					defer s.o.AfterRequest()
-				}
-				plan, err := s.o.Manager.ProxyPrepare(ctx, preq, nil)
-				if err != nil {
-					s.recorded("a new conversation", err)
-					return
-				}
-				err = s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn, *res)
-				s.recorded("session "+plan.SessionID, err)
-			})
-		}}, false
+		return body, s.takeUpOnSuccess(ctx, preq, d, st), false
 	case err != nil && r.Context().Err() != nil:
 		return nil, nil, true // the agent went away
 	case err != nil:
@@ -516,8 +501,40 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 	rec.SessionID, rec.Disposition, rec.Rewritten = plan.SessionID, plan.Disposition.String(), changed
 	rec.ClearedResults = plan.Stats.ClearedResults
 	rec.Compacted = plan.Compaction != nil && plan.Compaction.ArtifactID != ""
-	done := func(res *history.Response, ok bool) {
-		// Recorded after the agent has its answer, in order per session.
+	return out, s.recordAnswer(ctx, plan, d, st), false
+}
+
+// takeUpOnSuccess returns the tee of a request whose key the upstream has
+// not accepted yet: only an answer that shows the key is good makes the
+// engine take the conversation up (prepared and recorded then, after the
+// agent has its answer).
+func (s *Server) takeUpOnSuccess(ctx context.Context, preq session.ProxyRequest, d *decoded, st *requestState) *tee {
+	preq.Unverified = false
+	return &tee{d: d, done: func(res *history.Response, ok bool) {
+		if !ok || res == nil {
+			return
+		}
+		st.handedOff = true
+		s.records.add("unverified\x00"+preq.Key, func() {
+			if s.o.AfterRequest != nil {
+				defer s.o.AfterRequest()
+			}
+			plan, err := s.o.Manager.ProxyPrepare(ctx, preq, nil)
+			if err != nil {
+				s.recorded("a new conversation", err)
+				return
+			}
+			err = s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn, *res)
+			s.recorded("session "+plan.SessionID, err)
+		})
+	}}
+}
+
+// recordAnswer returns the tee of a planned request: its answer is
+// recorded after the agent has it, in order per session (a failed one
+// aborts the turn), and the session's receipt goes to the stats.
+func (s *Server) recordAnswer(ctx context.Context, plan *session.ProxyPlan, d *decoded, st *requestState) *tee {
+	return &tee{d: d, done: func(res *history.Response, ok bool) {
 		st.handedOff = true
 		s.records.add(plan.SessionID, func() {
 			if s.o.AfterRequest != nil {
@@ -535,8 +552,7 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 				}
 			}
 		})
-	}
-	return out, &tee{d: d, done: done}, false
+	}}
 }
 
 // estimator returns the proxy's estimator for tokenizer t (the decode
