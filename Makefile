@@ -70,14 +70,9 @@ test-go:
 test-race:
 	$(GO) test -race -count=1 ./rpc/... ./session/... ./store/... ./compaction/... ./providers/... ./config/... ./proxy/... ./daemon/...
 
-# Each fuzz target for a short fixed time, from its committed corpus.
+# Each fuzz target for a short fixed time, from its committed corpus (scripts/fuzz.sh).
 test-fuzz:
-	@grep -rn --include='*_test.go' --exclude-dir=.cache --exclude-dir=node_modules '^func Fuzz' . \
-	  | sed -E 's#^\./(.*)/[^/]+_test\.go:[0-9]+:func (Fuzz[A-Za-z0-9_]*)\(.*#\1 \2#' | sort -u \
-	  | while read -r pkg fn; do \
-	      echo "fuzz ./$$pkg $$fn for $(FUZZTIME)"; \
-	      $(GO) test -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=1s ./$$pkg || exit 1; \
-	    done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
 test-editors: build test-vscode test-neovim test-e2e test-vsix
 

@@ -1,8 +1,8 @@
 // Package deps_test holds the import policy of vtcode-ls: dependencies point
 // down only (cmd → rpc → session → {compaction, clearing, store, config} →
-// history), compaction sees providers only through the interface package, and
-// only cmd picks vendor clients. Change the table on purpose, never to make a
-// build pass.
+// history), compaction sees providers only through the interface package and
+// the catalog, and only cmd picks vendor clients. Change the table on
+// purpose, never to make a build pass.
 package deps_test
 
 import (
@@ -25,24 +25,29 @@ var allow = map[string][]string{
 	"evidence/ledger":        {"evidence", "history", "compaction", "providers", "providers/offline", "transcript"},
 	"clearing":               {"history"},
 	"providers":              {"history"},
+	"providers/sse":          {},            // a leaf: reads text/event-stream
+	"providers/catalog":      {"providers"}, // the route and model tables
+	"providers/httpapi":      {"providers", "providers/catalog", "history"},
 	"providers/offline":      {"providers", "history", "evidence"},
-	"providers/proxywire":    {"providers", "history"}, // a proxy's view of any vendor's bodies, below the vendor packages
-	"providers/openai":       {"providers", "providers/proxywire", "history"},
-	"providers/anthropic":    {"providers", "providers/proxywire", "history"},
-	"providers/chatcompat":   {"providers", "providers/proxywire", "history"},
+	"providers/proxywire":    {"providers", "providers/sse", "history"}, // a proxy's view of any vendor's bodies, below the vendor packages
+	"providers/openai":       {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "providers/proxywire", "history"},
+	"providers/anthropic":    {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "providers/proxywire", "history"},
+	"providers/chatcompat":   {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "providers/proxywire", "history"},
 	"providers/gemini":       {"providers", "providers/proxywire", "history"},
-	"providers/providertest": {"providers", "history"},
-	"compaction":             {"history", "providers", "evidence"},
+	"providers/providertest": {"providers", "providers/httpapi", "history"},
+	"compaction":             {"history", "providers", "providers/catalog", "evidence"},
 	"store":                  {"history"},
 	"config":                 {"clearing", "compaction"}, // the engine's own defaults
 	"transcript":             {"history"},
 	"corpus":                 {}, // locates the recorded sessions; standard library only
-	"session":                {"history", "clearing", "compaction", "store", "config", "providers"},
+	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/catalog"},
 	"rpc":                    {"session", "history", "config"},
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
-	"proxy":                  {"session", "history", "providers", "providers/proxywire", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "config"},
+	"proxy":                  {"session", "history", "providers", "providers/proxywire", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "providers/catalog", "providers/httpapi", "config"},
 	"proxy/proxytest":        {},
 	"daemon":                 {"rpc", "proxy", "session", "config"}, // between cmd and the transports
+	// the code-server end-to-end test's scripted agent and fake provider (editors/vscode/scripts/e2e.sh)
+	"editors/vscode/test/e2e/fakeagent": {"proxy/proxytest"},
 }
 
 // cmd may import anything in the module; nothing may import cmd.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 )
 
 // Strategy is how a route compacts.
@@ -39,7 +40,7 @@ const (
 // StrategyFor returns the compaction strategy of route r (docs/design.md §8.2):
 // r.NativeCompaction "never" forces Local; "always" forces NativeInline for
 // Anthropic routes and NativeStandalone for every other (OpenAI-format) route;
-// otherwise the model catalog decides ([providers.Catalog.Lookup], the one
+// otherwise the model catalog decides ([catalog.Catalog.Lookup], the one
 // source of model capabilities): NativeStandalone for a model with a native
 // /responses/compact endpoint on its route (openai and xai only on their
 // official hosts), NativeInline for an Anthropic model that takes the
@@ -47,17 +48,17 @@ const (
 // minimax, merge, ollama, offline, ...). Provider names compare
 // case-insensitively.
 func StrategyFor(r providers.Route) Strategy {
-	provider := providers.CanonicalProvider(r.Provider)
+	provider := catalog.CanonicalProvider(r.Provider)
 	switch strings.ToLower(strings.TrimSpace(r.NativeCompaction)) {
 	case NativeNever:
 		return Local
 	case NativeAlways:
-		if providers.WireOf(provider) == providers.WireAnthropic {
+		if catalog.WireOf(provider) == providers.WireAnthropic {
 			return NativeInline
 		}
 		return NativeStandalone
 	}
-	info, _ := providers.LookupModel(provider, r.Model)
+	info, _ := catalog.LookupModel(provider, r.Model)
 	switch {
 	case info.Responses && (!officialOnly[provider] || onHost(r.BaseURL, officialHost(provider))):
 		return NativeStandalone
@@ -73,7 +74,7 @@ var officialOnly = map[string]bool{"openai": true, "xai": true}
 
 // officialHost is the host of a provider's official endpoint.
 func officialHost(provider string) []string {
-	u, err := url.Parse(providers.DefaultBaseURL(provider))
+	u, err := url.Parse(catalog.DefaultBaseURL(provider))
 	if err != nil || u.Hostname() == "" {
 		return nil
 	}

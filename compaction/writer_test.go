@@ -10,6 +10,7 @@ import (
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 )
@@ -38,9 +39,9 @@ func recordHistory() []history.Message {
 // anthropicModel is a Messages-API client of srv.
 func anthropicModel(t *testing.T, srv *providertest.Server) providers.Generator {
 	t.Helper()
-	g, err := anthropic.New(anthropic.Config{Endpoint: providers.Endpoint{
+	g, err := anthropic.New(anthropic.Config{Endpoint: httpapi.Endpoint{
 		Provider: "anthropic", BaseURL: srv.URL, APIKey: "sk-ant-test-key-0001", Model: "claude-sonnet-4-6",
-		Retry: providers.RetryPolicy{MaxAttempts: 1},
+		Retry: httpapi.RetryPolicy{MaxAttempts: 1},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -641,7 +641,7 @@ func TestCancelAutoCompaction(t *testing.T) {
 // projectionStats then answers at once in state compacting, and that the
 // request stays cancellable with $/cancelRequest (-32800, state unchanged).
 // Without a cancel the wait lasts as long as pass 1: up to the provider
-// clients' HTTP timeout (providers.DefaultTimeout, 10 min).
+// clients' HTTP timeout (httpapi.DefaultTimeout, 10 min).
 func TestCancelBehindHungPassOne(t *testing.T) {
 	h := &hangs{held: make(chan struct{}, 4), released: make(chan struct{}, 4), stop: make(chan struct{})}
 	srv := providertest.NewServer(t, h.reply(false))

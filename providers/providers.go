@@ -1,8 +1,22 @@
-// Package providers defines what the compaction engine needs from a model
-// provider: one-shot generation ([Generator]) and, on routes that offer it,
-// native standalone compaction ([Compactor]). Vendor clients live in
-// subpackages and are chosen by cmd/vtcode-ls; compaction and session see only
-// these interfaces.
+// Package providers is the contract between the engine and a model
+// provider: what compaction and session ask of one ([Generator],
+// [Summarizer] and, on routes that offer it, native standalone compaction
+// with [Compactor]), the request and response types those carry, the usage
+// they report ([ReportedUsage]), the classified failure they return
+// ([Error]), the wire formats a route can speak ([Wire]), and the shapes a
+// response carries that every reader must recognize the same way
+// (compaction entries, tool schemas, image parts, the Anthropic edit ladder
+// an inline compaction request turns into).
+//
+// It holds no tables and makes no HTTP calls, so importing the contract
+// imports nothing else: what is known about routes and models (windows,
+// prices, default endpoints) is package providers/catalog, the HTTP calling
+// the vendor clients share (retries, classification of failures, redaction
+// of credentials, the redirect guard, URL building) is providers/httpapi,
+// the event-stream reader is providers/sse, what a proxy needs of any
+// vendor's bodies (the byte-preserving request, the decode cache) is
+// providers/proxywire, and the fakes for tests are providers/providertest. Vendor clients live in subpackages and are chosen
+// by cmd/vtcode-ls; compaction and session see only these interfaces.
 package providers
 
 import (

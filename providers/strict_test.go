@@ -7,6 +7,9 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/anthropic"
+	"github.com/vtcode/vtcode-ls/providers/chatcompat"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 )
 
@@ -26,7 +29,19 @@ func TestStrictAcrossForms(t *testing.T) {
 			reply = providertest.AnthropicText("ok", 1, 1)
 		}
 		srv := providertest.NewServer(t, reply)
-		g := vendorClient(t, vendor, srv.URL+"/v1", "")
+		ep := httpapi.Endpoint{BaseURL: srv.URL + "/v1", Model: "m", Retry: httpapi.RetryPolicy{MaxAttempts: 1}}
+		var g providers.Generator
+		var err error
+		if vendor == "anthropic" {
+			ep.Provider = "anthropic"
+			g, err = anthropic.New(anthropic.Config{Endpoint: ep})
+		} else {
+			ep.Provider = "llamacpp"
+			g, err = chatcompat.New(chatcompat.Config{Endpoint: ep})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 		if _, err := g.Generate(context.Background(), &providers.Request{Model: "claude-sonnet-4-5", MaxOutputTokens: 100, Tools: tools,
 			Messages: []history.Message{history.NewText(history.User, "hi")}}); err != nil {
 			t.Fatalf("%s: %v", vendor, err)

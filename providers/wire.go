@@ -3,8 +3,6 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	neturl "net/url"
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -198,22 +196,4 @@ func ImageURL(p history.Part) (url string, ok bool) {
 		return v.Source.URL, true
 	}
 	return "", false
-}
-
-// BaseURL returns the base URL a client uses: the configured one, else the
-// provider's default. It fails when there is none or it is not an absolute
-// http(s) URL.
-func BaseURL(provider, configured string) (string, error) {
-	base := strings.TrimSpace(configured)
-	if base == "" {
-		base = DefaultBaseURL(provider)
-	}
-	if base == "" {
-		return "", fmt.Errorf("provider %q needs a base_url", provider)
-	}
-	u, err := neturl.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("provider %q: base_url must be an absolute http(s) URL", provider)
-	}
-	return strings.TrimRight(base, "/"), nil
 }

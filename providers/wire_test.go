@@ -33,19 +33,7 @@ func TestImageURL(t *testing.T) {
 	}
 }
 
-func TestBaseURLAndParseTool(t *testing.T) {
-	for _, tc := range []struct{ provider, base, want string }{
-		{"openai", "", "https://api.openai.com/v1"},
-		{"openai", " http://localhost:9/v1/ ", "http://localhost:9/v1"},
-		{"openresponses", "", ""},
-		{"openai", "localhost:9", ""},
-		{"my-proxy", "", ""},
-	} {
-		got, err := BaseURL(tc.provider, tc.base)
-		if got != tc.want || (err != nil) != (tc.want == "") {
-			t.Errorf("BaseURL(%q, %q) = %q, %v", tc.provider, tc.base, got, err)
-		}
-	}
+func TestParseTool(t *testing.T) {
 	for raw, form := range map[string]Wire{
 		`{"type":"function","function":{"name":"a","parameters":{}}}`: WireChat,
 		`{"type":"function","name":"a","parameters":{}}`:              WireResponses,

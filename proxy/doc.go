@@ -19,7 +19,7 @@
 //	anything else                      passed through untouched
 //
 // The upstream of a provider is its [providers.<name>] base_url, else the
-// official endpoint; the URL is built by providers.APIURL, the rule the
+// official endpoint; the URL is built by httpapi.APIURL, the rule the
 // engine's own clients use too. Both base-URL conventions work: a base URL
 // with a path (https://api.openai.com/v1) replaces the request's /v1, one
 // without (https://api.anthropic.com) takes the whole path. Requests

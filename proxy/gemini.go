@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/providers/gemini"
 	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
@@ -65,7 +65,7 @@ func looksGemini(r *http.Request) bool {
 // URL that ends in the API version (…/v1beta) takes the path without it.
 func geminiUpstream(configured, path string) (base, rest string) {
 	base = strings.TrimRight(strings.TrimSpace(configured), "/")
-	if base == "" || providers.IsOfficialBaseURL("gemini", base) {
+	if base == "" || catalog.IsOfficialBaseURL("gemini", base) {
 		base = strings.TrimSuffix(strings.TrimSuffix(base, "/openai"), "/v1beta")
 		if base == "" {
 			base = geminiBase

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vtcode/vtcode-ls/config"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
 	"github.com/vtcode/vtcode-ls/session"
 	"github.com/vtcode/vtcode-ls/store"
@@ -49,13 +49,13 @@ prices_as_of = "2026-12-01"
 	if len(e.notes.bounds) == 0 {
 		t.Fatal("no compaction in 11 turns: the receipt is not tested across one")
 	}
-	bills := func() (want providers.Bill, answers int) {
+	bills := func() (want catalog.Bill, answers int) {
 		for _, r := range e.up.Requests() {
 			if r.Kind == "count" || r.Kind == "other" {
 				continue
 			}
 			answers++
-			want = want.Add(providers.Bill{Input: r.Usage.Input, CacheRead: r.Usage.CacheRead,
+			want = want.Add(catalog.Bill{Input: r.Usage.Input, CacheRead: r.Usage.CacheRead,
 				CacheWrite5m: r.Usage.CacheWrite5m, CacheWrite1h: r.Usage.CacheWrite1h, Output: r.Usage.Output})
 		}
 		return want, answers
@@ -64,7 +64,7 @@ prices_as_of = "2026-12-01"
 	if want.CacheRead == 0 || want.CacheWrite1h == 0 {
 		t.Fatalf("the fake reported no cache reads or 1-hour writes: %+v", want)
 	}
-	price := providers.Price{Input: 3, CacheRead: 0.3, CacheWrite5m: 3.75, CacheWrite1h: 6, Output: 15, AsOf: "2026-12-01"}
+	price := catalog.Price{Input: 3, CacheRead: 0.3, CacheWrite5m: 3.75, CacheWrite1h: 6, Output: 15, AsOf: "2026-12-01"}
 	check := func(when string, rc *session.Receipt) {
 		t.Helper()
 		if rc == nil {
@@ -118,7 +118,7 @@ prices_as_of = "2026-12-01"
 		t.Fatal(err)
 	}
 	defer sto.Close()
-	cat := providers.WithModels([]providers.ModelInfo{{Provider: "anthropic", Model: "claude-test", Price: price}})
+	cat := catalog.WithModels([]catalog.ModelInfo{{Provider: "anthropic", Model: "claude-test", Price: price}})
 	stored, err := session.ReadReceipts(sto, cat, time.Time{})
 	if err != nil || len(stored) != 1 {
 		t.Fatalf("stored receipts %v %v", stored, err)

@@ -19,7 +19,9 @@ import (
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/providers/chatcompat"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/openai"
 	"github.com/vtcode/vtcode-ls/providers/proxywire"
 	"github.com/vtcode/vtcode-ls/session"
@@ -319,7 +321,7 @@ func defaultProvider(ep endpoint, r *http.Request) string {
 
 // upstream returns the URL to forward a request path to: the API path on
 // the provider's configured base_url (or its official endpoint), built by
-// providers.APIURL. A provider the path names (/p/<name>/) must be one of
+// httpapi.APIURL. A provider the path names (/p/<name>/) must be one of
 // the user's configuration, but for the two the plain paths reach anyway:
 // a provider whose default endpoint is a loopback port (ollama, llamacpp)
 // would otherwise open whatever local service listens there.
@@ -328,7 +330,7 @@ func (s *Server) upstream(provider string, named bool, path, query string) (*net
 	if err != nil {
 		return nil, err
 	}
-	name := providers.CanonicalProvider(provider)
+	name := catalog.CanonicalProvider(provider)
 	if named && name != "anthropic" && name != "openai" {
 		user, err := s.o.Manager.UserConfig()
 		if err != nil {
@@ -346,7 +348,7 @@ func (s *Server) upstream(provider string, named bool, path, query string) (*net
 	}
 	base := strings.TrimSpace(pc.BaseURL)
 	if base == "" {
-		base = providers.DefaultBaseURL(name)
+		base = catalog.DefaultBaseURL(name)
 	}
 	if gep, _ := geminiRoute(path); name == "gemini" && (gep != passThrough || looksGeminiPath(path)) {
 		base, path = geminiUpstream(pc.BaseURL, path)
@@ -354,7 +356,7 @@ func (s *Server) upstream(provider string, named bool, path, query string) (*net
 	if base == "" {
 		return nil, fmt.Errorf("provider %q has no base_url: set [providers.%s] base_url", provider, provider)
 	}
-	u, err := providers.APIURL(base, path, query)
+	u, err := httpapi.APIURL(base, path, query)
 	if err != nil {
 		return nil, fmt.Errorf("provider %q: %w", provider, err)
 	}
@@ -370,7 +372,7 @@ func (s *Server) upstream(provider string, named bool, path, query string) (*net
 // file is untrusted input: it must not send a user's keys to a host of its
 // choosing, nor to a local service.
 func (s *Server) trustedUpstream(provider, name, base string, u *neturl.URL) error {
-	if providers.IsOfficialBaseURL(name, base) && !isLoopback(u.Hostname()) {
+	if catalog.IsOfficialBaseURL(name, base) && !isLoopback(u.Hostname()) {
 		return nil
 	}
 	user, err := s.o.Manager.UserConfig()
@@ -383,7 +385,7 @@ func (s *Server) trustedUpstream(provider, name, base string, u *neturl.URL) err
 			continue
 		}
 		ub := strings.TrimRight(strings.TrimSpace(pc.BaseURL), "/")
-		if ub == strings.TrimRight(base, "/") || ub == "" && providers.IsOfficialBaseURL(name, base) {
+		if ub == strings.TrimRight(base, "/") || ub == "" && catalog.IsOfficialBaseURL(name, base) {
 			return nil
 		}
 	}
@@ -466,7 +468,7 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 	}
 	preq := session.ProxyRequest{
 		Workspace: s.o.Workspace, Key: sessionKey(ep, r.Header, d.wr), WindowID: r.Header.Get("x-codex-window-id"),
-		Provider: providers.CanonicalProvider(provider), Model: d.wr.Model,
+		Provider: catalog.CanonicalProvider(provider), Model: d.wr.Model,
 		System: d.wr.System, Tools: d.wr.Tools, Messages: d.wr.Messages, Kind: kind, Unverified: unverified,
 	}
 	if kind == session.ProxyTurn && !unverified {

@@ -10,6 +10,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
 	"github.com/vtcode/vtcode-ls/providers/chatcompat"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/openai"
 )
 
@@ -35,7 +36,7 @@ func (s *Server) summarizerFor(r *http.Request, target *neturl.URL, provider str
 	for _, k := range notCarried {
 		h.Del(k)
 	}
-	if len(providers.Credentials("", "", h)) == 0 {
+	if len(httpapi.Credentials("", "", h)) == 0 {
 		return nil // a request without credentials never causes an engine request
 	}
 	op := map[endpoint]string{messages: "/messages", responses: "/responses", chat: "/chat/completions"}[ep]
@@ -44,9 +45,9 @@ func (s *Server) summarizerFor(r *http.Request, target *neturl.URL, provider str
 	}
 	base := *target
 	base.Path, base.RawPath, base.RawQuery, base.Fragment = strings.TrimSuffix(target.Path, op), "", "", ""
-	e := providers.Endpoint{
+	e := httpapi.Endpoint{
 		Provider: provider, BaseURL: base.String(), Model: model, Header: h,
-		Logger: s.logger, Retry: providers.RetryPolicy{MaxAttempts: 1},
+		Logger: s.logger, Retry: httpapi.RetryPolicy{MaxAttempts: 1},
 	}
 	var g providers.Generator
 	switch ep {

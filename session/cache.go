@@ -8,6 +8,7 @@ import (
 	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/store"
 )
 
@@ -79,7 +80,7 @@ type ReuseStats struct {
 	Ratio         float64 `json:"ratio"`
 	// ReusedMessages is the number of leading messages shared.
 	ReusedMessages int `json:"reusedMessages"`
-	// CostUnits is reused × read + the rest × write (providers.CacheCost).
+	// CostUnits is reused × read + the rest × write (catalog.CacheCost).
 	CostUnits float64 `json:"costUnits"`
 	// CacheCold says the previous request is older than the route's cache
 	// TTL (or there is none): nothing is reused.
@@ -171,7 +172,7 @@ func (c *cacheState) responded(m history.Message, u *history.Usage, provider str
 }
 
 // cold reports whether the route's cache has expired at now.
-func (c *cacheState) cold(now time.Time, cc providers.CacheCost) bool {
+func (c *cacheState) cold(now time.Time, cc catalog.CacheCost) bool {
 	return c.last.IsZero() || cc.TTL <= 0 || now.Sub(c.last) > cc.TTL
 }
 
@@ -179,7 +180,7 @@ func (c *cacheState) cold(now time.Time, cc providers.CacheCost) bool {
 // sum of their estimates) with prefix tokens against the previous request
 // and its answer; msgs is known to share its first shared messages with the
 // previous request. Only the messages after the shared ones are visited.
-func (c *cacheState) predict(est *history.Estimator, msgs []history.Message, tokens, shared, prefix int, cold bool, cc providers.CacheCost) ReuseStats {
+func (c *cacheState) predict(est *history.Estimator, msgs []history.Message, tokens, shared, prefix int, cold bool, cc catalog.CacheCost) ReuseStats {
 	r := ReuseStats{RequestTokens: prefix + tokens, CacheCold: cold, ClearedHorizon: c.horizon.Messages,
 		Pricing: Pricing{Read: cc.Read, Write: cc.Write, TTLSeconds: int(cc.TTL / time.Second)}}
 	if !cold && c.prev != nil && prefix == c.prevPrefix {

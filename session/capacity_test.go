@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -18,7 +19,7 @@ func TestCapacitySources(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.restart("") // read the file
-	builtin, ok := providers.LookupModel("anthropic", "claude-sonnet-4-6")
+	builtin, ok := catalog.LookupModel("anthropic", "claude-sonnet-4-6")
 	if !ok || builtin.ContextWindow == 0 {
 		t.Fatal("catalog has no window for claude-sonnet-4-6")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 )
 
 // env is what one operation resolved from a route, the effective policy and
@@ -18,7 +19,7 @@ import (
 type env struct {
 	cfg      config.Config
 	pol      config.Policy
-	cat      *providers.Catalog
+	cat      *catalog.Catalog
 	r        route
 	route    providers.Route
 	capacity int
@@ -28,8 +29,8 @@ type env struct {
 	th       compaction.Thresholds
 	clear    clearing.Policy
 	budget   clearing.Budget
-	cost     providers.CacheCost // the route's cache pricing (cache.go)
-	tier     int                 // the price tier's threshold capping capacity, 0 if none
+	cost     catalog.CacheCost // the route's cache pricing (cache.go)
+	tier     int               // the price tier's threshold capping capacity, 0 if none
 }
 
 // env resolves the environment of route r with the given reserved output
@@ -85,12 +86,13 @@ func intersect(a, b int) int {
 // context edits really carries them: an Anthropic-format route that supports
 // the clearing edits. Only then is local clearing skipped.
 func (e *env) anthropicEdits(asked bool) bool {
-	return asked && providers.WireOf(e.route.Provider) == providers.WireAnthropic && e.route.SupportsContextEdits
+	return asked && catalog.WireOf(e.route.Provider) == providers.WireAnthropic && e.route.SupportsContextEdits
 }
 
 // projection is a request projection and what it took to build it.
 type projection struct {
 	msgs     []history.Message
+	source   int // messages of the history projected (the live one, or what a request makes it)
 	clear    clearing.Stats
 	original int // estimate of the normalized history before clearing
 	tokens   int // estimate of msgs
@@ -118,7 +120,7 @@ func (s *Session) project(msgs []history.Message, e *env, skipClearing, base boo
 // committed), none for another one (an agent's fresh window).
 func (s *Session) projectFrom(msgs []history.Message, hz clearing.Horizon, e *env, skipClearing, base bool) projection {
 	norm, _ := history.NormalizeGrow(msgs)
-	var p projection
+	p := projection{source: len(msgs)}
 	p.horizon, p.cold = hz, s.cache.cold(s.m.now(), e.cost)
 	if e.clear.Enabled && !skipClearing {
 		// The live messages leading the input: the history only grows
@@ -316,7 +318,7 @@ func (s *Session) prepare(ctx context.Context, p PrepareParams, prog Progress) (
 
 	// 6. Result.
 	res := &PrepareResult{Messages: msgs, Compaction: report, Trimmed: proj.trimmed, Base: base}
-	if p.NativeContextEdits && providers.WireOf(e.route.Provider) == providers.WireAnthropic {
+	if p.NativeContextEdits && catalog.WireOf(e.route.Provider) == providers.WireAnthropic {
 		res.ContextManagement = contextEdits(e)
 	}
 	// The stats are the request's: only the history's length changed

@@ -10,14 +10,14 @@ import (
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 )
 
 // effective returns the workspace configuration, the session's effective
 // policy (the workspace default with the session's patches applied in
 // order) and the model catalog. The policy is cached per workspace
 // generation.
-func (s *Session) effective() (config.Config, config.Policy, *providers.Catalog) {
+func (s *Session) effective() (config.Config, config.Policy, *catalog.Catalog) {
 	cfg, pol, cat, gen := s.ws.snapshot()
 	if s.pol.valid && s.pol.gen == gen && s.pol.npatch == len(s.patches) {
 		return s.pol.cfg, s.pol.policy, cat
@@ -79,13 +79,13 @@ func (s *Session) syncEstimator() {
 }
 
 // catalogEntries converts the [[models]] entries of cfg.
-func catalogEntries(cfg config.Config) []providers.ModelInfo {
-	out := make([]providers.ModelInfo, 0, len(cfg.Models))
+func catalogEntries(cfg config.Config) []catalog.ModelInfo {
+	out := make([]catalog.ModelInfo, 0, len(cfg.Models))
 	for _, m := range cfg.Models {
-		out = append(out, providers.ModelInfo{Provider: providers.CanonicalProvider(m.Provider), Model: m.Model,
+		out = append(out, catalog.ModelInfo{Provider: catalog.CanonicalProvider(m.Provider), Model: m.Model,
 			ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
-			Cache: providers.CacheCost{Read: m.CacheRead, Write: m.CacheWrite, TTL: time.Duration(m.CacheTTLSeconds) * time.Second},
-			Price: providers.Price{Input: m.InputPrice, CacheRead: m.CacheReadPrice, CacheWrite5m: m.CacheWritePrice,
+			Cache: catalog.CacheCost{Read: m.CacheRead, Write: m.CacheWrite, TTL: time.Duration(m.CacheTTLSeconds) * time.Second},
+			Price: catalog.Price{Input: m.InputPrice, CacheRead: m.CacheReadPrice, CacheWrite5m: m.CacheWritePrice,
 				CacheWrite1h: m.CacheWrite1hPrice, Output: m.OutputPrice, TierTokens: m.PriceTierTokens,
 				TierInput: m.PriceTierInput, TierOutput: m.PriceTierOutput, AsOf: m.PricesAsOf}})
 	}
@@ -111,7 +111,7 @@ func routeOverrides(cfg config.Config, agent string) []compaction.RouteOverride 
 // providerConfig returns the [providers.<name>] table of cfg.
 func providerConfig(cfg config.Config, name string) (config.ProviderConfig, bool) {
 	for k, pc := range cfg.Providers {
-		if providers.CanonicalProvider(k) == name || strings.EqualFold(k, name) {
+		if catalog.CanonicalProvider(k) == name || strings.EqualFold(k, name) {
 			return pc, true
 		}
 	}

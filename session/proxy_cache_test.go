@@ -145,6 +145,12 @@ func TestProxiedRequestsInTheTimeline(t *testing.T) {
 	e := newEnv(t, session.Options{Clock: clk.now}, "")
 	reqs := playProxied(t, e, turns(20, 2400), clk, time.Second, cachePolicy)
 	id := reqs[0].plan.SessionID
+	for i, r := range reqs {
+		// "N of M messages sent": M counts the request's own messages too.
+		if st := r.plan.Stats; st.ProjectedMessages > st.Messages {
+			t.Fatalf("request %d: %d of %d messages sent", i+1, st.ProjectedMessages, st.Messages)
+		}
+	}
 
 	check := func(when string) {
 		t.Helper()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/store"
 )
 
@@ -35,13 +36,13 @@ import (
 
 // receiptLine is one billed call as the session log keeps it.
 type receiptLine struct {
-	Provider string         `json:"provider"`
-	Model    string         `json:"model"`
-	Agent    string         `json:"agent,omitempty"`
-	Bill     providers.Bill `json:"bill"`
+	Provider string       `json:"provider"`
+	Model    string       `json:"model"`
+	Agent    string       `json:"agent,omitempty"`
+	Bill     catalog.Bill `json:"bill"`
 	// Without estimates the same request sent without vtcode-ls; nil for
 	// the calls of a compaction.
-	Without *providers.Bill `json:"without,omitempty"`
+	Without *catalog.Bill `json:"without,omitempty"`
 }
 
 // Receipt is the bill of a session (or of several, added): the tokens by
@@ -53,15 +54,15 @@ type receiptLine struct {
 // Tokens and PaidUSD include the calls of the compactions vtcode-ls made;
 // Requests counts the answers.
 type Receipt struct {
-	Requests int            `json:"requests"`
-	Tokens   providers.Bill `json:"tokens"`
-	PaidUSD  *float64       `json:"paidUsd,omitempty"`
+	Requests int          `json:"requests"`
+	Tokens   catalog.Bill `json:"tokens"`
+	PaidUSD  *float64     `json:"paidUsd,omitempty"`
 	// Without are the tokens and cost of the same requests without
 	// vtcode-ls: an estimate (see the package's receipt.go).
-	WithoutTokens providers.Bill `json:"withoutTokens"`
-	WithoutUSD    *float64       `json:"withoutUsd,omitempty"`
-	SavedUSD      *float64       `json:"savedUsd,omitempty"`
-	Estimate      bool           `json:"withoutIsEstimate"`
+	WithoutTokens catalog.Bill `json:"withoutTokens"`
+	WithoutUSD    *float64     `json:"withoutUsd,omitempty"`
+	SavedUSD      *float64     `json:"savedUsd,omitempty"`
+	Estimate      bool         `json:"withoutIsEstimate"`
 	// TierRequests counts the requests billed at a long-context tier, and
 	// WithoutTierRequests those that would have been without vtcode-ls.
 	TierRequests        int                 `json:"tierRequests,omitempty"`
@@ -74,19 +75,19 @@ type Receipt struct {
 // CompactionReceipt is one compaction: how, what it removed and what its
 // own provider calls cost.
 type CompactionReceipt struct {
-	Trigger         string         `json:"trigger"`
-	Mode            string         `json:"mode"`
-	OriginalTokens  int            `json:"originalTokens"`
-	CompactedTokens int            `json:"compactedTokens"`
-	Model           string         `json:"model,omitempty"`
-	Tokens          providers.Bill `json:"tokens"`
-	USD             *float64       `json:"usd,omitempty"`
+	Trigger         string       `json:"trigger"`
+	Mode            string       `json:"mode"`
+	OriginalTokens  int          `json:"originalTokens"`
+	CompactedTokens int          `json:"compactedTokens"`
+	Model           string       `json:"model,omitempty"`
+	Tokens          catalog.Bill `json:"tokens"`
+	USD             *float64     `json:"usd,omitempty"`
 }
 
 // receiptState folds the receipt lines of a session's log.
 type receiptState struct {
 	requests            int
-	paid, without       providers.Bill
+	paid, without       catalog.Bill
 	paidUSD, withoutUSD float64
 	tier, withoutTier   int
 	unpriced            map[string]bool
@@ -103,7 +104,7 @@ type receiptState struct {
 
 // price returns the list price of a line's model, recording a model without
 // one.
-func (r *receiptState) price(cat *providers.Catalog, l *receiptLine) (providers.Price, bool) {
+func (r *receiptState) price(cat *catalog.Catalog, l *receiptLine) (catalog.Price, bool) {
 	mi, _ := cat.Lookup(l.Provider, l.Model)
 	if !mi.Price.Known() {
 		if r.unpriced == nil {
@@ -119,7 +120,7 @@ func (r *receiptState) price(cat *providers.Catalog, l *receiptLine) (providers.
 }
 
 // answer folds in the line of a recorded answer.
-func (r *receiptState) answer(t time.Time, l *receiptLine, cat *providers.Catalog) {
+func (r *receiptState) answer(t time.Time, l *receiptLine, cat *catalog.Catalog) {
 	if l == nil {
 		return
 	}
@@ -146,7 +147,7 @@ func (r *receiptState) answer(t time.Time, l *receiptLine, cat *providers.Catalo
 }
 
 // compacted folds in a compaction boundary and the bill of its calls.
-func (r *receiptState) compacted(b Boundary, l *receiptLine, cat *providers.Catalog) {
+func (r *receiptState) compacted(b Boundary, l *receiptLine, cat *catalog.Catalog) {
 	switch b.Mode {
 	case "agent", "provider", modeNone:
 		// The agent's and the provider's own compactions happen without
@@ -173,7 +174,7 @@ func (r *receiptState) restored() { r.removed = 0 }
 
 // receipt returns the receipt so far; nil before any billed call.
 func (r *receiptState) receipt() *Receipt {
-	if r.requests == 0 && r.paid == (providers.Bill{}) {
+	if r.requests == 0 && r.paid == (catalog.Bill{}) {
 		return nil
 	}
 	rc := &Receipt{Requests: r.requests, Tokens: r.paid, WithoutTokens: r.without, Estimate: true,
@@ -192,7 +193,7 @@ func (r *receiptState) receipt() *Receipt {
 }
 
 func usdOf(v float64) *float64 {
-	v = providers.RoundUSD(v)
+	v = catalog.RoundUSD(v)
 	return &v
 }
 
@@ -230,9 +231,9 @@ func (a Receipt) Add(b Receipt) Receipt {
 }
 
 // billOf converts a usage in this session's convention (input without the
-// cached part when the route reports it so, see [providers.ModelInfo]) to
+// cached part when the route reports it so, see [catalog.ModelInfo]) to
 // a bill. With Anthropic usage iterations the billed iterations are summed.
-func billOf(u history.Usage, excludesCache bool) providers.Bill {
+func billOf(u history.Usage, excludesCache bool) catalog.Bill {
 	if b, _, ok := providers.AnthropicIterations(u.Iterations); ok {
 		b.CacheCreation1hTokens = min(u.CacheCreation1hTokens, b.CacheCreationTokens)
 		b.ReasoningTokens = u.ReasoningTokens
@@ -244,7 +245,7 @@ func billOf(u history.Usage, excludesCache bool) providers.Bill {
 		in -= read + write
 	}
 	oneHour := min(max(u.CacheCreation1hTokens, 0), write)
-	return providers.Bill{Input: in, CacheRead: read, CacheWrite5m: write - oneHour, CacheWrite1h: oneHour,
+	return catalog.Bill{Input: in, CacheRead: read, CacheWrite5m: write - oneHour, CacheWrite1h: oneHour,
 		Output: max(u.OutputTokens, 0), Reasoning: min(max(u.ReasoningTokens, 0), max(u.OutputTokens, 0))}
 }
 
@@ -257,7 +258,7 @@ func (s *Session) receiptOf(u *history.Usage, agent string) *receiptLine {
 	}
 	_, _, cat := s.effective()
 	mi, _ := cat.Lookup(s.route.Provider, s.route.Model)
-	l := &receiptLine{Provider: providers.CanonicalProvider(s.route.Provider), Model: s.route.Model, Agent: agent,
+	l := &receiptLine{Provider: catalog.CanonicalProvider(s.route.Provider), Model: s.route.Model, Agent: agent,
 		Bill: billOf(*u, mi.UsageExcludesCache)}
 	s.snapMu.Lock()
 	snap := s.snap
@@ -292,7 +293,7 @@ func (s *Session) receiptOf(u *history.Usage, agent string) *receiptLine {
 	case s.m.now().Sub(s.rc.lastTime) <= ttl:
 		read = min(s.rc.lastWithout, w)
 	}
-	wb := providers.Bill{CacheRead: read, Output: l.Bill.Output, Reasoning: l.Bill.Reasoning}
+	wb := catalog.Bill{CacheRead: read, Output: l.Bill.Output, Reasoning: l.Bill.Reasoning}
 	switch {
 	case cc.Write <= 1: // no write premium: the rest is plain input
 		wb.Input = w - read
@@ -306,7 +307,7 @@ func (s *Session) receiptOf(u *history.Usage, agent string) *receiptLine {
 }
 
 // catalog is the session's model catalog.
-func (s *Session) catalog() *providers.Catalog {
+func (s *Session) catalog() *catalog.Catalog {
 	_, _, cat := s.effective()
 	return cat
 }
@@ -316,7 +317,7 @@ func (s *Session) catalog() *providers.Catalog {
 // in which an Anthropic-format route's input excludes it, as the provider
 // reports it.
 func (s *Session) proxyUsage(u *history.Usage) *history.Usage {
-	if u == nil || providers.WireOf(s.route.Provider) != providers.WireAnthropic {
+	if u == nil || catalog.WireOf(s.route.Provider) != providers.WireAnthropic {
 		return u
 	}
 	c := *u
@@ -335,7 +336,7 @@ func compactionCost(c providers.Generator, r providers.Route, u history.Usage) *
 		return nil
 	}
 	// The provider clients report input with the cached part.
-	return &receiptLine{Provider: providers.CanonicalProvider(r.Provider), Model: r.Model, Bill: billOf(u, false)}
+	return &receiptLine{Provider: catalog.CanonicalProvider(r.Provider), Model: r.Model, Bill: billOf(u, false)}
 }
 
 // agentOf names the agent family of a proxied session's key ("claude",
@@ -371,7 +372,7 @@ type StoredReceipt struct {
 // ReadReceipts returns the receipts of the sessions of st updated at or
 // after since (zero: all), most recently updated first, pricing them with
 // cat. Sessions without a billed call are left out.
-func ReadReceipts(st *store.Store, cat *providers.Catalog, since time.Time) ([]StoredReceipt, error) {
+func ReadReceipts(st *store.Store, cat *catalog.Catalog, since time.Time) ([]StoredReceipt, error) {
 	infos, err := st.List()
 	if err != nil {
 		return nil, err
@@ -407,7 +408,7 @@ type receiptEvent struct {
 	Boundary
 }
 
-func readReceipt(st *store.Store, id string, cat *providers.Catalog) (StoredReceipt, error) {
+func readReceipt(st *store.Store, id string, cat *catalog.Catalog) (StoredReceipt, error) {
 	var rs receiptState
 	sr := StoredReceipt{SessionID: id}
 	err := st.ReadEvents(id, func(ev store.Event) error {

@@ -4,19 +4,19 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/config"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 )
 
 // Whether a route takes the Anthropic clearing edits is the catalog's answer
 // for its model, unless the user's [providers.<name>] table says otherwise.
 func TestProviderRouteContextEditsFromCatalog(t *testing.T) {
 	no, yes := false, true
-	house := providers.WithModels([]providers.ModelInfo{{Provider: "anthropic", Model: "house-model", ContextEdits: true}})
+	house := catalog.WithModels([]catalog.ModelInfo{{Provider: "anthropic", Model: "house-model", ContextEdits: true}})
 	cases := []struct {
 		name     string
 		r        route
 		cfg      config.Config
-		cat      *providers.Catalog
+		cat      *catalog.Catalog
 		want     bool
 		wantName string
 	}{

@@ -15,6 +15,7 @@ import (
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/store"
 )
 
@@ -411,8 +412,8 @@ func (s *Session) adoptRoute(provider, model string, window int) error {
 // accepts the Anthropic clearing edits is the catalog's answer for its model
 // (cat, the workspace's catalog; nil: the built-in one) unless
 // [providers.<name>] supports_context_edits overrides it.
-func providerRoute(r route, cfg config.Config, cat *providers.Catalog) providers.Route {
-	name := providers.CanonicalProvider(r.Provider)
+func providerRoute(r route, cfg config.Config, cat *catalog.Catalog) providers.Route {
+	name := catalog.CanonicalProvider(r.Provider)
 	if name == "" {
 		name = "offline"
 	}

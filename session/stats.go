@@ -10,7 +10,7 @@ import (
 func (s *Session) stats(e *env, p projection) Stats {
 	st := Stats{
 		SessionID:           s.id,
-		Messages:            len(s.live),
+		Messages:            p.source,
 		ProjectedMessages:   len(p.msgs),
 		OriginalTokens:      p.original,
 		ProjectedTokens:     p.tokens,

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -85,7 +85,7 @@ func TestReceiptKindsPerRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 		rc := rec.Stats.Receipt
-		want := providers.Bill{Input: 1000, CacheRead: 8000, CacheWrite5m: 1500, CacheWrite1h: 500, Output: 300, Reasoning: 100}
+		want := catalog.Bill{Input: 1000, CacheRead: 8000, CacheWrite5m: 1500, CacheWrite1h: 500, Output: 300, Reasoning: 100}
 		if rc == nil || rc.Tokens != want || rc.Requests != 1 || rc.PaidUSD == nil {
 			t.Errorf("%s: receipt %+v, want tokens %+v, priced", tc.provider, rc, want)
 		}

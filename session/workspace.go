@@ -9,7 +9,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/config"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/store"
 )
 
@@ -24,7 +24,7 @@ type workspace struct {
 	init    json.RawMessage   // initializationOptions
 	patches []json.RawMessage // workspace-default setPolicy patches, oldest first
 	policy  config.Policy     // effective: cfg.Policy + init + patches
-	catalog *providers.Catalog
+	catalog *catalog.Catalog
 	gen     uint64 // bumped at every change of cfg or policy
 	st      *store.Store
 	unwatch func()
@@ -72,7 +72,7 @@ func (w *workspace) setConfig(cfg config.Config) error {
 	}
 	pol = applyPatches(pol, w.patches, w.m.logger.With("workspace", w.root))
 	w.cfg, w.policy = cfg, pol
-	w.catalog = providers.WithModels(catalogEntries(cfg))
+	w.catalog = catalog.WithModels(catalogEntries(cfg))
 	w.gen++
 	return nil
 }
@@ -95,7 +95,7 @@ func (w *workspace) reload(cfg config.Config, err error) {
 
 // snapshot returns the configuration, effective default policy, model
 // catalog and generation.
-func (w *workspace) snapshot() (config.Config, config.Policy, *providers.Catalog, uint64) {
+func (w *workspace) snapshot() (config.Config, config.Policy, *catalog.Catalog, uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cfg, w.policy, w.catalog, w.gen

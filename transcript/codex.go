@@ -38,12 +38,18 @@ func convertCodex(lines []line) (*Transcript, error) {
 			}
 			c.item(payload, l.obj["payload"])
 		case "compacted":
-			// Codex's own compaction: the summary that replaced the history.
+			// Codex's own compaction: the summary that replaced the history
+			// (an older CLI's message), or the replacement history itself,
+			// which is kept for AgentCompactions only.
 			if payload != nil && str(payload["message"]) != "" {
 				c.flushReasoning()
 				c.open = -1
 				c.out = append(c.out, history.NewText(history.User, str(payload["message"])))
+				c.b.t.compactions = append(c.b.t.compactions, AgentCompaction{At: len(c.out) - 1, Summary: []history.Message{c.out[len(c.out)-1]}})
 				continue
+			}
+			if payload != nil && len(rawArray(payload["replacement_history"])) > 0 {
+				c.b.t.compactions = append(c.b.t.compactions, AgentCompaction{At: len(c.out), Summary: codexReplacement(payload["replacement_history"])})
 			}
 			c.b.skip(typ)
 		case "event_msg":

@@ -39,6 +39,10 @@
 // not carry (while dropping roles, parts or records it does not know) is a
 // [*MisreadError] that says what was dropped, never a silent misread.
 //
+// The agent's own compactions the record holds (Claude Code's compact
+// summary, Codex compacted items, Copilot CLI's and opencode's summaries)
+// and the prefix each replaced are listed by [Transcript.AgentCompactions].
+//
 // Conversion keeps the ids the source has (message ids and tool call ids);
 // a tool call without an id gets a deterministic one (call_1, call_2, … in
 // order of appearance).
@@ -116,6 +120,10 @@ type Transcript struct {
 	Conversations int
 
 	dropped map[string]map[string]int // what the conversion did not carry, for the misread guard
+
+	// compactions are the agent's own compactions not imported as marked
+	// messages (see AgentCompactions).
+	compactions []AgentCompaction
 }
 
 // UnknownFormatError reports content that matches no supported format.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/session"
 )
@@ -13,7 +14,7 @@ import (
 // measure the daemon with its embedded offline summarizer, the default
 // route, and never reach a network provider.
 func offlineClients(route providers.Route, _ config.Config) (providers.Generator, error) {
-	switch providers.CanonicalProvider(route.Provider) {
+	switch catalog.CanonicalProvider(route.Provider) {
 	case "", "offline":
 		return offline.New(), nil
 	}

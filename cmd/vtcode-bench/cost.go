@@ -14,7 +14,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/session"
 	"github.com/vtcode/vtcode-ls/transcript"
 )
@@ -143,7 +143,7 @@ func costOf(ctx context.Context, name string, msgs []history.Message, provider, 
 		res[i] = p
 	}
 	cur, base, seed := res[0], res[1], res[2]
-	cc := (*providers.Catalog)(nil).Cost(provider, model)
+	cc := (*catalog.Catalog)(nil).Cost(provider, model)
 	row.Turns, row.OverBudget, row.Compactions = cur.turns, cur.overBudget, cur.compactions
 	row.SentRatio = fratio(float64(cur.sent), float64(base.sent))
 	row.Reuse, row.BaseReuse, row.SeedReuse = cur.reuse(), base.reuse(), seed.reuse()

@@ -6,7 +6,7 @@ import (
 	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 )
 
 // bestStepped is the cost ratio (to sending everything) of the best
@@ -18,7 +18,7 @@ import (
 // costs less. Both costs count the messages only (no system prompt), with
 // every request read from the cache up to the first byte that differs from
 // the previous request and its answer.
-func bestStepped(msgs []history.Message, cc providers.CacheCost, window int) float64 {
+func bestStepped(msgs []history.Message, cc catalog.CacheCost, window int) float64 {
 	est := history.NewEstimator(history.O200k)
 	seed := clearing.SeedPolicy()
 	hold := seed

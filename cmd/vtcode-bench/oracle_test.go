@@ -9,7 +9,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/corpus"
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/transcript"
 )
 
@@ -24,7 +24,7 @@ func TestBestSteppedBelowTrigger(t *testing.T) {
 			history.NewToolResult(id, "read_file", "package a // short"))
 	}
 	msgs = append(msgs, history.NewText(history.Assistant, "done"))
-	cc := (*providers.Catalog)(nil).Cost("anthropic", "claude-sonnet-4-5")
+	cc := (*catalog.Catalog)(nil).Cost("anthropic", "claude-sonnet-4-5")
 	if got := bestStepped(msgs, cc, costWindow); got != 1 {
 		t.Fatalf("best = %v, want 1 (nothing to clear)", got)
 	}

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/proxy"
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
 	"github.com/vtcode/vtcode-ls/session"
@@ -118,7 +118,7 @@ func proxyCostPlay(ctx context.Context, wire string, size, turns int) ([]ProxyCo
 	base := ProxyCostRow{Wire: wire, ResultBytes: size, Turns: turns, DirectStable: ds, DirectRequests: dn, ProxiedStable: ps, ProxiedRequests: pn,
 		Rejected:  len(direct.Strictness().Rejected) + len(through.Strictness().Rejected),
 		SentRatio: ratioOf(float64(promptBytes(through)), float64(promptBytes(direct)))}
-	var cat *providers.Catalog // the built-in cost table
+	var cat *catalog.Catalog // the built-in cost table
 	var rows []ProxyCostRow
 	for _, pr := range costRoutes {
 		cc := cat.Cost(pr.provider, pr.model)
@@ -147,7 +147,7 @@ func promptBytes(up *proxytest.Upstream) int {
 
 // modelledCost is the input cost of every request an upstream answered
 // under cc, in uncached-token units (4 bytes a token).
-func modelledCost(up *proxytest.Upstream, cc providers.CacheCost) float64 {
+func modelledCost(up *proxytest.Upstream, cc catalog.CacheCost) float64 {
 	sum := 0.0
 	for _, e := range up.Strictness().Entries {
 		sum += cc.Units(e.PromptBytes/4, e.CachedBytes/4)

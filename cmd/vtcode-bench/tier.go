@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -57,12 +57,12 @@ type tierPlay struct {
 }
 
 // playTier plays msgs with the policy patch and bills every request.
-func playTier(ctx context.Context, msgs []history.Message, policy string, price providers.Price) (tierPlay, error) {
+func playTier(ctx context.Context, msgs []history.Message, policy string, price catalog.Price) (tierPlay, error) {
 	var tp tierPlay
 	est := history.NewEstimator(history.Approx)
 	p, err := playWith(ctx, msgs, "anthropic", tierModel, policy, tierWindow, func(pr *session.PrepareResult, resp *history.Message) {
 		st := pr.Stats
-		var b providers.Bill
+		var b catalog.Bill
 		if ru := st.Reuse; ru != nil {
 			b.CacheRead, b.CacheWrite5m = ru.ReusedTokens, ru.RequestTokens-ru.ReusedTokens
 		} else {
@@ -77,7 +77,7 @@ func playTier(ctx context.Context, msgs []history.Message, policy string, price 
 		tp.maxRequest = max(tp.maxRequest, b.Prompt())
 		tp.usd += price.Cost(b)
 		if c := pr.Compaction; c != nil && c.ArtifactID != "" {
-			tp.usd += price.Cost(providers.Bill{Input: c.OriginalTokens, Output: c.CompactedTokens})
+			tp.usd += price.Cost(catalog.Bill{Input: c.OriginalTokens, Output: c.CompactedTokens})
 		}
 	})
 	tp.turns, tp.compactions = p.turns, p.compactions
@@ -86,7 +86,7 @@ func playTier(ctx context.Context, msgs []history.Message, policy string, price 
 
 // benchTier plays every real session of the corpus three ways.
 func benchTier(ctx context.Context, logf func(string, ...any)) ([]TierRow, error) {
-	mi, _ := providers.LookupModel("anthropic", tierModel)
+	mi, _ := catalog.LookupModel("anthropic", tierModel)
 	price := mi.Price
 	if price.TierTokens == 0 {
 		return nil, fmt.Errorf("tier: the catalog has no long-context tier for %s", tierModel)
@@ -107,7 +107,7 @@ func benchTier(ctx context.Context, logf func(string, ...any)) ([]TierRow, error
 		}
 		all, stay, noStay := plays[0], plays[1], plays[2]
 		rows = append(rows, TierRow{Session: name, Turns: all.turns,
-			EverythingUSD: providers.RoundUSD(all.usd), StayUSD: providers.RoundUSD(stay.usd), NoStayUSD: providers.RoundUSD(noStay.usd),
+			EverythingUSD: catalog.RoundUSD(all.usd), StayUSD: catalog.RoundUSD(stay.usd), NoStayUSD: catalog.RoundUSD(noStay.usd),
 			StayRatio: fratio(stay.usd, all.usd), NoStayRatio: fratio(noStay.usd, all.usd),
 			EverythingInTier: all.inTier, StayInTier: stay.inTier, NoStayInTier: noStay.inTier,
 			StayCompactions: stay.compactions, NoStayCompactions: noStay.compactions, MaxRequest: all.maxRequest})
@@ -141,6 +141,6 @@ func writeTierTable(w io.Writer, rows []TierRow) error {
 }
 
 func pricesDate() string {
-	mi, _ := providers.LookupModel("anthropic", tierModel)
+	mi, _ := catalog.LookupModel("anthropic", tierModel)
 	return "as of " + mi.Price.AsOf
 }

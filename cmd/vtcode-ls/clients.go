@@ -9,7 +9,9 @@ import (
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/providers/chatcompat"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/providers/openai"
 	"github.com/vtcode/vtcode-ls/session"
@@ -50,7 +52,7 @@ func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, ge
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	name := providers.CanonicalProvider(route.Provider)
+	name := catalog.CanonicalProvider(route.Provider)
 	if name == "" || name == "offline" {
 		return offline.New(), nil
 	}
@@ -65,14 +67,14 @@ func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, ge
 	if base == "" {
 		base = localBaseURLs[name]
 	}
-	wire := providers.WireOf(name)
+	wire := catalog.WireOf(name)
 	if !known(name) && base == "" {
 		return nil, fmt.Errorf("provider %q: unknown provider without a base URL; set [providers.%s] base_url in the user configuration (~/.config/vtcode/vtcode.toml) for an OpenAI-compatible server, or use one of: %s",
-			route.Provider, name, strings.Join(providers.KnownProviders(), ", "))
+			route.Provider, name, strings.Join(catalog.KnownProviders(), ", "))
 	}
 	env := pc.APIKeyEnv
 	if env == "" {
-		env = providers.DefaultAPIKeyEnv(name)
+		env = catalog.DefaultAPIKeyEnv(name)
 	}
 	key := ""
 	if env != "" {
@@ -81,7 +83,7 @@ func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, ge
 			return nil, fmt.Errorf("provider %s: no API key: environment variable %s is not set (set [providers.%s] api_key_env in the user configuration to use another variable)", name, env, name)
 		}
 	}
-	ep := providers.Endpoint{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: logger}
+	ep := httpapi.Endpoint{Provider: name, BaseURL: base, APIKey: key, Model: route.Model, Logger: logger}
 	switch wire {
 	case providers.WireResponses:
 		return generator(openai.New(openai.Config{Endpoint: ep}))
@@ -107,7 +109,7 @@ func known(name string) bool {
 	if _, ok := localBaseURLs[name]; ok {
 		return true
 	}
-	for _, p := range providers.KnownProviders() {
+	for _, p := range catalog.KnownProviders() {
 		if p == name {
 			return true
 		}

@@ -17,7 +17,7 @@ import (
 func evalMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the ledger as JSON (summaries included)")
+	asJSON := fs.Bool("json", false, "print the ledger as JSON (summaries included; versusAgent is the second table)")
 	var more factsFiles
 	fs.Var(&more, "facts", "a further facts file whose facts are added to DIR's sessions (repeatable)")
 	fs.Usage = func() {
@@ -28,7 +28,13 @@ Runs the fact ledger: compacts each session listed in DIR/facts.json at a
 compaction) and the built-in long-turn scenario, and prints, per session and
 in total, the facts kept in the summary and in the whole compacted history,
 the work-in-progress facts kept in the summary, and the claims of the
-summary that the record contradicts. A facts.json entry is a list of facts
+summary that the record contradicts. A second table, "vs the agent's own
+summary", lists every session whose record holds the agent's own compaction
+(Claude Code's compact summary, a Codex compacted item, Copilot CLI's and
+opencode's summaries): the messages before the first one are compacted
+offline the same way, and both summaries are scored on the session's facts
+that occur in that prefix, with their sizes in tokens; it does not count
+toward the exit code. A facts.json entry is a list of facts
 or {"facts": [...], "wip": [...]}, every string as the record holds it;
 --facts adds another file's facts to DIR's sessions. DIR defaults to
 $VTCODE_TRANSCRIPTS, else shared/transcripts beside the module root (or one

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/session"
 	"github.com/vtcode/vtcode-ls/transcript"
 )
@@ -67,13 +67,13 @@ func openEnv(ctx context.Context, rf routeFlags, stderr io.Writer) (*env, error)
 	}
 	e := &env{dir: dir, window: rf.window}
 	if e.window == 0 {
-		if info, ok := providers.LookupModel(rf.provider, rf.model); ok && info.ContextWindow > 0 {
+		if info, ok := catalog.LookupModel(rf.provider, rf.model); ok && info.ContextWindow > 0 {
 			e.window = info.ContextWindow
 		} else {
 			e.window, e.assumed = defaultWindow, true
 		}
 	}
-	e.route = providers.CanonicalProvider(rf.provider)
+	e.route = catalog.CanonicalProvider(rf.provider)
 	if e.route == "" {
 		e.route = "offline"
 	}

@@ -4,8 +4,11 @@
 // counts, per session, the facts of a facts.json kept in the summary and in
 // the whole compacted history, the work-in-progress facts (uncommitted paths,
 // the active plan item, stale checks) kept in the summary, and the claims of
-// the summary that the record contradicts (see [Contradictions]). `vtcode-ls eval` and `make bench` print
-// its table; a test holds the totals to the targets.
+// the summary that the record contradicts (see [Contradictions]). A second
+// table sets the offline summary against the agent's own summary of the same
+// prefix, for every session whose record holds one (see [CompareAgent]).
+// `vtcode-ls eval` and `make bench` print both tables; a test holds the
+// totals of the first to the targets.
 package ledger
 
 import (
@@ -178,6 +181,9 @@ type Report struct {
 	Dir      string    `json:"dir"`
 	Window   int       `json:"window"`
 	Sessions []Session `json:"sessions"`
+	// Versus compares the offline summary with the agent's own, for every
+	// session whose record holds one (see [CompareAgent]).
+	Versus []Versus `json:"versusAgent"`
 }
 
 // Totals returns the facts, those kept in the summary and in the history,
@@ -259,6 +265,13 @@ func Run(ctx context.Context, dir string, more ...string) (*Report, error) {
 			return nil, err
 		}
 		rep.Sessions = append(rep.Sessions, s)
+		v, ok, err := CompareAgent(ctx, n, s.Facts, tr)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			rep.Versus = append(rep.Versus, *v)
+		}
 	}
 	lt := Session{Name: LongTurnName, Facts: LongTurnFacts()}
 	if err := Measure(ctx, &lt, LongTurn()); err != nil {
@@ -285,15 +298,7 @@ func Measure(ctx context.Context, s *Session, msgs []history.Message) error {
 		}
 	}
 	began := time.Now()
-	res, err := compaction.Compact(ctx, msgs, compaction.Options{
-		Trigger:        compaction.TriggerManual,
-		Strategy:       "local",
-		Capacity:       Window,
-		ReservedOutput: reservedOutput,
-		Prefix:         prefixTokens,
-		Route:          providers.Route{Provider: offline.Name},
-		Client:         offline.New(),
-	})
+	res, err := compactOffline(ctx, msgs)
 	s.ElapsedNs = time.Since(began).Nanoseconds()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -322,6 +327,20 @@ func Measure(ctx context.Context, s *Session, msgs []history.Message) error {
 	}
 	s.Contradictions = Contradictions(res.Summary, rec)
 	return nil
+}
+
+// compactOffline compacts msgs as the ledger does: the offline summarizer at
+// [Window], as a session with the default policy would.
+func compactOffline(ctx context.Context, msgs []history.Message) (*compaction.Result, error) {
+	return compaction.Compact(ctx, msgs, compaction.Options{
+		Trigger:        compaction.TriggerManual,
+		Strategy:       "local",
+		Capacity:       Window,
+		ReservedOutput: reservedOutput,
+		Prefix:         prefixTokens,
+		Route:          providers.Route{Provider: offline.Name},
+		Client:         offline.New(),
+	})
 }
 
 // Texts returns every string of m a model reads: content, tool call
@@ -398,6 +417,7 @@ func Write(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "  facts file: %q is not in the record\n", f)
 		}
 	}
+	writeVersus(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

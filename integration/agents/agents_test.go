@@ -33,7 +33,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
 )
 
@@ -854,7 +854,7 @@ func runPair(t *testing.T, script func(ws string) []proxytest.Turn, wire string,
 
 // inputCost is the modelled input cost of every model request an upstream
 // answered, under cache pricing cc, in units of uncached tokens (4 bytes).
-func inputCost(up *proxytest.Upstream, cc providers.CacheCost) float64 {
+func inputCost(up *proxytest.Upstream, cc catalog.CacheCost) float64 {
 	sum := 0.0
 	for _, e := range up.Strictness().Entries {
 		sum += cc.Units(e.PromptBytes/4, e.CachedBytes/4)
@@ -902,7 +902,7 @@ func compareCache(t *testing.T, p pair) {
 		}
 		t.Errorf("through the proxy %d/%d requests start with the previous one, the agent alone %d/%d: want at least %.0f %% of its share", ps, pn, ds, dn, 100*stableShare)
 	}
-	var cat *providers.Catalog // the built-in cost table
+	var cat *catalog.Catalog // the built-in cost table
 	for _, pr := range []struct{ name, provider, model string }{
 		{"Anthropic", "anthropic", "claude-sonnet-4-6"}, {"OpenAI", "openai", "gpt-5.1-codex"},
 	} {

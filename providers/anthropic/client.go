@@ -16,7 +16,7 @@
 // message and older compaction blocks are not sent. A request replaying a
 // compaction block carries the compact-2026-01-12 beta. A request whose
 // max_tokens is expected to take over ten minutes
-// ([providers.ModelInfo.StreamingRequired]) streams. Tool schemas are sent
+// ([catalog.ModelInfo.StreamingRequired]) streams. Tool schemas are sent
 // with tool_choice {"type":"none"}; when a request has tool calls but no tool
 // schemas, calls and results are sent as text, since the API refuses tool
 // blocks without tool definitions. A request that would end with an
@@ -39,6 +39,8 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 )
 
 // DefaultVersion is the anthropic-version header value.
@@ -72,7 +74,7 @@ const (
 // anthropic-beta value in Header is ignored: beta headers are derived from
 // the payload.
 type Config struct {
-	providers.Endpoint
+	httpapi.Endpoint
 	// Version is the anthropic-version header; "" means DefaultVersion.
 	Version string
 	// MaxTokens is max_tokens when a request leaves MaxOutputTokens 0; 0
@@ -88,7 +90,7 @@ type Config struct {
 type Client struct {
 	cfg    Config
 	base   string
-	caller *providers.Caller
+	caller *httpapi.Caller
 }
 
 var _ providers.Generator = (*Client)(nil)
@@ -96,7 +98,7 @@ var _ providers.Generator = (*Client)(nil)
 // New returns a client for cfg. It fails when the base URL is not an
 // absolute http(s) URL.
 func New(cfg Config) (*Client, error) {
-	cfg.Provider = providers.CanonicalProvider(cmp.Or(cfg.Provider, "anthropic"))
+	cfg.Provider = catalog.CanonicalProvider(cmp.Or(cfg.Provider, "anthropic"))
 	cfg.Version = cmp.Or(cfg.Version, DefaultVersion)
 	base, caller, err := cfg.Resolve("anthropic")
 	if err != nil {
@@ -110,8 +112,8 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Route() providers.Route { return c.cfg.Route() }
 
 // MessagesURL returns the generation endpoint: /v1/messages on the base URL
-// ([providers.APIURL]).
-func (c *Client) MessagesURL() string { return providers.JoinURL(c.base, "/v1/messages") }
+// ([httpapi.APIURL]).
+func (c *Client) MessagesURL() string { return httpapi.JoinURL(c.base, "/v1/messages") }
 
 // request is the body of POST /messages.
 type request struct {
@@ -175,7 +177,7 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 		return nil, c.caller.Fail(model, providers.KindRejected, "no model configured")
 	}
 	wireModel, oneM := strings.CutSuffix(model, "[1m]")
-	info, _ := providers.LookupModel("anthropic", model)
+	info, _ := catalog.LookupModel("anthropic", model)
 	body := request{Model: wireModel, MaxTokens: c.maxTokens(req, info)}
 	textTools := len(req.Tools) == 0
 	system, msgs, conv := convert(req.Messages, textTools)
@@ -202,12 +204,12 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encode request: %w", err)
 	}
-	resp, err := c.caller.Post(ctx, providers.Call{Model: model, URL: c.MessagesURL(), Header: c.header(&body, conv.compaction, oneM), Body: raw})
+	resp, err := c.caller.Post(ctx, httpapi.Call{Model: model, URL: c.MessagesURL(), Header: c.header(&body, conv.compaction, oneM), Body: raw})
 	if err != nil {
 		return nil, err
 	}
 	var res *messageResponse
-	if providers.IsEventStream(resp) {
+	if httpapi.IsEventStream(resp) {
 		defer resp.Body.Close()
 		res, err = c.readStream(ctx, model, resp)
 	} else {
@@ -294,7 +296,7 @@ func BetasFor(editTypes []string, compactionBlock, oneM bool) string {
 
 // maxTokens is max_tokens: the request's, else the configured one, else the
 // catalog's output limit capped at 32,000, else 8,192.
-func (c *Client) maxTokens(req *providers.Request, info providers.ModelInfo) int {
+func (c *Client) maxTokens(req *providers.Request, info catalog.ModelInfo) int {
 	if req.MaxOutputTokens > 0 {
 		return req.MaxOutputTokens
 	}
@@ -310,7 +312,7 @@ func (c *Client) maxTokens(req *providers.Request, info providers.ModelInfo) int
 // thinkingFor returns the thinking configuration that enables thinking on a
 // model: adaptive where the catalog says it is supported, else a budget of
 // half of max_tokens (raising max_tokens to 2,048 when smaller).
-func thinkingFor(info providers.ModelInfo, maxTokens *int) *thinking {
+func thinkingFor(info catalog.ModelInfo, maxTokens *int) *thinking {
 	if info.AdaptiveThinking {
 		return &thinking{Type: "adaptive"}
 	}

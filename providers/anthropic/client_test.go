@@ -16,6 +16,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 )
 
@@ -59,7 +60,7 @@ var shellTool = json.RawMessage(`{"type":"function","function":{"name":"shell","
 
 func TestGenerateRequest(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.AnthropicText("summary", 100, 10))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/v1", Header: http.Header{"Anthropic-Beta": {"caller-set"}, "X-Extra": {"1"}}}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL + "/v1", Header: http.Header{"Anthropic-Beta": {"caller-set"}, "X-Extra": {"1"}}}})
 	_, err := c.Generate(context.Background(), &providers.Request{
 		System:          "You are a summarizer.",
 		Messages:        sampleHistory(),
@@ -115,7 +116,7 @@ func TestGenerateRequest(t *testing.T) {
 
 func TestToolBlocksAsTextWithoutTools(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.AnthropicText("summary", 100, 10))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestEditLadder(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, providertest.AnthropicCompacted("summary"))
-			c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Model: tc.model, Header: http.Header{"anthropic-beta": {"x"}}}})
+			c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL, Model: tc.model, Header: http.Header{"anthropic-beta": {"x"}}}})
 			inline := tc.inline
 			if _, err := c.Generate(context.Background(), &providers.Request{Messages: tc.msgs, Inline: &inline, Tools: []json.RawMessage{shellTool}}); err != nil {
 				t.Fatal(err)
@@ -230,7 +231,7 @@ func TestEditLadder(t *testing.T) {
 
 func TestCompactionResponseKeptWhole(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.AnthropicCompacted("## Goal\nfix the parser"))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory(), Inline: &providers.InlineCompaction{}})
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +255,7 @@ func TestNullCompactionFallsBack(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.JSON(200, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-6",
 		"content":[{"type":"compaction","content":null}],"stop_reason":"compaction",
 		"usage":{"input_tokens":10,"output_tokens":0}}`))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory(), Inline: &providers.InlineCompaction{}})
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +281,7 @@ func TestCompactionReplayAndThinkingBoundary(t *testing.T) {
 		history.NewText(history.User, "next"),
 	}
 	srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestStreamedResponse(t *testing.T) {
 		providertest.Event{Name: "message_delta", Data: `{"type":"message_delta","delta":{"stop_reason":"compaction"},"usage":{"output_tokens":9,"iterations":[{"type":"compaction","input_tokens":90000,"output_tokens":900}]}}`},
 		providertest.Event{Name: "message_stop", Data: `{"type":"message_stop"}`},
 	))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -361,7 +362,7 @@ func TestStreamedResponse(t *testing.T) {
 		t.Errorf("got %q stop %q usage %+v", res.Message.Text(), res.StopReason, res.Usage)
 	}
 
-	c2, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Stream: true}})
+	c2, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL, Stream: true}})
 	res, err = c2.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -422,7 +423,7 @@ func TestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, tc.replies...)
-			c, sl := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+			c, sl := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 			_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 			if got := providers.KindOf(err); got != tc.kind {
 				t.Fatalf("kind = %q (%v), want %q", got, err, tc.kind)
@@ -445,7 +446,7 @@ func TestErrors(t *testing.T) {
 
 func TestBearerAuthAndOneMillion(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Model: "claude-sonnet-4-5[1m]"}, BearerAuth: true})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL, Model: "claude-sonnet-4-5[1m]"}, BearerAuth: true})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +471,7 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 		providertest.AnthropicError(500, "api_error", "internal error for key "+key),
 		providertest.AnthropicError(500, "api_error", "internal error for key "+key),
 		providertest.AnthropicError(500, "api_error", "internal error for key "+key))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, APIKey: key, Logger: logger}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL, APIKey: key, Logger: logger}})
 	for range 2 {
 		_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 		if err == nil {
@@ -497,7 +498,7 @@ func TestMediaBlocks(t *testing.T) {
 		`{"type":"document","source":{"type":"url","url":"https://x/a.pdf"}}`,
 		`{"type":"input_audio","input_audio":{"data":"x","format":"wav"}}`)
 	srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	msgs := []history.Message{{Role: history.User, Content: history.Parts(parts...)}, history.NewToolResult("t1", "shot", "")}
 	msgs[1].Content = history.Parts(history.TextPart("screen"), parts[1])
 	msgs = append([]history.Message{history.NewText(history.User, "go"), {Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "t1", Name: "shot"}}}}, msgs[1], msgs[0])
@@ -546,7 +547,7 @@ func TestCompactionBlockNeedsBeta(t *testing.T) {
 			history.NewText(history.User, "go on")}, ""},
 	} {
 		srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
-		c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+		c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 		if _, err := c.Generate(context.Background(), &providers.Request{Messages: tc.msgs, MaxOutputTokens: 1000}); err != nil {
 			t.Fatal(err)
 		}
@@ -581,7 +582,7 @@ func TestOnlyNewestCompactionBlockFirst(t *testing.T) {
 		history.NewText(history.User, "next"),
 	}
 	srv := providertest.NewServer(t, providertest.AnthropicText("ok", 1, 1))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: msgs, MaxOutputTokens: 1000}); err != nil {
 		t.Fatal(err)
 	}
@@ -619,7 +620,7 @@ func TestLongSummaryStreams(t *testing.T) {
 			reply = providertest.AnthropicStream("summary")
 		}
 		srv := providertest.NewServer(t, reply)
-		c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+		c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 		res, err := c.Generate(context.Background(), &providers.Request{Model: tc.model, MaxOutputTokens: tc.maxTokens,
 			Messages: []history.Message{history.NewText(history.User, "summarize")}})
 		if err != nil {

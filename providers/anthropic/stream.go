@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/sse"
 )
 
 // streamEvent is the union of the Messages stream event fields read here.
@@ -206,7 +207,7 @@ func (s *messageStream) response() *messageResponse {
 func (c *Client) readStream(ctx context.Context, model string, resp *http.Response) (*messageResponse, error) {
 	s := newMessageStream()
 	var streamErr error
-	err := providers.ReadSSE(resp.Body, func(event, data string) error {
+	err := sse.Read(resp.Body, func(event, data string) error {
 		err := s.add(event, data)
 		var bad *badEvent
 		switch {

@@ -30,6 +30,8 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 )
 
 // Config configures a Client. Provider is required: "openrouter",
@@ -39,14 +41,14 @@ import (
 // servers). Stream also asks for usage in the last chunk. Header can carry,
 // for example, OpenRouter's HTTP-Referer and X-Title.
 type Config struct {
-	providers.Endpoint
+	httpapi.Endpoint
 }
 
 // Client is a chat completions client. It is safe for concurrent use.
 type Client struct {
 	cfg    Config
 	base   string
-	caller *providers.Caller
+	caller *httpapi.Caller
 }
 
 var _ providers.Generator = (*Client)(nil)
@@ -54,7 +56,7 @@ var _ providers.Generator = (*Client)(nil)
 // New returns a client for cfg. It fails when the route has no base URL or
 // the base URL is not an absolute http(s) URL.
 func New(cfg Config) (*Client, error) {
-	cfg.Provider = providers.CanonicalProvider(cfg.Provider)
+	cfg.Provider = catalog.CanonicalProvider(cfg.Provider)
 	if cfg.Provider == "" {
 		return nil, fmt.Errorf("chatcompat: provider name required")
 	}
@@ -70,8 +72,8 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Route() providers.Route { return c.cfg.Route() }
 
 // CompletionsURL returns the generation endpoint: /v1/chat/completions on the
-// base URL ([providers.APIURL]).
-func (c *Client) CompletionsURL() string { return providers.JoinURL(c.base, "/v1/chat/completions") }
+// base URL ([httpapi.APIURL]).
+func (c *Client) CompletionsURL() string { return httpapi.JoinURL(c.base, "/v1/chat/completions") }
 
 type request struct {
 	Model         string            `json:"model"`
@@ -136,12 +138,12 @@ func (c *Client) Generate(ctx context.Context, req *providers.Request) (*provide
 	if c.cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
-	resp, err := c.caller.Post(ctx, providers.Call{Model: model, URL: c.CompletionsURL(), Header: h, Body: raw})
+	resp, err := c.caller.Post(ctx, httpapi.Call{Model: model, URL: c.CompletionsURL(), Header: h, Body: raw})
 	if err != nil {
 		return nil, err
 	}
 	var res *completion
-	if providers.IsEventStream(resp) {
+	if httpapi.IsEventStream(resp) {
 		defer resp.Body.Close()
 		res, err = c.readStream(ctx, model, resp)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 )
 
@@ -53,7 +54,7 @@ func sampleHistory() []history.Message {
 
 func TestGenerateRequest(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.ChatText("summary", 100, 10))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/api/v1", Header: http.Header{"HTTP-Referer": {"https://vtcode.dev"}}}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL + "/api/v1", Header: http.Header{"HTTP-Referer": {"https://vtcode.dev"}}}})
 	_, err := c.Generate(context.Background(), &providers.Request{
 		System:          "You are a summarizer.",
 		Messages:        sampleHistory(),
@@ -103,7 +104,7 @@ func TestLocalServerAndGemini(t *testing.T) {
 		providertest.ChatText("ok", 1, 1),
 		providertest.JSON(200, `{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[
 			{"id":"fc_1","type":"function","function":{"name":"read","arguments":"{}"},"extra_content":{"google":{"thought_signature":"SIG2"}}}]},"finish_reason":"tool_calls"}]}`))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{Provider: "ollama", BaseURL: srv.URL + "/v1", Model: "qwen3-coder"}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{Provider: "ollama", BaseURL: srv.URL + "/v1", Model: "qwen3-coder"}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestLocalServerAndGemini(t *testing.T) {
 		t.Error("thought signature sent to a non-gemini route")
 	}
 
-	g, _ := newClient(t, Config{Endpoint: providers.Endpoint{Provider: "gemini", BaseURL: srv.URL, Model: "gemini-2.5-pro"}})
+	g, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{Provider: "gemini", BaseURL: srv.URL, Model: "gemini-2.5-pro"}})
 	res, err := g.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func TestLocalServerAndGemini(t *testing.T) {
 		"deepseek": "https://api.deepseek.com/v1/chat/completions", // its base without /v1: the whole path
 		"gemini":   "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions",
 	} {
-		c, err := New(Config{Endpoint: providers.Endpoint{Provider: p}})
+		c, err := New(Config{Endpoint: httpapi.Endpoint{Provider: p}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +141,7 @@ func TestLocalServerAndGemini(t *testing.T) {
 			t.Errorf("%s URL = %q, want %q", p, got, want)
 		}
 	}
-	if _, err := New(Config{Endpoint: providers.Endpoint{Provider: "my-proxy"}}); err == nil {
+	if _, err := New(Config{Endpoint: httpapi.Endpoint{Provider: "my-proxy"}}); err == nil {
 		t.Error("unknown provider without base URL: no error")
 	}
 }
@@ -154,7 +155,7 @@ func TestParseResponses(t *testing.T) {
 			"reasoning_details":[{"type":"reasoning.text","text":"or-reasoning","format":"anthropic-claude-v1","index":0}]},"finish_reason":"length"}],
 			"usage":{"prompt_tokens":10,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4}}}`),
 	)
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	get := func() *providers.Response {
 		t.Helper()
 		res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
@@ -184,7 +185,7 @@ func TestStream(t *testing.T) {
 			providertest.Event{Data: `{"choices":[{"index":0,"delta":{"reasoning_content":"ink","tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"sh","arguments":"{\"a\""}}]}}]}`},
 			providertest.Event{Data: `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]},"finish_reason":"tool_calls"}]}`},
 		))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,7 @@ func TestStream(t *testing.T) {
 	if body := srv.Last().JSON(); body["stream"] != false || body["stream_options"] != nil {
 		t.Errorf("non-stream request: %v", body)
 	}
-	cs, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Stream: true}})
+	cs, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL, Stream: true}})
 	if _, err := cs.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, tc.reply...)
-			c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+			c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 			_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 			if got := providers.KindOf(err); got != tc.kind {
 				t.Fatalf("kind = %q (%v), want %q", got, err, tc.kind)
@@ -268,7 +269,7 @@ func TestErrors(t *testing.T) {
 func TestRateLimitRetryAfterDate(t *testing.T) {
 	when := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
 	srv := providertest.NewServer(t, providertest.RateLimited("1").WithHeader("Retry-After", when), providertest.ChatText("ok", 1, 1))
-	c, sl := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, sl := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 	srv := providertest.NewServer(t,
 		providertest.JSON(401, `{"error":{"message":"No auth credentials found for Bearer `+key+`","code":401}}`),
 		providertest.JSON(502, `bad gateway for `+key), providertest.JSON(502, `bad gateway for `+key), providertest.JSON(502, `bad gateway for `+key))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, APIKey: key, Logger: logger}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL, APIKey: key, Logger: logger}})
 	for range 2 {
 		_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 		if err == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/sse"
 )
 
 // completion is a chat completion (also the accumulated stream).
@@ -206,7 +207,7 @@ func (c *Client) readStream(ctx context.Context, model string, resp *http.Respon
 	var st chatStream
 	done := false
 	var streamErr error
-	err := providers.ReadSSE(resp.Body, func(_, data string) error {
+	err := sse.Read(resp.Body, func(_, data string) error {
 		if strings.TrimSpace(data) == "[DONE]" {
 			done = true
 			return io.EOF

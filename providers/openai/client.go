@@ -18,9 +18,9 @@
 // unless the tool set it).
 //
 // Base URLs: openai, vercel and xai default to their official endpoints (see
-// [providers.DefaultBaseURL]), which include the /v1 segment. An
+// [catalog.DefaultBaseURL]), which include the /v1 segment. An
 // openresponses route needs a configured base URL. The endpoints are built
-// by [providers.APIURL]: "https://host" and "https://host/v1" both address
+// by [httpapi.APIURL]: "https://host" and "https://host/v1" both address
 // https://host/v1/responses and https://host/v1/responses/compact.
 package openai
 
@@ -35,6 +35,8 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 )
 
 // Config configures a Client. Provider is "openai" when empty, or
@@ -43,14 +45,14 @@ import (
 // Stream applies to generation only: compaction never streams. Header can
 // carry, for example, OpenAI-Organization.
 type Config struct {
-	providers.Endpoint
+	httpapi.Endpoint
 }
 
 // Client is a Responses API client. It is safe for concurrent use.
 type Client struct {
 	cfg    Config
 	base   string
-	caller *providers.Caller
+	caller *httpapi.Caller
 }
 
 var (
@@ -61,7 +63,7 @@ var (
 // New returns a client for cfg. It fails when the route has no base URL
 // (openresponses without one) or the base URL is not an absolute http(s) URL.
 func New(cfg Config) (*Client, error) {
-	cfg.Provider = providers.CanonicalProvider(cmp.Or(cfg.Provider, "openai"))
+	cfg.Provider = catalog.CanonicalProvider(cmp.Or(cfg.Provider, "openai"))
 	base, caller, err := cfg.Resolve(cfg.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
@@ -74,12 +76,12 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Route() providers.Route { return c.cfg.Route() }
 
 // ResponsesURL returns the generation endpoint: /v1/responses on the base URL
-// ([providers.APIURL]).
-func (c *Client) ResponsesURL() string { return providers.JoinURL(c.base, "/v1/responses") }
+// ([httpapi.APIURL]).
+func (c *Client) ResponsesURL() string { return httpapi.JoinURL(c.base, "/v1/responses") }
 
 // CompactURL returns the native compaction endpoint: /v1/responses/compact on
 // the base URL.
-func (c *Client) CompactURL() string { return providers.JoinURL(c.base, "/v1/responses/compact") }
+func (c *Client) CompactURL() string { return httpapi.JoinURL(c.base, "/v1/responses/compact") }
 
 func (c *Client) header(stream bool) http.Header {
 	h := c.cfg.RequestHeader(stream)
@@ -230,11 +232,11 @@ func (c *Client) Compact(ctx context.Context, req *providers.CompactRequest) (*p
 
 // post sends body and decodes the answer, JSON or event stream.
 func (c *Client) post(ctx context.Context, model, endpoint string, body []byte, stream bool) (*response, error) {
-	resp, err := c.caller.Post(ctx, providers.Call{Model: model, URL: endpoint, Header: c.header(stream), Body: body})
+	resp, err := c.caller.Post(ctx, httpapi.Call{Model: model, URL: endpoint, Header: c.header(stream), Body: body})
 	if err != nil {
 		return nil, err
 	}
-	if providers.IsEventStream(resp) {
+	if httpapi.IsEventStream(resp) {
 		defer resp.Body.Close()
 		return c.readStream(ctx, model, resp)
 	}

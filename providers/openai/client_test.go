@@ -17,6 +17,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 )
 
@@ -66,7 +67,7 @@ func sampleHistory() []history.Message {
 
 func TestGenerateRequest(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.ResponsesText("the summary", 1200, 80))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/v1", Header: http.Header{"OpenAI-Organization": {"org-1"}}}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL + "/v1", Header: http.Header{"OpenAI-Organization": {"org-1"}}}})
 	_, err := c.Generate(context.Background(), &providers.Request{
 		System:          "You are a summarizer.",
 		Messages:        sampleHistory(),
@@ -121,7 +122,7 @@ func TestGenerateRequest(t *testing.T) {
 
 func TestGenerateParsesResponse(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.ResponsesText("the summary", 1200, 80))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "hi")}})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestGenerateParsesResponse(t *testing.T) {
 
 func TestGenerateConsumesStream(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.ResponsesStream("streamed summary text"), providertest.ResponsesStream("again"))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "hi")}})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestGenerateConsumesStream(t *testing.T) {
 		t.Error("stream sent without Config.Stream")
 	}
 
-	c2, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL, Stream: true}})
+	c2, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL, Stream: true}})
 	res, err = c2.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "hi")}})
 	if err != nil || res.Message.Text() != "again" {
 		t.Fatalf("stream: %v %v", res, err)
@@ -176,7 +177,7 @@ func TestGenerateStreamFromItemsOnly(t *testing.T) {
 		providertest.Event{Name: "response.output_item.done", Data: `{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_9","summary":[{"type":"summary_text","text":"think"}]}}`},
 		providertest.Event{Name: "response.completed", Data: `{"type":"response.completed","response":{"id":"r","status":"completed","output":[],"usage":{"input_tokens":5,"output_tokens":1}}}`},
 	))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "hi")}})
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +191,7 @@ func TestCompactPayloadExactFields(t *testing.T) {
 	srv := providertest.NewServer(t,
 		providertest.ResponsesCompacted(providertest.UserItem("fix the failing test"), providertest.CompactionItem("cmp_2", "ENC2")),
 		providertest.ResponsesCompacted(providertest.CompactionItem("cmp_3", "ENC3")))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/v1"}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL + "/v1"}})
 	_, err := c.Compact(context.Background(), &providers.CompactRequest{
 		Model:                "gpt-5.2",
 		Input:                sampleHistory(),
@@ -254,7 +255,7 @@ func TestCompactParsesOutput(t *testing.T) {
 		`{"type":"function_call","call_id":"call_9","name":"read","arguments":"{}"}`,
 	}
 	srv := providertest.NewServer(t, providertest.ResponsesCompacted(items...))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Compact(context.Background(), &providers.CompactRequest{Input: sampleHistory()})
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ func TestCompactParsesOutput(t *testing.T) {
 // a strict flag it is given.
 func TestToolStrictCarried(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.ResponsesText("ok", 1, 1))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory(), Tools: []json.RawMessage{
 		json.RawMessage(`{"type":"function","function":{"name":"a","parameters":{"type":"object"},"strict":false}}`),
 		json.RawMessage(`{"type":"function","function":{"name":"b","parameters":{"type":"object","additionalProperties":false},"strict":true}}`),
@@ -334,7 +335,7 @@ func TestPhaseKeptOnReplay(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.JSON(200, `{"id":"r","object":"response","status":"completed","output":[`+
 		`{"type":"message","id":"m1","role":"assistant","status":"completed","phase":"final_answer","content":[{"type":"output_text","text":"done"}]}],`+
 		`"usage":{"input_tokens":3,"output_tokens":1}}`), providertest.ResponsesText("ok", 1, 1))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	res, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{history.NewText(history.User, "go")}})
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +372,7 @@ func TestCompactEmptyAndMissingOutput(t *testing.T) {
 		providertest.ResponsesCompacted(),
 		providertest.JSON(200, `{"id":"cmp_x","object":"response.compaction"}`),
 		providertest.JSON(200, `{"id":"resp_x","object":"response","status":"completed","output":[]}`))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	in := &providers.CompactRequest{Input: sampleHistory()}
 	if _, err := c.Compact(context.Background(), in); providers.KindOf(err) != providers.KindEmpty {
 		t.Errorf("empty output: %v, want kind empty", err)
@@ -390,7 +391,7 @@ func TestBaseURLs(t *testing.T) {
 		providertest.ResponsesCompacted(providertest.CompactionItem("a", "b")),
 		providertest.ResponsesText("x", 1, 1))
 	for _, base := range []string{srv.URL, srv.URL + "/v1/"} {
-		c, _ := newClient(t, Config{Endpoint: providers.Endpoint{Provider: "openresponses", BaseURL: base}})
+		c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{Provider: "openresponses", BaseURL: base}})
 		if _, err := c.Compact(context.Background(), &providers.CompactRequest{Input: sampleHistory()}); err != nil {
 			t.Fatal(err)
 		}
@@ -398,7 +399,7 @@ func TestBaseURLs(t *testing.T) {
 			t.Errorf("openresponses base %q: path %q, want /v1/responses/compact", base, p)
 		}
 	}
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{Provider: "xai", BaseURL: srv.URL + "/v1"}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{Provider: "xai", BaseURL: srv.URL + "/v1"}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()}); err != nil {
 		t.Fatal(err)
 	}
@@ -409,10 +410,10 @@ func TestBaseURLs(t *testing.T) {
 		t.Errorf("route = %+v", r)
 	}
 
-	if _, err := New(Config{Endpoint: providers.Endpoint{Provider: "openresponses"}}); err == nil {
+	if _, err := New(Config{Endpoint: httpapi.Endpoint{Provider: "openresponses"}}); err == nil {
 		t.Error("openresponses without base URL: no error")
 	}
-	if _, err := New(Config{Endpoint: providers.Endpoint{BaseURL: "ftp://x"}}); err == nil {
+	if _, err := New(Config{Endpoint: httpapi.Endpoint{BaseURL: "ftp://x"}}); err == nil {
 		t.Error("ftp base URL: no error")
 	}
 	for p, want := range map[string]string{
@@ -420,7 +421,7 @@ func TestBaseURLs(t *testing.T) {
 		"vercel": "https://ai-gateway.vercel.sh/v1/responses/compact",
 		"xai":    "https://api.x.ai/v1/responses/compact",
 	} {
-		c, err := New(Config{Endpoint: providers.Endpoint{Provider: p}})
+		c, err := New(Config{Endpoint: httpapi.Endpoint{Provider: p}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -540,7 +541,7 @@ func TestErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, tc.replies...)
-			c, sl := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+			c, sl := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 			_, err := c.Generate(context.Background(), hist)
 			if got := providers.KindOf(err); got != tc.kind {
 				t.Fatalf("kind = %q (%v), want %q", got, err, tc.kind)
@@ -579,7 +580,7 @@ func TestConnectionRefusedIsRetried(t *testing.T) {
 	srv := providertest.NewServer(t)
 	url := srv.URL
 	srv.Close()
-	c, sl := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: url}})
+	c, sl := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: url}})
 	_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
 	if providers.KindOf(err) != providers.KindNetwork {
 		t.Fatalf("err = %v", err)
@@ -595,7 +596,7 @@ func TestCancel(t *testing.T) {
 		close(started)
 		<-r.Context().Done()
 	}})
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -622,7 +623,7 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 	}
 	srv := providertest.NewServer(t, echo(401), echo(500), echo(500), echo(500), echo(400),
 		providertest.JSON(200, `{"broken": "`+key))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL + "/v1?key=" + key, APIKey: key, Logger: logger}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL + "/v1?key=" + key, APIKey: key, Logger: logger}})
 	var errs []error
 	for range 4 {
 		_, err := c.Generate(context.Background(), &providers.Request{Messages: sampleHistory()})
@@ -661,7 +662,7 @@ func TestMediaParts(t *testing.T) {
 		`{"type":"file","filename":"a.pdf","file_data":"data:application/pdf;base64,QQ=="}`,
 		`{"type":"video","url":"https://x/v.mp4"}`)
 	srv := providertest.NewServer(t, providertest.ResponsesText("ok", 1, 1))
-	c, _ := newClient(t, Config{Endpoint: providers.Endpoint{BaseURL: srv.URL}})
+	c, _ := newClient(t, Config{Endpoint: httpapi.Endpoint{BaseURL: srv.URL}})
 	if _, err := c.Generate(context.Background(), &providers.Request{Messages: []history.Message{{Role: history.User, Content: history.Parts(parts...)}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/sse"
 )
 
 // streamEvent is the union of the Responses stream event fields read here.
@@ -32,7 +33,7 @@ func (c *Client) readStream(ctx context.Context, model string, resp *http.Respon
 	items := map[int]json.RawMessage{}
 	var text strings.Builder
 	var streamErr error
-	err := providers.ReadSSE(resp.Body, func(event, data string) error {
+	err := sse.Read(resp.Body, func(event, data string) error {
 		if strings.TrimSpace(data) == "[DONE]" {
 			return io.EOF
 		}

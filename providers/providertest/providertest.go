@@ -6,6 +6,9 @@
 // for assertions. Nothing here touches the network beyond the loopback
 // listener of net/http/httptest.
 //
+// For tests above the HTTP layer, [ScriptedClient] is a provider without a
+// server: it answers Generate and Compact calls from a script of [Step]s.
+//
 // A typical test:
 //
 //	srv := providertest.NewServer(t,

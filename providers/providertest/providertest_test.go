@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 )
 
@@ -87,7 +87,7 @@ func TestTruncatedAndHangup(t *testing.T) {
 }
 
 func TestPrepareAndSleeper(t *testing.T) {
-	e := providers.Endpoint{Model: "mine"}
+	e := httpapi.Endpoint{Model: "mine"}
 	sl := providertest.Prepare(&e, "key", "default")
 	if e.APIKey != "key" || e.Model != "mine" || e.Retry.Sleep == nil {
 		t.Fatalf("prepared endpoint = %+v", e)

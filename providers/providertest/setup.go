@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 )
 
 // Sleeper stands in for the sleep of a retry policy: it records every wait
-// and returns at once. Use its Sleep method as providers.RetryPolicy.Sleep.
+// and returns at once. Use its Sleep method as httpapi.RetryPolicy.Sleep.
 type Sleeper struct {
 	mu    sync.Mutex
 	waits []time.Duration
@@ -38,7 +38,7 @@ func (s *Sleeper) Waits() []time.Duration {
 // defaults to key and Model to model when the test left them empty, and the
 // retry policy sleeps on a new Sleeper, which it returns, so that retries
 // do not wait.
-func Prepare(e *providers.Endpoint, key, model string) *Sleeper {
+func Prepare(e *httpapi.Endpoint, key, model string) *Sleeper {
 	sl := &Sleeper{}
 	if e.APIKey == "" {
 		e.APIKey = key

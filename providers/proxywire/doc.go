@@ -7,9 +7,9 @@
 // forwarded event stream ([SSERecorder]).
 //
 // It is a leaf below the vendor packages (providers/anthropic, openai,
-// chatcompat, gemini), which decode their formats into these types, and
-// beside providers, whose event-stream reader it uses; package proxy, the
-// HTTP side, uses both. It cannot live in proxy itself: proxy imports the
+// chatcompat, gemini), which decode their formats into these types, on
+// providers/sse, the event-stream reader; package proxy, the HTTP side,
+// uses both. It cannot live in proxy itself: proxy imports the
 // vendor packages, which would then import proxy. Messages and their
 // digests are history's ([history.MessageKey], [history.Response]); the
 // session sees none of these wire shapes.

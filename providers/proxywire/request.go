@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/sse"
 )
 
 // WireRequest is an agent's request body decoded by one of the vendor
@@ -221,7 +221,7 @@ func NewSSERecorder(on func(event, data string) error, finish func() (history.Re
 	r.in.cond.L = &r.in.mu
 	go func() {
 		defer close(r.done)
-		err := providers.ReadSSE(&r.in, on)
+		err := sse.Read(&r.in, on)
 		r.in.stop() // a writer after an early stop drops its bytes
 		if err == nil {
 			r.res, err = finish()

@@ -653,16 +653,24 @@ test("ask mode: a proposal is a message naming :VtCompact!; :VtDecline says not 
   assert(n.msg:find(o.sessionId, 1, true), n.msg)
 end)
 
-test("the shared daemon killed: one message, the client reconnects, the session resumes", function()
+test("the shared daemon killed: one message, the client reconnects and reopens its sessions; the agent and the statusline go on", function()
   local st = vim.fn.json_decode(vim.fn.system({ bin, "status", "--json" }))
   assert(vim.v.shell_error == 0 and type(st) == "table" and st.pid, "vtcode-ls status --json")
   local old = vt._state.client_id
+  eq(vt.active_session(), sid, "the session the statusline follows")
+  local total = rpc("vtcode/history", { sessionId = sid, limit = 1 }).total
   local mark = #notes + 1
   eq((vim.uv or vim.loop).kill(st.pid, 9), 0, "kill -9 " .. st.pid)
   wait_note("connection to vtcode%-ls was lost", "the reconnect message", mark)
   wait(15000, function()
     return vt._state.initialized and vt._state.client_id ~= nil and vt._state.client_id ~= old
   end, "the new client")
+  -- the agent's next request, at once, without opening its session: held until the plugin reopened it
+  local r = rpc("vtcode/appendMessages", { sessionId = sid, messages = { { role = "user", content = "go on after the daemon restarted" } } })
+  eq(r.messages, total + 1, "the session went on where it was")
+  wait(10000, function()
+    return vt.active_session() == sid and percent(vt.statusline()) ~= nil
+  end, "the statusline showing the session again (" .. vt.statusline() .. ")")
   local ours = {}
   for i = mark, #notes do
     if notes[i].msg:find("^vtcode: ") then
@@ -670,11 +678,49 @@ test("the shared daemon killed: one message, the client reconnects, the session 
     end
   end
   eq(#ours, 1, "the plugin's messages " .. vim.inspect(ours))
-  emit("    " .. ours[1])
-  local o = rpc("vtcode/openSession", { sessionId = sid })
-  eq(o.resumed, true, "the session resumed in the new daemon")
+  emit("    " .. ours[1] .. " · " .. vt.statusline())
   local st2 = vim.fn.json_decode(vim.fn.system({ bin, "status", "--json" }))
   assert(type(st2) == "table" and st2.pid ~= st.pid and st2.clients == 1, "a new daemon with this client: " .. vim.inspect(st2))
+end)
+
+test("vtcode.reopen: a session the daemon refuses is dropped, one the connection lost is kept, requests wait for the reopen", function()
+  local ro = dofile(vim.api.nvim_get_runtime_file("lua/vtcode/reopen.lua", false)[1]) -- a fresh record
+  local sent = {}
+  local fake = { request = function(method, params, handler)
+    table.insert(sent, method .. " " .. tostring(params.sessionId))
+    handler(nil, { sessionId = params.sessionId or "new" })
+    return true, #sent
+  end }
+  local plain = function(c, name, ...)
+    return c[name](...)
+  end
+  local w = ro.wrap(fake, plain)
+  for _, id in ipairs({ "s-1", "s-2", "s-3", "s-4" }) do
+    w.request("vtcode/openSession", { sessionId = id, model = "m" }, function() end)
+  end
+  w.request("vtcode/closeSession", { sessionId = "s-4" }, function() end)
+  eq(ro.ids(), { "s-1", "s-2", "s-3" }, "the open sessions")
+  local pending, result = {}, nil
+  ro.reopen(function(method, params, cb)
+    table.insert(pending, { params = params, cb = cb })
+    return true
+  end, function(r)
+    result = r
+  end)
+  local answered = false
+  w.request("vtcode/history", { sessionId = "s-1" }, function()
+    answered = true
+  end)
+  eq(#sent, 5, "the agent's request is held while the sessions are reopened")
+  eq(pending[1].params, { sessionId = "s-1", model = "m" }, "reopened by id with its route")
+  pending[1].cb(nil, { sessionId = "s-1" })
+  pending[2].cb({ code = -32004, message = "session s-2 is busy" }, nil)
+  pending[3].cb({ code = -32097, message = "connection closed" }, nil)
+  eq(result.reopened, { "s-1" }, "reopened")
+  eq(result.failed[1].sessionId, "s-2", "refused")
+  eq(result.lost, { "s-3" }, "lost")
+  eq(ro.ids(), { "s-1", "s-3" }, "the refused session dropped, the lost one kept")
+  eq(answered, true, "the held request went out after the reopen")
 end)
 
 test(":checkhealth vtcode passes", function()

@@ -25,7 +25,7 @@ await esbuild.build({
 
 await esbuild.build({
   absWorkingDir: root,
-  entryPoints: ['src/display.ts', 'src/tracker.ts', 'src/protocol.ts', 'src/contextmap.ts', 'src/server.ts', 'src/delta.ts', 'src/receipt.ts', 'src/ask.ts'],
+  entryPoints: ['src/display.ts', 'src/tracker.ts', 'src/protocol.ts', 'src/contextmap.ts', 'src/server.ts', 'src/delta.ts', 'src/receipt.ts', 'src/ask.ts', 'src/reopen.ts'],
   bundle: false,
   platform: 'node',
   format: 'cjs',

@@ -9,6 +9,13 @@
 #  5. UI test on a plain code-server (PORT): the test agent sends turns through the exported API,
 #     "VT Code: Compact Context" runs from the command palette; the progress notification, the
 #     result notification and the status-bar pressure before/after are asserted; screenshots.
+#     The window attaches to the shared daemon (the default), which runs the proxy of the user
+#     configuration ([proxy] listen): a scripted agent (test/e2e/fakeagent, against the fake
+#     provider of proxy/proxytest) makes 30 tool turns through it, at the address and workspace
+#     prefix `vtcode-ls status --json` reports.
+#  6. two windows (workspaces A and B) of one more code-server on the same shared daemon, each
+#     with its own agent started by `vtcode-ls run --workspace DIR`: each window's status bar
+#     follows its own agent.
 # Output (screenshots, page text, logs): editors/vscode/test-results/e2e/. Last line:
 # "e2e: N passed, N failed".
 set -euo pipefail
@@ -41,13 +48,20 @@ if [ -n "$HOST_TARGET" ]; then
 fi
 
 RUN=$HERE/test-results/e2e
-rm -rf "$RUN"; mkdir -p "$RUN/out" "$RUN/ext" "$RUN/ext-bundled" "$RUN/ws-bundled" "$RUN/xdg/config" "$RUN/xdg/data" "$RUN/xdg/cache" "$RUN/ws-ui" "$RUN/ws-tests"
+rm -rf "$RUN"; mkdir -p "$RUN/out" "$RUN/ext" "$RUN/ext-bundled" "$RUN/ws-bundled" "$RUN/xdg/config/vtcode" "$RUN/xdg/data" "$RUN/xdg/cache" "$RUN/ws-ui" "$RUN/ws-tests" "$RUN/ws-a" "$RUN/ws-b"
 printf '# e2e workspace\n' > "$RUN/ws-ui/README.md"; printf '# e2e host-test workspace\n' > "$RUN/ws-tests/README.md"
+printf '# e2e shared workspace A\n' > "$RUN/ws-a/README.md"; printf '# e2e shared workspace B\n' > "$RUN/ws-b/README.md"
+# the scripted agent and its fake provider (proxy/proxytest), built with the user's Go cache
+(cd "$REPO_ROOT" && go build -o "$RUN/fakeagent" ./editors/vscode/test/e2e/fakeagent) >&2
 export XDG_CONFIG_HOME=$RUN/xdg/config XDG_DATA_HOME=$RUN/xdg/data XDG_CACHE_HOME=$RUN/xdg/cache  # keep ~ clean
 # The windows attach to a shared daemon of this run's own (a short folder: a socket path is
 # bounded), stopped at the end; the bundled-daemon window gets another, which its binary starts.
+# Windows opening at once race to start it; one wins, the others attach (daemon.Ensure).
 DAEMONS=$(mktemp -d /tmp/vtcode-e2e-daemon.XXXXXX)
 export VTCODE_DAEMON_DIR=$DAEMONS/shared VTCODE_DAEMON_IDLE=60s
+# the shared daemon's proxy ([proxy] listen of the user configuration); the bundled-daemon
+# window's own daemon gets another port (a user has one daemon: two would race for one port)
+PROXY_PORT=$((PORT + 3)) BUNDLED_PROXY_PORT=$((PORT + 4))
 
 # the test agent extension, with the shared session fixture
 cp -r test/e2e/agent-ext "$RUN/agent-ext"; cp test/fixtures.cjs "$RUN/agent-ext/"
@@ -68,7 +82,7 @@ J
     sed -i 's#, "vtcode.serverPath": "[^"]*"##' "$1/User/settings.json"; echo '{}' > "$1/Machine/settings.json"
   fi
 }
-settings "$RUN/ud"; settings "$RUN/ud-tests"; settings "$RUN/ud-bundled" bundled
+settings "$RUN/ud"; settings "$RUN/ud-tests"; settings "$RUN/ud-bundled" bundled; settings "$RUN/ud-shared"
 printf '# e2e bundled-daemon workspace\n' > "$RUN/ws-bundled/README.md"
 for v in "$VSIX" "$RUN/agent.vsix"; do
   "$NODE" "$CS_ENTRY" --user-data-dir "$RUN/ud" --extensions-dir "$RUN/ext" --install-extension "$v" >>"$RUN/install.log" 2>&1 \
@@ -82,6 +96,7 @@ if [ -n "$PLATFORM_VSIX" ]; then
   done
   log "installed for the bundled-daemon check: $(ls "$RUN/ext-bundled" | grep -v json | tr '\n' ' ')"
 fi
+cp -r "$RUN/ext" "$RUN/ext-shared"
 
 PIDS=()
 cleanup() {
@@ -107,21 +122,36 @@ wait_cs() {
   local i; for i in $(seq 1 240); do curl -fsS -o /dev/null "http://127.0.0.1:$1/healthz" 2>/dev/null && return 0; sleep 0.25; done
   echo "code-server on :$1 did not come up" >&2; cat "$RUN"/code-server*.log >&2; return 1
 }
+# the fake provider, until cleanup ends it
+setsid "$RUN/fakeagent" upstream </dev/null >"$RUN/upstream.url" 2>"$RUN/upstream.log" &
+PIDS+=($!)
+for _ in $(seq 1 200); do [ -s "$RUN/upstream.url" ] && break; sleep 0.1; done
+UPSTREAM=$(head -1 "$RUN/upstream.url"); [ -n "$UPSTREAM" ] || { cat "$RUN/upstream.log" >&2; exit 1; }
+# the user configuration: the Anthropic provider is the fake one; the shared daemon's proxy (one
+# for every window and agent of the user) listens on PROXY_PORT
+printf '[providers.anthropic]\nbase_url = "%s"\n\n[proxy]\nlisten = "127.0.0.1:%s"\n' "$UPSTREAM" "$PROXY_PORT" > "$XDG_CONFIG_HOME/vtcode/vtcode.toml"
+mkdir -p "$RUN/xdg-bundled/config/vtcode"
+printf '[providers.anthropic]\nbase_url = "%s"\n\n[proxy]\nlisten = "127.0.0.1:%s"\n' "$UPSTREAM" "$BUNDLED_PROXY_PORT" > "$RUN/xdg-bundled/config/vtcode/vtcode.toml"
 start_cs "$PORT" "$RUN/ud" "$RUN/ws-ui" "$RUN/code-server.log"
 start_cs "$((PORT + 1))" "$RUN/ud-tests" "$RUN/ws-tests" "$RUN/code-server-tests.log" --vscode-option enable-smoke-test-driver
 wait_cs "$PORT"; wait_cs "$((PORT + 1))"
 bundled_args=()
 if [ -n "$PLATFORM_VSIX" ]; then
-  EXT_DIR=$RUN/ext-bundled VTCODE_DAEMON_DIR=$DAEMONS/bundled start_cs "$((PORT + 2))" "$RUN/ud-bundled" "$RUN/ws-bundled" "$RUN/code-server-bundled.log"
+  XDG_CONFIG_HOME=$RUN/xdg-bundled/config EXT_DIR=$RUN/ext-bundled VTCODE_DAEMON_DIR=$DAEMONS/bundled start_cs "$((PORT + 2))" "$RUN/ud-bundled" "$RUN/ws-bundled" "$RUN/code-server-bundled.log"
   wait_cs "$((PORT + 2))"
   bundled_args=(--bundled-base "http://127.0.0.1:$((PORT + 2))" --bundled-folder "$RUN/ws-bundled" --bundled-logs "$RUN/ud-bundled/logs" --bundled-ext "$RUN/ext-bundled")
 fi
+
+EXT_DIR=$RUN/ext-shared start_cs "$((PORT + 5))" "$RUN/ud-shared" "$RUN/ws-a" "$RUN/code-server-shared.log"
+wait_cs "$((PORT + 5))"
 
 log "driving chromium (playwright-core $PLAYWRIGHT_VERSION)"
 rc=0
 NODE_PATH=$CODE_SERVER_DIR/node_modules "$NODE" test/e2e/e2e.cjs --base "http://127.0.0.1:$PORT" \
   --tests-base "http://127.0.0.1:$((PORT + 1))" --folder "$RUN/ws-ui" --tests-folder "$RUN/ws-tests" \
-  --dev "$HERE" --tests "$HERE/test/host/index.cjs" --out "$RUN/out" "${bundled_args[@]}" || rc=$?
+  --dev "$HERE" --tests "$HERE/test/host/index.cjs" --out "$RUN/out" "${bundled_args[@]}" \
+  --fakeagent "$RUN/fakeagent" --bin "$BIN" --proxy "http://127.0.0.1:$PROXY_PORT" \
+  --shared-base "http://127.0.0.1:$((PORT + 5))" --folder-a "$RUN/ws-a" --folder-b "$RUN/ws-b" || rc=$?
 echo "artifacts: $RUN/out (logs: $RUN/ud/logs, $RUN/code-server.log)"
 tail -1 "$RUN/out/summary.txt" 2>/dev/null | sed 's/^/e2e: /' || echo "e2e: 0 passed, 1 failed"
 exit $rc

@@ -9,11 +9,13 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
+  type CancellationToken,
   CancellationTokenSource,
   CloseAction,
   ErrorAction,
   LanguageClient,
   type LanguageClientOptions,
+  type MessageSignature,
   RevealOutputChannelOn,
   type ServerOptions,
   State,
@@ -35,6 +37,7 @@ import { PreviewDocuments, PreviewScheme } from './preview';
 import { editPrompt, PromptFileSystem, PromptScheme } from './prompt';
 import { machineSetting, Reconnects, resolveServer } from './server';
 import { ProjectionDeltas, projectionDeltaCapability } from './delta';
+import { OpenSessions } from './reopen';
 import { NotificationProgress, ProgressCreateFeature } from './progress';
 import {
   type ArtifactInfo,
@@ -88,6 +91,10 @@ class Extension implements vscode.Disposable {
   private readonly previews: PreviewDocuments;
   private readonly deltas = new ProjectionDeltas();
   private readonly sessions: SessionPicker;
+  /** The sessions opened through the client, reopened when the connection starts again. */
+  private readonly openSessions = new OpenSessions();
+  /** The session the status bar followed when the connection closed, to follow again after the reconnect. */
+  private followAfterReconnect: string | undefined;
 
   constructor(private readonly extensionPath: string) {
     this.log = vscode.window.createOutputChannel('VT Code', { log: true });
@@ -258,6 +265,7 @@ class Extension implements vscode.Disposable {
         closed: () => {
           const { restart, message } = this.reconnects.closed(Date.now());
           this.log.warn(restart ? 'the connection to vtcode-ls closed; restarting it' : 'the connection to vtcode-ls closed; not restarting');
+          if (restart) this.followAfterReconnect ??= this.tracker.active;
           if (message && restart) {
             void vscode.window.showInformationMessage(message);
           } else if (message) {
@@ -270,6 +278,12 @@ class Extension implements vscode.Disposable {
         },
       },
       initializationOptions: this.initializationOptions(),
+      // every request passes the record of open sessions (openSession, closeSession), and waits
+      // while they are reopened after a reconnect
+      middleware: {
+        sendRequest: <P, R>(type: string | MessageSignature, param: P | undefined, token: CancellationToken | undefined, next: (type: string | MessageSignature, param?: P, token?: CancellationToken) => Promise<R>) =>
+          this.openSessions.through(typeof type === 'string' ? type : type.method, param, (p) => next(type, p as P | undefined, token)),
+      },
     };
     const client = new LanguageClient('vtcode', 'VT Code', serverOptions, clientOptions);
     client.registerFeature(new ProgressCreateFeature(client, this.progress, (message) => this.autoCompactionEnded(message)));
@@ -295,8 +309,42 @@ class Extension implements vscode.Disposable {
         this.tracker.reset();
         this.render();
       }
+      if (e.newState === State.Running) void this.reopenSessions(client);
     });
     return client;
+  }
+
+  /**
+   * reopenSessions reopens, on a connection that (re)started, the sessions opened on the previous
+   * ones (the shared daemon died: the new one has none open), before any other request goes out,
+   * and follows again the session the status bar showed. The reconnect itself was told once
+   * (Reconnects); only sessions the daemon refuses to reopen add a message.
+   */
+  private async reopenSessions(client: LanguageClient): Promise<void> {
+    const follow = this.followAfterReconnect;
+    this.followAfterReconnect = undefined;
+    if (this.openSessions.ids.length === 0 && follow === undefined) return;
+    const { reopened, failed, lost } = await this.openSessions.reopen((method, params) => client.sendRequest(method, params));
+    if (reopened.length) this.log.info(`reopened after the reconnect: ${reopened.join(', ')}`);
+    if (lost.length) this.log.warn(`the connection closed while reopening ${lost.join(', ')}`);
+    for (const f of failed) {
+      this.log.warn(errorText(`reopening ${f.sessionId}`, f.error));
+      this.tracker.forget(f.sessionId);
+    }
+    if (failed.length) {
+      const ids = failed.map((f) => f.sessionId).join(', ');
+      void vscode.window.showWarningMessage(`VT Code: ${failed.length === 1 ? 'session' : 'sessions'} ${ids} could not be reopened after the reconnect; see the output.`, 'Show Output').then((a) => {
+        if (a === 'Show Output') this.log.show(true);
+      });
+    }
+    if (lost.length || !client.isRunning()) {
+      this.followAfterReconnect ??= follow; // the next connection reopens and follows them
+      return;
+    }
+    if (this.tracker.active === undefined && follow !== undefined && !failed.some((f) => f.sessionId === follow)) this.tracker.opened(follow);
+    if (this.tracker.active === undefined) await this.sessions.followListed();
+    this.scheduleStats(0);
+    this.contextPanel.changed(0);
   }
 
   /** onProposal shows an ask-mode proposal (ask.ts) and carries out the answer. */

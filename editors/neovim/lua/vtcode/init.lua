@@ -6,6 +6,7 @@
 -- progress, and exposes the client so an agent plugin can send its turns. See :help vtcode.
 local fmt = require("vtcode.format")
 local delta = require("vtcode.delta")
+local reopen = require("vtcode.reopen")
 
 local M = {}
 
@@ -61,6 +62,7 @@ local state = {
   token_seq = 0,
   stopping = false, -- M.stop() asked the client to stop: its exit is not a lost connection
   reconnected_at = nil, -- uv.now() of the last automatic restart
+  follow = nil, -- the session followed when the connection was lost, followed again after the reopen
 }
 M._state = state
 
@@ -94,7 +96,8 @@ function M.client()
     return nil
   end
   if state.wrapped == nil or state.wrapped.client ~= c then
-    state.wrapped = { client = c, wrapper = delta.wrap(c, call) }
+    -- sessions opened through it are reopened after a reconnect (vtcode.reopen)
+    state.wrapped = { client = c, wrapper = reopen.wrap(delta.wrap(c, call), call) }
   end
   return state.wrapped.wrapper
 end
@@ -340,6 +343,51 @@ local function pick_initial_session()
   end)
 end
 
+-- reopen_sessions reopens, on a client that (re)started, the sessions opened through the previous
+-- ones (the shared daemon died: the new one has none open) before any other request goes out, and
+-- follows again the session the statusline showed. The reconnect itself was told once
+-- (M._reconnect); only sessions the daemon refuses to reopen add a message.
+local function reopen_sessions(client)
+  local follow = state.follow
+  state.follow = nil
+  if #reopen.ids() == 0 and follow == nil then
+    return
+  end
+  reopen.reopen(function(method, params, cb)
+    return call(client, "request", method, params, cb, 0)
+  end, function(r)
+    local refused = {}
+    for _, f in ipairs(r.failed) do
+      table.insert(refused, f.sessionId)
+      state.pressure[f.sessionId] = nil
+      if state.pinned == f.sessionId then
+        state.pinned = nil
+      end
+      if follow == f.sessionId then
+        follow = nil
+      end
+    end
+    if #refused > 0 then
+      local e = r.failed[1].err
+      notify("vtcode: " .. (#refused == 1 and "session " or "sessions ") .. table.concat(refused, ", ")
+        .. " could not be reopened after the reconnect: " .. tostring(type(e) == "table" and e.message or e), vim.log.levels.WARN)
+    end
+    if #r.lost > 0 then
+      state.follow = state.follow or follow -- the next connection reopens and follows them
+      return
+    end
+    if follow and state.current == nil then
+      set_active(function()
+        state.current = follow
+      end)
+    end
+    local id = M.active_session()
+    if id then
+      stats_for(id)
+    end
+  end)
+end
+
 -- init_options returns the initializationOptions: the partial policy, with the proxy settings
 -- under "proxy".
 local function init_options(cfg)
@@ -386,6 +434,7 @@ function M.start(bufnr)
     on_init = function(client, result)
       state.initialized = true
       state.server_info = (type(result) == "table" and result.serverInfo) or client.server_info
+      reopen_sessions(client)
       vim.schedule(pick_initial_session)
     end,
     on_exit = function(code, signal, client_id)
@@ -394,10 +443,13 @@ function M.start(bufnr)
         state.wrapped = nil
         state.client_id = nil
         state.initialized = false
+        local lost = not state.stopping and (code ~= 0 or (signal ~= 0 and signal ~= 15)) -- 15: Neovim ending it
+        if lost then
+          state.follow = state.follow or state.current
+        end
         state.current = nil
         state.pressure = {}
         state.progress = {}
-        local lost = not state.stopping and (code ~= 0 or (signal ~= 0 and signal ~= 15)) -- 15: Neovim ending it
         state.stopping = false
         vim.schedule(function()
           redraw()

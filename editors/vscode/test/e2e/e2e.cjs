@@ -2,9 +2,14 @@
 // node e2e.cjs --base URL --folder DIR [--tests-base URL --tests-folder DIR --dev EXT_DIR --tests TESTS.cjs] --out DIR
 //  (a) --tests: the extension's own tests (run(): Promise) in the real extension host of the
 //      code-server at --tests-base (started with --vscode-option enable-smoke-test-driver).
-//  (b) the UI test on the code-server at --base, through the command palette, as a user sees it.
+//  (b) the UI test on the code-server at --base, through the command palette, as a user sees it;
+//      with --fakeagent, --bin and --proxy (the user configuration's [proxy] listen), a scripted
+//      agent through the shared daemon's proxy (as `vtcode-ls status` reports it), and ask mode.
+//  (d) with --shared-base: two windows (--folder-a, --folder-b) on the shared daemon, each with its
+//      own agent started by `vtcode-ls run` (--bin).
 // Writes screenshots and page text into --out, and "N passed, N failed" into out/summary.txt.
 const { chromium } = require('playwright-core');
+const { execFile } = require('child_process');
 const fs = require('fs'), os = require('os'), path = require('path'), util = require('util');
 
 const args = {};
@@ -85,6 +90,27 @@ const gaugeOf = (toastText) => {
   return m[1];
 };
 const exactly = (s) => new RegExp('^' + s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$');
+// The status-bar tooltip's text, whitespace folded ("Requests billed 20"), once it holds `want`.
+async function tooltipText(page, want, timeout = 30000) {
+  const hover = page.locator('.monaco-hover, .workbench-hover').filter({ hasText: want }).first();
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    await page.mouse.move(10, 10);
+    await statusItem(page).hover();
+    if (await hover.waitFor({ timeout: 5000 }).then(() => true, () => false)) return (await hover.innerText()).replace(/\s+/g, ' ').trim();
+    if (Date.now() > deadline) {
+      const seen = await page.locator('.monaco-hover, .workbench-hover').first().innerText().catch(() => '');
+      throw new Error(`the tooltip does not show ${want}: ${JSON.stringify(seen.replace(/\s+/g, ' '))}`);
+    }
+  }
+}
+// runs a helper process to its end; rejects with its output when it fails
+const runProcess = (file, argv, env = {}) => new Promise((resolve, reject) => {
+  execFile(file, argv, { env: { ...process.env, ...env }, timeout: 120000 }, (err, stdout, stderr) => {
+    if (err) reject(new Error(`${path.basename(file)} ${argv.join(' ')}: ${err.message} ${stderr}`));
+    else resolve(stdout.trim());
+  });
+});
 const toast = (page, text, timeout = 30000) =>
   page.locator('.notifications-toasts').getByText(text).filter({ visible: true }).first().waitFor({ timeout });
 
@@ -268,6 +294,106 @@ const toast = (page, text, timeout = 30000) =>
       await page.waitForTimeout(300);
       await shot(page, '14-preview-applied.png');
     });
+
+    // An agent through the shared daemon's proxy, which the window attached to: the user reads its
+    // address and the workspace's prefix from `vtcode-ls status --json`; the scripted agent makes
+    // tool turns of the Messages API there against the fake provider.
+    let proxied = '';
+    // turns enough for the cache-aware clearing schedule to clear (a step pays once the held
+    // results outweigh rewriting the cached tail)
+    const PROXIED_TURNS = 30;
+    if (args.fakeagent) await check("an agent through the shared daemon's proxy: the status bar follows it, the tooltip shows cache reuse and the receipt", async () => {
+      const st = JSON.parse(await runProcess(args.bin, ['status', '--json']));
+      if (`http://${st.proxy}` !== args.proxy) throw new Error(`the shared daemon's proxy is ${JSON.stringify(st.proxy)} (${st.proxyError || ''}), not the user configuration's ${args.proxy}`);
+      const root = fs.realpathSync(args.folder);
+      const ws = (st.workspaces || []).find((w) => w.root === root || w.root === args.folder);
+      if (!ws) throw new Error(`vtcode-ls status lists no workspace ${root}: ${JSON.stringify(st.workspaces)}`);
+      const base = `http://${st.proxy}${ws.proxyBase}`;
+      log('shared daemon:', `pid ${st.pid}, ${st.clients} clients, proxy ${st.proxy}; agent base ${base}`);
+      const said = await runProcess(args.fakeagent, ['run', '-session', 'e2e-proxied', '-turns', String(PROXIED_TURNS), '-base', base]);
+      if (said !== `fakeagent: ${PROXIED_TURNS} requests in session e2e-proxied`) throw new Error(`the agent said ${JSON.stringify(said)}`);
+      // the test agent's sessions above have 32k windows; the proxied one has its model's
+      await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 60000, (t) => !t.endsWith('/32k'));
+      // the tooltip of the session's last request (its receipt counts every request)
+      const tip = await tooltipText(page, `Requests billed ${PROXIED_TURNS} `);
+      // the status bar shows the same pressure as the tooltip (the session's last request)
+      const pressure = (/ Pressure (\d+%) /.exec(tip) || [])[1];
+      const status = await statusTextMatching(page, new RegExp(`^${pressure} · [\\d.]+k\\/\\d+k$`), 30000)
+        .catch((e) => { throw new Error(`the status bar does not follow the tooltip's pressure ${pressure}: ${e.message}`); });
+      proxied = (/session (proxy-\S+)/.exec(tip) || [])[1] || '';
+      log('proxied session:', proxied, '| status bar:', status, '| tooltip:', tip);
+      if (!proxied) throw new Error('the tooltip names no proxied session: ' + tip);
+      if (!/Paid \(list prices[^)]*\) \$[\d.]+ Without vtcode-ls \(estimate\) \$[\d.]+ Saved /.test(tip)) throw new Error('no priced receipt: ' + tip);
+      if (!/Tokens billed [\d,]+ in · [\d,]+ cache read/.test(tip)) throw new Error('the receipt shows no cache reads: ' + tip);
+      if (!/Prompt-cache hit rate \d+(\.\d+)?%/.test(tip)) throw new Error('no prompt-cache hit rate: ' + tip);
+      const reuse = /Cache reuse \(next request\) (.*?) (Requests billed|\|)/.exec(tip);
+      if (!reuse || !/^\d+(\.\d+)?% · [\d.]+k of [\d.]+k tokens/.test(reuse[1])) throw new Error('no cache reuse figures: ' + tip);
+      log('cache reuse:', reuse[1]);
+      await shot(page, '16-proxied-tooltip-receipt.png');
+      await page.mouse.move(700, 400);
+    });
+    if (args.fakeagent) await check('Show Context shows the proxied requests in the timeline and when each result was cleared', async () => {
+      await runCommand(page, 'VT Code: Show Context');
+      const v = view();
+      await v.locator('#title', { hasText: proxied }).waitFor({ timeout: 30000 });
+      const headline = (await v.locator('#headline').innerText()).trim();
+      const status = await statusItem(page).innerText();
+      log('proxied context headline:', headline, '| status bar:', status);
+      if (!headline.startsWith(status.trim() + ' tokens · ')) throw new Error(`headline ${JSON.stringify(headline)} does not start with the status bar's figures ${status}`);
+      const n = +((/ · (\d+) requests? · /.exec(headline) || [])[1] || 0);
+      const rows = await v.locator('#cleared tr').count();
+      const turns = await v.locator('#cleared tr td:last-child').allInnerTexts();
+      log(`cleared results: ${rows}; cleared at turn: ${turns.join(', ')}`);
+      await page.waitForTimeout(300);
+      await shot(page, '17-proxied-context.png');
+      if (!(n > 0)) throw new Error(`the timeline counts no request of the proxied session: ${headline}`);
+      if (rows === 0) throw new Error(`no cleared tool result in a ${PROXIED_TURNS}-turn proxied session`);
+      const pending = turns.filter((t) => !/^\d+$/.test(t.trim()));
+      if (pending.length) throw new Error(`${pending.length} of ${rows} cleared results not at a turn: ${pending.slice(0, 3).join(', ')}`);
+    });
+    if (args.fakeagent) await check('ask mode: past the soft threshold the Review / Compact now / Not now notification appears; Review opens the preview', async () => {
+      await runCommand(page, 'VT Code Test Agent: Send Turns Past the Soft Threshold in Ask Mode');
+      await toast(page, /Test agent: prepared \d+ messages in ask mode; compaction: none/);
+      const ask = page.locator('.notifications-toasts .notification-list-item', { hasText: /holds [\d.]+k of [\d.]+k tokens\. Compact it\?/ }).filter({ visible: true }).first();
+      await ask.waitFor({ timeout: 30000 });
+      for (const b of ['Review', 'Compact now', 'Not now']) await ask.getByRole('button', { name: b }).waitFor({ timeout: 5000 });
+      log('proposal:', (await ask.innerText()).replace(/\s+/g, ' '));
+      await shot(page, '18-ask-notification.png');
+      await ask.getByRole('button', { name: 'Review' }).click();
+      await page.locator('.tab', { hasText: 'compaction-summary.md' }).first().waitFor({ timeout: 30000 });
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().getByText('## Goal').first().waitFor({ timeout: 15000 });
+      await page.locator('.editor-group-container.active .editor-actions [aria-label^="Apply Compaction Preview"]').first().waitFor({ timeout: 15000 });
+      await page.waitForTimeout(300);
+      await shot(page, '19-ask-review-preview.png');
+    });
+    // The shared daemon killed under the window: one message, the window reconnects (a new
+    // daemon), reopens its sessions and shows the same session's figures again.
+    if (args.bin) await check('the shared daemon killed: one message, the status bar shows the same session again, the agent goes on', async () => {
+      await page.keyboard.press('Escape');
+      const before = await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 30000);
+      const old = JSON.parse(await runProcess(args.bin, ['status', '--json']));
+      await page.evaluate(() => { window.__toasts.length = 0; });
+      process.kill(old.pid, 'SIGKILL');
+      await toast(page, /connection to vtcode-ls was lost/, 30000);
+      const again = await statusTextMatching(page, exactly(before), 60000)
+        .catch((e) => { throw new Error(`the status bar does not show ${before} again: ${e.message}`); });
+      const now = JSON.parse(await runProcess(args.bin, ['status', '--json']));
+      if (now.pid === old.pid) throw new Error('no new daemon');
+      // the test agent's next turn in the session it opened before the kill (no openSession)
+      await runCommand(page, 'VT Code Test Agent: Next Turn in the Last Session');
+      await toast(page, /Test agent: next turn in session \S+: (\d+ messages|failed)/, 30000);
+      const seen = await page.evaluate(() => window.__toasts);
+      const turn = seen.find((t) => /^Test agent: next turn in session \S+: \d+ messages/.test(t));
+      if (!turn) throw new Error(`the agent's next turn failed: ${JSON.stringify(seen)}`);
+      // the status bar follows the session live again: it shows the gauge of that turn
+      const live = await statusTextMatching(page, exactly(gaugeOf(turn)), 30000);
+      log(`reconnected: daemon ${old.pid} -> ${now.pid}; status bar ${before} -> ${again}, after the next turn ${live}; notifications: ${JSON.stringify(seen)}`);
+      const bad = seen.filter((t) => /failed|could not|error/i.test(t));
+      if (bad.length) throw new Error(`errors after the kill: ${JSON.stringify(bad)}`);
+      const ours = seen.filter((t) => /connection to vtcode-ls/.test(t));
+      if (ours.length !== 1) throw new Error(`${ours.length} connection messages after the kill, not 1: ${JSON.stringify(ours)}`);
+      await shot(page, '21-reconnected.png');
+    });
     fs.writeFileSync(path.join(out, 'page-text.txt'), await page.locator('body').innerText());
     if (failed) await shot(page, 'final.png');
   });
@@ -292,6 +418,48 @@ const toast = (page, text, timeout = 30000) =>
       await shot(page, '15-bundled-daemon.png');
     });
   });
+  // (d) two windows (workspaces A and B) on the shared daemon, each with its own agent started by
+  // `vtcode-ls run --workspace DIR`: each status bar follows its own workspace's agent.
+  // They attach to the daemon of the windows above (the user's one daemon).
+  if (args['shared-base']) await withBrowser((pageA) => withBrowser(async (pageB) => {
+    const windows = [['A', pageA, args['folder-a'], 6], ['B', pageB, args['folder-b'], 14]];
+    await check('two windows on the shared daemon load; the status bars show VT Code without a session', async () => {
+      for (const [, page, folder] of windows) {
+        await page.goto(`${args['shared-base']}/?folder=${encodeURIComponent(folder)}`);
+        await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 120000 });
+      }
+      for (const [, page] of windows) await statusTextMatching(page, /^VT Code$/, 90000);
+    });
+    await check('each window follows its own agent (vtcode-ls run, one per workspace)', async () => {
+      const said = await Promise.all(windows.map(([name, , folder, turns]) => runProcess(args.bin,
+        ['run', '--workspace', folder, '--env', 'VT_BASE', '--', args.fakeagent, 'run', '-session', `e2e-shared-${name}`, '-turns', String(turns), '-base-env', 'VT_BASE'])));
+      log('agents:', said.join(' | '));
+      // one daemon serves both windows' workspaces
+      const st = JSON.parse(await runProcess(args.bin, ['status', '--json']));
+      const roots = (st.workspaces || []).map((w) => w.root);
+      log('shared daemon:', `pid ${st.pid}, ${st.clients} clients, proxy ${st.proxy}, workspaces ${roots.join(', ')}`);
+      for (const [name, , folder] of windows) {
+        if (!roots.includes(folder) && !roots.includes(fs.realpathSync(folder))) throw new Error(`vtcode-ls status lists no workspace ${name} (${folder}): ${roots.join(', ')}`);
+      }
+      const seen = [];
+      for (const [name, page, , turns] of windows) {
+        await statusTextMatching(page, /^\d+% · [\d.]+k\/\d+k$/, 60000);
+        // the window's session is its own agent's: its receipt counts that agent's requests
+        const tip = await tooltipText(page, `Requests billed ${turns} `);
+        const id = (/session (proxy-\S+)/.exec(tip) || [])[1];
+        const pressure = (/ Pressure (\d+%) /.exec(tip) || [])[1];
+        const status = await statusTextMatching(page, new RegExp(`^${pressure} · [\\d.]+k\\/\\d+k$`), 30000);
+        log(`window ${name}: status ${status}, session ${id}`);
+        if (!id) throw new Error(`window ${name}'s tooltip names no proxied session: ${tip}`);
+        seen.push([status, id]);
+        await pageA.waitForTimeout(300);
+        await shot(page, `20-shared-window-${name}.png`);
+        await page.mouse.move(700, 400);
+      }
+      if (seen[0][1] === seen[1][1]) throw new Error(`both windows show session ${seen[0][1]}`);
+      if (seen[0][0] === seen[1][0]) throw new Error(`both windows show ${seen[0][0]} for agents of 6 and 14 turns`);
+    });
+  }));
   const line = `${passed} passed, ${failed} failed`;
   fs.writeFileSync(path.join(out, 'summary.txt'), line + '\n');
   console.log(line);

@@ -2,6 +2,7 @@
 // smoke-test driver; see scripts/e2e.sh): `run()` is the extensionTestsPath entry point of the
 // @vscode/test-electron layout. The daemon is the one `vtcode.serverPath` names.
 const assert = require('node:assert/strict');
+const cp = require('node:child_process');
 const vscode = require('vscode');
 const { agentSession } = require('../fixtures.cjs');
 
@@ -168,6 +169,33 @@ async function run() {
     await vscode.workspace.fs.writeFile(uri, new Uint8Array());
     r = await state.client.sendRequest('vtcode/compactPrompt', { action: 'get' });
     assert.equal(r.isDefault, true);
+  });
+
+  // Last: it restarts the connection. The window attaches to the shared daemon (the default).
+  await t('the shared daemon killed: the window reconnects, reopens its sessions, follows the same one, and the agent goes on', async () => {
+    const bin = vscode.workspace.getConfiguration('vtcode').get('serverPath');
+    const status = () => JSON.parse(cp.execFileSync(bin, ['status', '--json'], { encoding: 'utf8' }));
+    const active = state.api.activeSession();
+    assert.ok(active, 'a session is followed');
+    const before = (await state.client.sendRequest('vtcode/history', { sessionId: active, limit: 1 })).total;
+    const old = status();
+    const Stopped = 1, Running = 2; // vscode-languageclient's State
+    let stopped = false;
+    const restarted = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => { sub.dispose(); reject(new Error('timed out waiting for the reconnect')); }, 30000);
+      const sub = state.client.onDidChangeState((e) => {
+        if (e.newState === Stopped) stopped = true;
+        if (stopped && e.newState === Running) { clearTimeout(timer); sub.dispose(); resolve(); }
+      });
+    });
+    process.kill(old.pid, 'SIGKILL');
+    await restarted;
+    // the agent's next request, at once: its session was reopened before it went out
+    const r = await state.api.prepareRequest({ sessionId: active, messages: [{ role: 'user', content: 'go on after the daemon restarted' }] });
+    assert.ok(r.messages.length > 0, 'a projection');
+    assert.equal((await state.client.sendRequest('vtcode/history', { sessionId: active, limit: 1 })).total, before + 1, 'the session went on where it was');
+    assert.notEqual(status().pid, old.pid, 'a new daemon');
+    await until(state.api.onDidChangeActiveSession, () => state.api.activeSession() === active, 'the same session followed again');
   });
 
   const passed = results.filter((r) => r[1]).length;

@@ -15,20 +15,21 @@ function daemonBin() {
 }
 
 /**
- * startDaemon spawns `vtcode-ls serve` in a fresh workspace folder with a private HOME, and
- * returns { conn, proc, ws, events, waitFor, stderr, close }. `events` holds every notification
- * and server request as {type, method, params}.
+ * startDaemon spawns `vtcode-ls serve` (or `args`) in a fresh workspace folder with a private HOME
+ * (or those of `root`, which close then leaves in place), and returns { conn, proc, ws, events,
+ * waitFor, stderr, close }. `events` holds every notification and server request as
+ * {type, method, params}. `env` adds to the environment.
  */
-async function startDaemon({ initialize = true, workDoneProgress = true, initializationOptions } = {}) {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vtcode-proto-'));
+async function startDaemon({ initialize = true, workDoneProgress = true, initializationOptions, args = ['serve'], root: given, env = {} } = {}) {
+  const root = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'vtcode-proto-'));
   const ws = path.join(root, 'ws');
   const home = path.join(root, 'home');
   fs.mkdirSync(ws, { recursive: true });
   fs.mkdirSync(home, { recursive: true });
-  const proc = cp.spawn(daemonBin(), ['serve'], {
+  const proc = cp.spawn(daemonBin(), args, {
     cwd: ws,
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') },
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...env },
   });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
@@ -79,7 +80,7 @@ async function startDaemon({ initialize = true, workDoneProgress = true, initial
     const r = await exited;
     clearTimeout(t);
     conn.dispose();
-    fs.rmSync(root, { recursive: true, force: true });
+    if (given === undefined) fs.rmSync(root, { recursive: true, force: true });
     return r;
   }
 

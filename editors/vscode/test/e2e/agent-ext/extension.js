@@ -3,12 +3,16 @@
 const vscode = require('vscode');
 const { agentSession } = require('./fixtures.cjs');
 
+// the session the agent opened last, which its next turn goes on in (without opening it again)
+let last;
+
 function activate(context) {
   context.subscriptions.push(vscode.commands.registerCommand('vtcodeTestAgent.sendTurns', async () => {
     const ext = vscode.extensions.getExtension('vtcode.vtcode-ls');
     const api = ext.isActive ? ext.exports : await ext.activate();
     const client = await api.ready();
     const { sessionId } = await client.sendRequest('vtcode/openSession', { contextWindow: 32000 });
+    last = sessionId;
     const msgs = agentSession(18, 'e2e');
     await client.sendRequest('vtcode/appendMessages', { sessionId, messages: msgs.slice(0, 20) });
     const r = await client.sendRequest('vtcode/prepareRequest', { sessionId, messages: msgs.slice(20), systemPrompt: 'You are a coding agent.' });
@@ -24,6 +28,7 @@ function activate(context) {
     const api = ext.isActive ? ext.exports : await ext.activate();
     const client = await api.ready();
     const { sessionId } = await client.sendRequest('vtcode/openSession', { contextWindow: 32000 });
+    last = sessionId;
     await client.sendRequest('vtcode/setPolicy', { sessionId, policy: { toolResultClearing: { enabled: false } } });
     await client.sendRequest('vtcode/appendMessages', { sessionId, messages: agentSession(18, 'auto') });
     const r = await client.sendRequest('vtcode/prepareRequest', { sessionId, systemPrompt: 'You are a coding agent.' });
@@ -38,6 +43,7 @@ function activate(context) {
     const api = ext.isActive ? ext.exports : await ext.activate();
     const client = await api.ready();
     const { sessionId } = await client.sendRequest('vtcode/openSession', { contextWindow: 32000 });
+    last = sessionId;
     await client.sendRequest('vtcode/setPolicy', { sessionId, policy: { autoCompaction: { enabled: false } } });
     const msgs = agentSession(18, 'steps');
     let requests = 0, cur = [], r;
@@ -51,6 +57,36 @@ function activate(context) {
     }
     vscode.window.showInformationMessage(`Test agent: prepared ${requests} requests in session ${sessionId} · gauge ${r.stats.display.text}`);
     return sessionId;
+  }));
+
+  // Ask mode (agent.harness.auto_compaction_mode = "ask"): a request past the soft threshold (90 % of
+  // the 20k compaction threshold) and under the 64k window's limit is not compacted; the daemon
+  // proposes the compaction instead (vtcode/compactionProposed), which the extension asks about.
+  context.subscriptions.push(vscode.commands.registerCommand('vtcodeTestAgent.sendTurnsAsk', async () => {
+    const ext = vscode.extensions.getExtension('vtcode.vtcode-ls');
+    const api = ext.isActive ? ext.exports : await ext.activate();
+    const client = await api.ready();
+    const { sessionId } = await client.sendRequest('vtcode/openSession', { contextWindow: 64000 });
+    last = sessionId;
+    await client.sendRequest('vtcode/setPolicy', { sessionId, policy: { autoCompaction: { mode: 'ask', thresholdTokens: 20000 }, toolResultClearing: { enabled: false } } });
+    await client.sendRequest('vtcode/appendMessages', { sessionId, messages: agentSession(12, 'ask') });
+    const r = await client.sendRequest('vtcode/prepareRequest', { sessionId, systemPrompt: 'You are a coding agent.' });
+    vscode.window.showInformationMessage(`Test agent: prepared ${r.messages.length} messages in ask mode; compaction: ${r.compaction ? r.compaction.trigger : 'none'} · gauge ${r.stats.display.text}`);
+    return sessionId;
+  }));
+
+  // One more turn in the session opened last, as an agent goes on: no openSession.
+  context.subscriptions.push(vscode.commands.registerCommand('vtcodeTestAgent.nextTurn', async () => {
+    const ext = vscode.extensions.getExtension('vtcode.vtcode-ls');
+    const api = ext.isActive ? ext.exports : await ext.activate();
+    if (!last) throw new Error('the test agent has no session yet');
+    try {
+      const r = await api.prepareRequest({ sessionId: last, messages: [{ role: 'user', content: 'Go on.' }], systemPrompt: 'You are a coding agent.' });
+      vscode.window.showInformationMessage(`Test agent: next turn in session ${last}: ${r.messages.length} messages · gauge ${r.stats.display.text}`);
+    } catch (e) {
+      vscode.window.showErrorMessage(`Test agent: next turn in session ${last} failed: ${e.message}`);
+    }
+    return last;
   }));
 }
 

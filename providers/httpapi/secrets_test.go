@@ -1,4 +1,4 @@
-package providers_test
+package httpapi_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
 	"github.com/vtcode/vtcode-ls/providers/chatcompat"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/openai"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 )
@@ -84,8 +85,8 @@ func TestRedirectGuardOnInjectedClient(t *testing.T) {
 		http.Redirect(w, r, attacker.URL+"/v1/responses", http.StatusTemporaryRedirect)
 	}})
 	hc := &http.Client{}
-	g, err := openai.New(openai.Config{Endpoint: providers.Endpoint{Provider: "openai", BaseURL: origin.URL + "/v1", APIKey: secretKey, HTTPClient: hc,
-		Retry: providers.RetryPolicy{MaxAttempts: 1}}})
+	g, err := openai.New(openai.Config{Endpoint: httpapi.Endpoint{Provider: "openai", BaseURL: origin.URL + "/v1", APIKey: secretKey, HTTPClient: hc,
+		Retry: httpapi.RetryPolicy{MaxAttempts: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,15 +164,15 @@ func TestBasicCredentialsRedacted(t *testing.T) {
 		}
 	}
 	// The same for the redactor alone: the Basic header form.
-	if got := providers.Redact("auth: Basic " + b64); strings.Contains(got, b64[:8]) {
+	if got := httpapi.Redact("auth: Basic " + b64); strings.Contains(got, b64[:8]) {
 		t.Errorf("Redact(Basic ...) = %q", got)
 	}
-	if got := providers.Redact("GET https://" + user + ":" + pass + "@proxy.example/v1"); strings.Contains(got, pass) {
+	if got := httpapi.Redact("GET https://" + user + ":" + pass + "@proxy.example/v1"); strings.Contains(got, pass) {
 		t.Errorf("Redact(user info) = %q", got)
 	}
 	// Ordinary text after "basic" is not a credential.
-	if in := "the basic settings are missing"; providers.Redact(in) != in {
-		t.Errorf("Redact(%q) = %q", in, providers.Redact(in))
+	if in := "the basic settings are missing"; httpapi.Redact(in) != in {
+		t.Errorf("Redact(%q) = %q", in, httpapi.Redact(in))
 	}
 }
 
@@ -208,7 +209,7 @@ func TestEchoedKeyRedactedFromOutput(t *testing.T) {
 	}
 	// Native compaction output too.
 	srv := providertest.NewServer(t, providertest.ResponsesCompacted(providertest.UserItem(echo), providertest.CompactionItem("cmp_1", "enc")))
-	c, err := openai.New(openai.Config{Endpoint: providers.Endpoint{Provider: "openai", BaseURL: srv.URL + "/v1", APIKey: secretKey}})
+	c, err := openai.New(openai.Config{Endpoint: httpapi.Endpoint{Provider: "openai", BaseURL: srv.URL + "/v1", APIKey: secretKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestEchoedKeyRedactedFromOutput(t *testing.T) {
 
 func vendorClient(t *testing.T, vendor, base, key string) providers.Generator {
 	t.Helper()
-	ep := providers.Endpoint{BaseURL: base, APIKey: key, Model: "m", Retry: providers.RetryPolicy{MaxAttempts: 1}}
+	ep := httpapi.Endpoint{BaseURL: base, APIKey: key, Model: "m", Retry: httpapi.RetryPolicy{MaxAttempts: 1}}
 	var (
 		g   providers.Generator
 		err error

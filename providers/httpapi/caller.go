@@ -1,4 +1,4 @@
-package providers
+package httpapi
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // RetryPolicy bounds the retries of a provider call. Only failures that are
@@ -170,7 +172,7 @@ func (c *Caller) Post(ctx context.Context, call Call) (*http.Response, error) {
 				"status", resp.StatusCode, "attempt", attempt, "elapsed", time.Since(start).Round(time.Millisecond))
 			return resp, nil
 		}
-		var pe *Error
+		var pe *providers.Error
 		if !errors.As(err, &pe) {
 			return nil, err // cancellation
 		}
@@ -207,7 +209,7 @@ func (c *Caller) once(ctx context.Context, call Call) (*http.Response, bool, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.URL, bytes.NewReader(call.Body))
 	if err != nil {
-		e := &Error{Provider: c.Provider, Model: call.Model, Kind: KindRejected,
+		e := &providers.Error{Provider: c.Provider, Model: call.Model, Kind: providers.KindRejected,
 			Message: "invalid endpoint URL: " + safeURL(call.URL, c.secrets()...)}
 		return nil, false, redactError(e, c.secrets()...)
 	}
@@ -221,7 +223,7 @@ func (c *Caller) once(ctx context.Context, call Call) (*http.Response, bool, err
 	resp, err := c.client(call).Do(req)
 	if err != nil {
 		cerr := ClassifyTransport(ctx, c.Provider, call.Model, err)
-		var pe *Error
+		var pe *providers.Error
 		if errors.As(cerr, &pe) {
 			redactError(pe, c.secrets()...)
 		}
@@ -239,15 +241,15 @@ func (c *Caller) once(ctx context.Context, call Call) (*http.Response, bool, err
 	return nil, shouldRetry(e, resp.Header), e
 }
 
-func shouldRetry(e *Error, h http.Header) bool {
+func shouldRetry(e *providers.Error, h http.Header) bool {
 	switch strings.ToLower(h.Get("X-Should-Retry")) {
 	case "true":
-		return e.Kind != KindQuota && e.Kind != KindAuth && e.Kind != KindCapacity
+		return e.Kind != providers.KindQuota && e.Kind != providers.KindAuth && e.Kind != providers.KindCapacity
 	case "false":
 		return false
 	}
 	switch {
-	case e.Kind == KindQuota, e.Kind == KindAuth, e.Kind == KindCapacity:
+	case e.Kind == providers.KindQuota, e.Kind == providers.KindAuth, e.Kind == providers.KindCapacity:
 		return false
 	case e.Status == 408, e.Status == 409, e.Status == 429:
 		return true
@@ -278,7 +280,7 @@ func (c *Caller) ReadBody(ctx context.Context, model string, resp *http.Response
 		return nil, c.StreamError(ctx, model, err)
 	}
 	if len(body) > MaxResponseBytes {
-		return nil, c.Fail(model, KindMalformed, fmt.Sprintf("response larger than %d bytes", MaxResponseBytes))
+		return nil, c.Fail(model, providers.KindMalformed, fmt.Sprintf("response larger than %d bytes", MaxResponseBytes))
 	}
 	return body, nil
 }
@@ -304,7 +306,7 @@ func (c *Caller) StreamError(ctx context.Context, model string, err error) error
 	if err == nil {
 		return nil
 	}
-	var pe *Error
+	var pe *providers.Error
 	if errors.As(err, &pe) {
 		redactError(pe, c.secrets()...)
 		return err
@@ -318,18 +320,18 @@ func (c *Caller) StreamError(ctx context.Context, model string, err error) error
 
 // Classify is [Classify] for this caller's provider, with the credentials
 // redacted before the message is bounded.
-func (c *Caller) Classify(model string, status int, body []byte, hdr http.Header) *Error {
+func (c *Caller) Classify(model string, status int, body []byte, hdr http.Header) *providers.Error {
 	return classify(c.Provider, model, status, body, hdr, c.secrets())
 }
 
 // Malformed is [Malformed] for this caller's provider.
-func (c *Caller) Malformed(model string, err error) *Error {
+func (c *Caller) Malformed(model string, err error) *providers.Error {
 	return redactError(Malformed(c.Provider, model, err), c.secrets()...)
 }
 
 // Fail returns an *Error of the given kind with a redacted, bounded message.
-func (c *Caller) Fail(model string, kind Kind, msg string) *Error {
-	return redactError(&Error{Provider: c.Provider, Model: model, Kind: kind, Message: msg}, c.secrets()...)
+func (c *Caller) Fail(model string, kind providers.Kind, msg string) *providers.Error {
+	return redactError(&providers.Error{Provider: c.Provider, Model: model, Kind: kind, Message: msg}, c.secrets()...)
 }
 
 // IsEventStream reports whether resp carries a text/event-stream body.

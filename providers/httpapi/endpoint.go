@@ -1,10 +1,12 @@
-package providers
+package httpapi
 
 import (
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // Endpoint is the configuration every vendor client shares: which route it
@@ -66,8 +68,8 @@ func (e *Endpoint) Resolve(table string) (base string, caller *Caller, err error
 
 // Route returns the route of e: provider, default model and configured base
 // URL.
-func (e *Endpoint) Route() Route {
-	return Route{Provider: e.Provider, Model: e.Model, BaseURL: e.BaseURL}
+func (e *Endpoint) Route() providers.Route {
+	return providers.Route{Provider: e.Provider, Model: e.Model, BaseURL: e.BaseURL}
 }
 
 // RequestHeader returns the headers a request to e starts from: a copy of

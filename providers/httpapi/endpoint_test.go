@@ -1,4 +1,4 @@
-package providers_test
+package httpapi_test
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/httpapi"
 )
 
 func TestEndpointResolve(t *testing.T) {
 	hc := &http.Client{}
 	log := slog.New(slog.DiscardHandler)
-	e := providers.Endpoint{Provider: "claude-proxy", APIKey: "k", Model: "m", HTTPClient: hc, Logger: log,
-		Retry: providers.RetryPolicy{MaxAttempts: 2}}
+	e := httpapi.Endpoint{Provider: "claude-proxy", APIKey: "k", Model: "m", HTTPClient: hc, Logger: log,
+		Retry: httpapi.RetryPolicy{MaxAttempts: 2}}
 	base, c, err := e.Resolve("anthropic")
 	if err != nil {
 		t.Fatal(err)
@@ -36,19 +37,19 @@ func TestEndpointResolve(t *testing.T) {
 		{"my-proxy", "", `provider "my-proxy" needs a base_url`},
 		{"openai", "ftp://x", `provider "openai": base_url must be an absolute http(s) URL`},
 	} {
-		e := providers.Endpoint{Provider: tc.table, BaseURL: tc.base}
+		e := httpapi.Endpoint{Provider: tc.table, BaseURL: tc.base}
 		if _, c, err := e.Resolve(tc.table); err == nil || err.Error() != tc.err || c != nil {
 			t.Errorf("Resolve(%q) with base %q: %v, want %s", tc.table, tc.base, err, tc.err)
 		}
 	}
-	r := (&providers.Endpoint{Provider: "xai", Model: "grok", BaseURL: "https://x/v1"}).Route()
+	r := (&httpapi.Endpoint{Provider: "xai", Model: "grok", BaseURL: "https://x/v1"}).Route()
 	if r != (providers.Route{Provider: "xai", Model: "grok", BaseURL: "https://x/v1"}) {
 		t.Errorf("route = %+v", r)
 	}
 }
 
 func TestEndpointRequestHeader(t *testing.T) {
-	e := providers.Endpoint{APIKey: "secret", Header: http.Header{"x-extra": {"1", "2"}, "anthropic-beta": {"b"}, "Accept": {"text/plain"}}}
+	e := httpapi.Endpoint{APIKey: "secret", Header: http.Header{"x-extra": {"1", "2"}, "anthropic-beta": {"b"}, "Accept": {"text/plain"}}}
 	h := e.RequestHeader(false)
 	want := http.Header{"X-Extra": {"1", "2"}, "Anthropic-Beta": {"b"}, "Accept": {"text/plain"}}
 	if diff := cmp.Diff(want, h); diff != "" {
@@ -66,7 +67,7 @@ func TestEndpointRequestHeader(t *testing.T) {
 }
 
 func TestReadJSON(t *testing.T) {
-	c := &providers.Caller{Provider: "p", APIKey: "sk-secret"}
+	c := &httpapi.Caller{Provider: "p", APIKey: "sk-secret"}
 	resp := func(body string) *http.Response {
 		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(body))}
 	}

@@ -1,4 +1,4 @@
-package providers
+package httpapi
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 func TestClassify(t *testing.T) {
@@ -20,59 +22,59 @@ func TestClassify(t *testing.T) {
 		status int
 		body   string
 		hdr    http.Header
-		kind   Kind
+		kind   providers.Kind
 		tokens int
 		msg    string // substring of Message
 	}{
 		{"openai context_length_exceeded", 400,
 			`{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`,
-			nil, KindCapacity, 0, "exceeds the context window"},
+			nil, providers.KindCapacity, 0, "exceeds the context window"},
 		{"openai legacy", 400,
 			`{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
-			nil, KindCapacity, 130512, "maximum context length"},
+			nil, providers.KindCapacity, 130512, "maximum context length"},
 		{"anthropic prompt too long", 400,
 			`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"},"request_id":"req_1"}`,
-			nil, KindCapacity, 208310, "prompt is too long"},
+			nil, providers.KindCapacity, 208310, "prompt is too long"},
 		{"anthropic input plus max_tokens", 400,
 			"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again\"}}",
-			nil, KindCapacity, 188240, "exceed context limit"},
+			nil, providers.KindCapacity, 188240, "exceed context limit"},
 		{"anthropic 413", 413,
 			`{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes. The maximum request size is 32 MB."}}`,
-			nil, KindCapacity, 0, "maximum allowed"},
+			nil, providers.KindCapacity, 0, "maximum allowed"},
 		{"gemini array", 400,
 			`[{"error":{"code":400,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).","status":"INVALID_ARGUMENT"}}]`,
-			nil, KindCapacity, 1196265, "input token count"},
+			nil, providers.KindCapacity, 1196265, "input token count"},
 		{"xai", 400,
 			`{"code":"Client specified an invalid argument","error":"This model's maximum prompt length is 131072 but the request contains 150012 tokens."}`,
-			nil, KindCapacity, 150012, "maximum prompt length"},
+			nil, providers.KindCapacity, 150012, "maximum prompt length"},
 		{"mistral", 400,
 			`{"object":"error","message":"Prompt contains 40001 tokens and 0 draft tokens, too large for model with 32768 maximum context length","type":"invalid_request_error","param":null,"code":null}`,
-			nil, KindCapacity, 40001, "too large for model"},
-		{"bedrock", 400, `{"message":"Input is too long for requested model."}`, nil, KindCapacity, 0, "Input is too long"},
-		{"minimax", 200, `{"base_resp":{"status_code":2013,"status_msg":"invalid params, context window exceeds limit"}}`, nil, KindCapacity, 0, "context window exceeds limit"},
+			nil, providers.KindCapacity, 40001, "too large for model"},
+		{"bedrock", 400, `{"message":"Input is too long for requested model."}`, nil, providers.KindCapacity, 0, "Input is too long"},
+		{"minimax", 200, `{"base_resp":{"status_code":2013,"status_msg":"invalid params, context window exceeds limit"}}`, nil, providers.KindCapacity, 0, "context window exceeds limit"},
 		{"stream failure", 0, `{"type":"response.failed","response":{"status":"failed","error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}}`,
-			nil, KindCapacity, 0, "context window"},
+			nil, providers.KindCapacity, 0, "context window"},
 		{"rate limit 429 is never capacity", 429,
 			`{"error":{"message":"Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 50000. The input or output tokens must be reduced in order to run successfully.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`,
-			http.Header{"Retry-After": {"20"}}, KindRateLimit, 0, "tokens per min"},
+			http.Header{"Retry-After": {"20"}}, providers.KindRateLimit, 0, "tokens per min"},
 		{"insufficient quota", 429,
 			`{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
-			nil, KindQuota, 0, "current quota"},
+			nil, providers.KindQuota, 0, "current quota"},
 		{"anthropic credit", 400,
 			`{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}`,
-			nil, KindQuota, 0, "credit balance"},
-		{"402", 402, `{"error":{"message":"Insufficient credits","code":402}}`, nil, KindQuota, 0, "Insufficient credits"},
-		{"401", 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, nil, KindAuth, 0, "invalid x-api-key"},
-		{"403", 403, `{"error":{"message":"Project does not have access to model gpt-5","type":"invalid_request_error","code":"model_not_found"}}`, nil, KindAuth, 0, "does not have access"},
-		{"408", 408, ``, nil, KindTimeout, 0, "Request Timeout"},
-		{"504 html", 504, `<html><body><h1>504 Gateway Time-out</h1></body></html>`, nil, KindTimeout, 0, "504 Gateway Time-out"},
-		{"529", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, nil, KindServer, 0, "Overloaded"},
-		{"500", 500, `{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`, nil, KindServer, 0, "server had an error"},
-		{"stream overloaded", 0, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, nil, KindServer, 0, "Overloaded"},
-		{"error with status code", 0, `{"error":{"message":"Rate limit exceeded","code":429}}`, nil, KindRateLimit, 0, "Rate limit"},
-		{"ollama", 404, `{"error":"model \"llama9\" not found, try pulling it first"}`, nil, KindRejected, 0, "not found"},
-		{"bad request", 400, `{"error":{"message":"Unknown parameter: 'foo'.","type":"invalid_request_error","param":"foo","code":"unknown_parameter"}}`, nil, KindRejected, 0, "Unknown parameter"},
-		{"empty 400", 400, ``, nil, KindRejected, 0, "Bad Request"},
+			nil, providers.KindQuota, 0, "credit balance"},
+		{"402", 402, `{"error":{"message":"Insufficient credits","code":402}}`, nil, providers.KindQuota, 0, "Insufficient credits"},
+		{"401", 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, nil, providers.KindAuth, 0, "invalid x-api-key"},
+		{"403", 403, `{"error":{"message":"Project does not have access to model gpt-5","type":"invalid_request_error","code":"model_not_found"}}`, nil, providers.KindAuth, 0, "does not have access"},
+		{"408", 408, ``, nil, providers.KindTimeout, 0, "Request Timeout"},
+		{"504 html", 504, `<html><body><h1>504 Gateway Time-out</h1></body></html>`, nil, providers.KindTimeout, 0, "504 Gateway Time-out"},
+		{"529", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, nil, providers.KindServer, 0, "Overloaded"},
+		{"500", 500, `{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`, nil, providers.KindServer, 0, "server had an error"},
+		{"stream overloaded", 0, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, nil, providers.KindServer, 0, "Overloaded"},
+		{"error with status code", 0, `{"error":{"message":"Rate limit exceeded","code":429}}`, nil, providers.KindRateLimit, 0, "Rate limit"},
+		{"ollama", 404, `{"error":"model \"llama9\" not found, try pulling it first"}`, nil, providers.KindRejected, 0, "not found"},
+		{"bad request", 400, `{"error":{"message":"Unknown parameter: 'foo'.","type":"invalid_request_error","param":"foo","code":"unknown_parameter"}}`, nil, providers.KindRejected, 0, "Unknown parameter"},
+		{"empty 400", 400, ``, nil, providers.KindRejected, 0, "Bad Request"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,7 +120,7 @@ func TestRetryAfter(t *testing.T) {
 func TestErrorTextIsBounded(t *testing.T) {
 	long := strings.Repeat("é", 5000)
 	e := Classify("openai", "gpt-5", 400, []byte(`{"error":{"message":"`+long+`"}}`), nil)
-	if n := len(e.Error()); n > MaxErrorText {
+	if n := len(e.Error()); n > providers.MaxErrorText {
 		t.Errorf("error text is %d bytes", n)
 	}
 	if n := len(e.Message); n > maxMessage {
@@ -136,20 +138,20 @@ func TestClassifyTransport(t *testing.T) {
 	dial := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	cases := []struct {
 		err  error
-		kind Kind
+		kind providers.Kind
 		dial bool
 	}{
-		{context.DeadlineExceeded, KindTimeout, false},
-		{fmt.Errorf("read: %w", timeoutErr{}), KindTimeout, false},
-		{dial, KindNetwork, true},
-		{&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, KindNetwork, false},
-		{io.ErrUnexpectedEOF, KindNetwork, false},
-		{errors.New("tls: handshake failure"), KindNetwork, false},
+		{context.DeadlineExceeded, providers.KindTimeout, false},
+		{fmt.Errorf("read: %w", timeoutErr{}), providers.KindTimeout, false},
+		{dial, providers.KindNetwork, true},
+		{&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, providers.KindNetwork, false},
+		{io.ErrUnexpectedEOF, providers.KindNetwork, false},
+		{errors.New("tls: handshake failure"), providers.KindNetwork, false},
 	}
 	for i, tc := range cases {
 		err := ClassifyTransport(context.Background(), "p", "m", tc.err)
-		if KindOf(err) != tc.kind {
-			t.Errorf("case %d: kind %q, want %q (%v)", i, KindOf(err), tc.kind, err)
+		if providers.KindOf(err) != tc.kind {
+			t.Errorf("case %d: kind %q, want %q (%v)", i, providers.KindOf(err), tc.kind, err)
 		}
 		if !errors.Is(err, tc.err) {
 			t.Errorf("case %d: %v does not wrap the cause", i, err)
@@ -160,7 +162,7 @@ func TestClassifyTransport(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := ClassifyTransport(ctx, "p", "m", errors.New("x")); !errors.Is(err, context.Canceled) || KindOf(err) != "" {
+	if err := ClassifyTransport(ctx, "p", "m", errors.New("x")); !errors.Is(err, context.Canceled) || providers.KindOf(err) != "" {
 		t.Errorf("cancelled: %v", err)
 	}
 }

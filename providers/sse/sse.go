@@ -1,4 +1,8 @@
-package providers
+// Package sse reads server-sent event streams (text/event-stream), the
+// framing every streamed provider answer uses. It is a leaf of its own
+// because two sides read streams: the vendor clients consuming an answer
+// and the proxy recording one it relays unchanged.
+package sse
 
 import (
 	"bufio"
@@ -7,14 +11,14 @@ import (
 	"strings"
 )
 
-// ReadSSE reads a server-sent event stream (text/event-stream) and calls fn
+// Read reads a server-sent event stream (text/event-stream) and calls fn
 // for every event with its event name ("" when the stream names none) and its
 // data (data lines joined with "\n"). Comments and events without data are
 // skipped. fn may return io.EOF to stop reading early without error; any other
 // error from fn stops the stream and is returned. A read failure (a connection
 // cut mid-stream) is returned as is, for the caller to classify. An event left
 // unterminated by a clean end of stream is still delivered.
-func ReadSSE(r io.Reader, fn func(event, data string) error) error {
+func Read(r io.Reader, fn func(event, data string) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var event string
 	var data strings.Builder

@@ -1,7 +1,9 @@
-package providers
+package catalog
 
 import (
 	"testing"
+
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 func TestLookupModel(t *testing.T) {
@@ -120,8 +122,8 @@ func TestEndpoints(t *testing.T) {
 			t.Errorf("DefaultAPIKeyEnv(%q) = %q, want %q", p, got, env)
 		}
 	}
-	for p, w := range map[string]Wire{"openai": WireResponses, "vercel": WireResponses, "anthropic": WireAnthropic,
-		"deepseek": WireChat, "offline": WireOffline, "some-proxy": WireChat} {
+	for p, w := range map[string]providers.Wire{"openai": providers.WireResponses, "vercel": providers.WireResponses, "anthropic": providers.WireAnthropic,
+		"deepseek": providers.WireChat, "offline": providers.WireOffline, "some-proxy": providers.WireChat} {
 		if got := WireOf(p); got != w {
 			t.Errorf("WireOf(%q) = %q", p, got)
 		}
@@ -157,5 +159,35 @@ func TestAPIKey(t *testing.T) {
 	}
 	if k, e := APIKey("ollama", "", lookup); k != "" || e != "" {
 		t.Errorf("keyless: %q %q", k, e)
+	}
+}
+
+// TestOneRowPerFamily: a model family is one row of builtinModels and its
+// vendor one row of the provider table: every family row belongs to a
+// vendor whose row lists the family's id prefix, so a gateway serving the
+// id without a vendor prefix, or with the vendor's name as one, finds the
+// same row (window, cache pricing, price) as the vendor's own route.
+func TestOneRowPerFamily(t *testing.T) {
+	for _, e := range builtinModels {
+		r, ok := routes[e.Provider]
+		if !ok || !hasAnyPrefix(e.Model, r.models...) {
+			t.Errorf("row %s/%s: its vendor's row does not list the family (models %v)", e.Provider, e.Model, r.models)
+			continue
+		}
+		own, _ := LookupModel(e.Provider, e.Model)
+		for _, id := range []string{e.Model, e.Provider + "/" + e.Model} {
+			via, found := LookupModel("openrouter", id)
+			if !found || via.ContextWindow != own.ContextWindow || via.Price != own.Price {
+				t.Errorf("openrouter %s: %+v (found %v), want the row of %s/%s", id, via, found, e.Provider, e.Model)
+			}
+			if got, want := builtinCost("openrouter", id), builtinCost(e.Provider, e.Model); got != want {
+				t.Errorf("openrouter %s: cache %+v, want the vendor's %+v", id, got, want)
+			}
+		}
+	}
+	for _, p := range []string{"google", "x-ai"} {
+		if v := vendorNamed(p); v != CanonicalProvider(p) {
+			t.Errorf("vendor prefix %q names %q, want %q", p, v, CanonicalProvider(p))
+		}
 	}
 }

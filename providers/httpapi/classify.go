@@ -1,4 +1,4 @@
-package providers
+package httpapi
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // maxMessage bounds the provider message kept in an Error.
@@ -49,15 +51,15 @@ const maxMessage = 700
 // The message is redacted (see [Redact]: well-known key shapes) and then
 // bounded; a caller holding a credential uses [Caller.Classify], which
 // removes the credential before bounding, so no part of it survives a cut.
-func Classify(provider, model string, status int, body []byte, hdr http.Header) *Error {
+func Classify(provider, model string, status int, body []byte, hdr http.Header) *providers.Error {
 	return classify(provider, model, status, body, hdr, nil)
 }
 
 // classify is Classify removing secrets (and every key-shaped string) from
 // the message before it is bounded.
-func classify(provider, model string, status int, body []byte, hdr http.Header, secrets []string) *Error {
+func classify(provider, model string, status int, body []byte, hdr http.Header, secrets []string) *providers.Error {
 	d := errorDetails(body)
-	e := &Error{Provider: provider, Model: model, Status: status}
+	e := &providers.Error{Provider: provider, Model: model, Status: status}
 	msg := d.message
 	if msg == "" {
 		msg = snippet([]byte(Redact(string(body), secrets...)))
@@ -65,7 +67,7 @@ func classify(provider, model string, status int, body []byte, hdr http.Header, 
 	if msg == "" && status != 0 {
 		msg = http.StatusText(status)
 	}
-	e.Message = Bound(Redact(msg, secrets...), maxMessage)
+	e.Message = providers.Bound(Redact(msg, secrets...), maxMessage)
 	text := strings.ToLower(msg + " " + d.code + " " + d.typ)
 	e.RetryAfter = retryAfter(hdr, time.Now())
 	st := status
@@ -74,22 +76,22 @@ func classify(provider, model string, status int, body []byte, hdr http.Header, 
 	}
 	switch {
 	case st != 429 && st < 500 && isCapacity(st, text):
-		e.Kind = KindCapacity
+		e.Kind = providers.KindCapacity
 		e.InputTokens = inputTokens(msg + " " + string(body))
 	case isQuota(st, text):
-		e.Kind = KindQuota
+		e.Kind = providers.KindQuota
 	case st == 401 || st == 403 || st < 500 && (d.typ == "authentication_error" ||
 		d.typ == "permission_error" || d.code == "invalid_api_key"):
-		e.Kind = KindAuth
+		e.Kind = providers.KindAuth
 	case st == 429 || st < 500 && (d.typ == "rate_limit_error" || d.code == "rate_limit_exceeded"):
-		e.Kind = KindRateLimit
+		e.Kind = providers.KindRateLimit
 	case st == 408 || st == 504 || d.typ == "timeout_error":
-		e.Kind = KindTimeout
+		e.Kind = providers.KindTimeout
 	case st >= 500 || d.typ == "overloaded_error" || d.typ == "api_error" || d.typ == "server_error" ||
 		d.code == "server_error" || strings.Contains(text, "overloaded"):
-		e.Kind = KindServer
+		e.Kind = providers.KindServer
 	default:
-		e.Kind = KindRejected
+		e.Kind = providers.KindRejected
 	}
 	return e
 }
@@ -209,7 +211,7 @@ func snippet(body []byte) string {
 	}
 	s = htmlTags.ReplaceAllString(s, " ")
 	s = strings.TrimSpace(spaces.ReplaceAllString(s, " "))
-	return Bound(s, 200)
+	return providers.Bound(s, 200)
 }
 
 var capacityPhrases = []string{
@@ -339,25 +341,25 @@ func ClassifyTransport(ctx context.Context, provider, model string, err error) e
 	if ctx != nil && errors.Is(ctx.Err(), context.Canceled) {
 		return ctx.Err()
 	}
-	var pe *Error
+	var pe *providers.Error
 	if errors.As(err, &pe) {
 		return err
 	}
-	e := &Error{Provider: provider, Model: model, Err: err}
+	e := &providers.Error{Provider: provider, Model: model, Err: err}
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout():
-		e.Kind = KindTimeout
+		e.Kind = providers.KindTimeout
 		e.Message = "no answer in time"
 	case errors.Is(err, syscall.ECONNREFUSED):
-		e.Kind, e.Message = KindNetwork, "connection refused"
+		e.Kind, e.Message = providers.KindNetwork, "connection refused"
 	case errors.Is(err, syscall.ECONNRESET):
-		e.Kind, e.Message = KindNetwork, "connection reset by peer"
+		e.Kind, e.Message = providers.KindNetwork, "connection reset by peer"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		e.Kind, e.Message = KindNetwork, "connection closed before the answer was complete"
+		e.Kind, e.Message = providers.KindNetwork, "connection closed before the answer was complete"
 	default:
-		e.Kind = KindNetwork
+		e.Kind = providers.KindNetwork
 		e.Message = transportMessage(err)
 	}
 	return e
@@ -386,14 +388,14 @@ func isDialError(err error) bool {
 
 // Malformed returns a KindMalformed error for a response body that does not
 // parse; the message names the parse error and never includes the body.
-func Malformed(provider, model string, err error) *Error {
-	return &Error{Provider: provider, Model: model, Kind: KindMalformed,
-		Message: Bound(fmt.Sprintf("malformed response: %v", err), maxMessage), Err: err}
+func Malformed(provider, model string, err error) *providers.Error {
+	return &providers.Error{Provider: provider, Model: model, Kind: providers.KindMalformed,
+		Message: providers.Bound(fmt.Sprintf("malformed response: %v", err), maxMessage), Err: err}
 }
 
 // Empty returns a KindEmpty error: a well-formed answer with nothing in it.
-func Empty(provider, model, what string) *Error {
-	return &Error{Provider: provider, Model: model, Kind: KindEmpty, Message: what}
+func Empty(provider, model, what string) *providers.Error {
+	return &providers.Error{Provider: provider, Model: model, Kind: providers.KindEmpty, Message: what}
 }
 
 var secretPatterns = []struct {
@@ -446,8 +448,8 @@ func basicCredentials(m string) bool {
 // redactError applies Redact to an *Error's message and, when the cause's
 // text holds a secret, replaces the cause by a redacted copy that still
 // unwraps to the original's cause.
-func redactError(e *Error, secrets ...string) *Error {
-	e.Message = Bound(Redact(e.Message, secrets...), maxMessage)
+func redactError(e *providers.Error, secrets ...string) *providers.Error {
+	e.Message = providers.Bound(Redact(e.Message, secrets...), maxMessage)
 	if e.Err != nil {
 		if t := e.Err.Error(); Redact(t, secrets...) != t {
 			e.Err = &redacted{text: Redact(t, secrets...), cause: errors.Unwrap(e.Err)}

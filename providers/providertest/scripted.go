@@ -1,4 +1,4 @@
-package providers
+package providertest
 
 import (
 	"context"
@@ -7,20 +7,21 @@ import (
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // Step is one scripted answer of a [ScriptedClient]. Steps are consumed in
 // order by Generate and Compact alike.
 type Step struct {
 	// Response answers a Generate call.
-	Response *Response
+	Response *providers.Response
 	// Compacted answers a Compact call.
-	Compacted *CompactResponse
+	Compacted *providers.CompactResponse
 	// Err is returned instead of an answer when set.
 	Err error
 	// Func, when set, computes the answer of a Generate call from its request
 	// (Response and Err are then ignored for Generate).
-	Func func(ctx context.Context, req *Request) (*Response, error)
+	Func func(ctx context.Context, req *providers.Request) (*providers.Response, error)
 	// Wait, when set, blocks the call until the channel is closed or ctx is
 	// done (the call then returns ctx.Err()): for cancellation and
 	// concurrency tests, without sleeping.
@@ -35,8 +36,8 @@ type Step struct {
 type ScriptedClient struct {
 	mu       sync.Mutex
 	steps    []Step
-	requests []Request
-	compacts []CompactRequest
+	requests []providers.Request
+	compacts []providers.CompactRequest
 	calls    int
 }
 
@@ -46,8 +47,8 @@ func Scripted(steps ...Step) *ScriptedClient {
 }
 
 // TextResponse returns a Response whose assistant message is text.
-func TextResponse(text string) *Response {
-	return &Response{Message: history.NewText(history.Assistant, text), StopReason: "stop"}
+func TextResponse(text string) *providers.Response {
+	return &providers.Response{Message: history.NewText(history.Assistant, text), StopReason: "stop"}
 }
 
 // Push appends steps to the script.
@@ -58,14 +59,14 @@ func (s *ScriptedClient) Push(steps ...Step) {
 }
 
 // Requests returns copies of the Generate requests received so far.
-func (s *ScriptedClient) Requests() []Request {
+func (s *ScriptedClient) Requests() []providers.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.requests)
 }
 
 // CompactRequests returns copies of the Compact requests received so far.
-func (s *ScriptedClient) CompactRequests() []CompactRequest {
+func (s *ScriptedClient) CompactRequests() []providers.CompactRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.compacts)
@@ -117,14 +118,14 @@ func wait(ctx context.Context, st Step) error {
 func (s *ScriptedClient) take(ctx context.Context, model string) (Step, int, error) {
 	st, n, ok := s.next()
 	if !ok {
-		return st, n, &Error{Kind: KindRejected, Provider: "scripted", Model: model,
+		return st, n, &providers.Error{Kind: providers.KindRejected, Provider: "scripted", Model: model,
 			Message: fmt.Sprintf("scripted: no step left for call %d", n)}
 	}
 	return st, n, wait(ctx, st)
 }
 
 // Generate records req and answers with the next step.
-func (s *ScriptedClient) Generate(ctx context.Context, req *Request) (*Response, error) {
+func (s *ScriptedClient) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
 	rec := *req
 	rec.Messages = slices.Clone(req.Messages)
 	rec.Tools = slices.Clone(req.Tools)
@@ -142,7 +143,7 @@ func (s *ScriptedClient) Generate(ctx context.Context, req *Request) (*Response,
 		return nil, st.Err
 	}
 	if st.Response == nil {
-		return nil, &Error{Kind: KindRejected, Provider: "scripted", Model: req.Model,
+		return nil, &providers.Error{Kind: providers.KindRejected, Provider: "scripted", Model: req.Model,
 			Message: fmt.Sprintf("scripted: step %d has no Response for Generate", n)}
 	}
 	r := *st.Response
@@ -150,7 +151,7 @@ func (s *ScriptedClient) Generate(ctx context.Context, req *Request) (*Response,
 }
 
 // Compact records req and answers with the next step.
-func (s *ScriptedClient) Compact(ctx context.Context, req *CompactRequest) (*CompactResponse, error) {
+func (s *ScriptedClient) Compact(ctx context.Context, req *providers.CompactRequest) (*providers.CompactResponse, error) {
 	rec := *req
 	rec.Input = slices.Clone(req.Input)
 	s.mu.Lock()
@@ -164,7 +165,7 @@ func (s *ScriptedClient) Compact(ctx context.Context, req *CompactRequest) (*Com
 		return nil, st.Err
 	}
 	if st.Compacted == nil {
-		return nil, &Error{Kind: KindRejected, Provider: "scripted", Model: req.Model,
+		return nil, &providers.Error{Kind: providers.KindRejected, Provider: "scripted", Model: req.Model,
 			Message: fmt.Sprintf("scripted: step %d has no Compacted for Compact", n)}
 	}
 	r := *st.Compacted
@@ -174,10 +175,10 @@ func (s *ScriptedClient) Compact(ctx context.Context, req *CompactRequest) (*Com
 
 // GeneratorOnly returns s as a plain Generator that does not implement
 // Compactor, for routes without a native compaction endpoint.
-func (s *ScriptedClient) GeneratorOnly() Generator { return generatorOnly{s} }
+func (s *ScriptedClient) GeneratorOnly() providers.Generator { return generatorOnly{s} }
 
 type generatorOnly struct{ s *ScriptedClient }
 
-func (g generatorOnly) Generate(ctx context.Context, req *Request) (*Response, error) {
+func (g generatorOnly) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
 	return g.s.Generate(ctx, req)
 }

@@ -1,8 +1,11 @@
-package providers
+package catalog
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // ModelInfo is what the catalog knows about one model on one provider: its
@@ -156,14 +159,6 @@ func modelMatches(pattern, model string) bool {
 	return false
 }
 
-var vendorProviders = map[string]string{
-	"openai": "openai", "anthropic": "anthropic", "google": "gemini", "gemini": "gemini",
-	"x-ai": "xai", "xai": "xai", "deepseek": "deepseek", "minimax": "minimax",
-}
-
-// gateways route vendor/model ids to other vendors' models.
-var gateways = map[string]bool{"vercel": true, "openrouter": true, "merge": true, "openresponses": true}
-
 // vendorOf returns the vendor whose table serves model on provider and the
 // model id to look up there (lower case, vendor prefix removed, Claude dots
 // as dashes), and whether it asked for the 1M-token window ("[1m]").
@@ -171,10 +166,10 @@ func vendorOf(provider, model string) (vendor, m string, oneM bool) {
 	m = strings.ToLower(strings.TrimSpace(model))
 	vendor = provider
 	if i := strings.IndexByte(m, '/'); i > 0 {
-		if v, ok := vendorProviders[m[:i]]; ok {
+		if v := vendorNamed(m[:i]); v != "" {
 			vendor, m = v, m[i+1:]
 		}
-	} else if gateways[provider] || endpoints[provider].wire == "" {
+	} else if r, known := routes[provider]; r.gateway || !known {
 		vendor = guessVendor(m)
 	}
 	if base, ok := strings.CutSuffix(m, "[1m]"); ok {
@@ -215,7 +210,7 @@ func lookupBuiltin(provider, model string) (ModelInfo, bool) {
 	if best != nil && oneM && info.ContextWindow < 1_000_000 && vendor == "anthropic" {
 		info.ContextWindow = 1_000_000
 	}
-	info.UsageExcludesCache = WireOf(provider) == WireAnthropic || vendorFacts[provider].usageExcludesCache
+	info.UsageExcludesCache = WireOf(provider) == providers.WireAnthropic || routes[provider].usageExcludesCache
 	familyCapabilities(&info, provider, vendor, m)
 	return info, best != nil
 }
@@ -238,7 +233,7 @@ func familyCapabilities(info *ModelInfo, provider, vendor, m string) {
 		info.ThinksByDefault = major >= 5
 	}
 	switch WireOf(provider) {
-	case WireResponses:
+	case providers.WireResponses:
 		switch provider {
 		case "openresponses":
 			info.Responses = true
@@ -248,7 +243,7 @@ func familyCapabilities(info *ModelInfo, provider, vendor, m string) {
 			info.Responses = vendor == provider && responses
 		}
 		info.InlineCompaction, info.ContextEdits = false, false
-	case WireAnthropic:
+	case providers.WireAnthropic:
 		info.Responses = false
 	default:
 		info.Responses, info.InlineCompaction, info.ContextEdits = false, false, false
@@ -352,28 +347,35 @@ func parseVersion(s string) (major, minor int, ok bool) {
 	return major, minor, true
 }
 
+// guessVendor returns the vendor with the longest model id prefix that m
+// starts with, "" for none.
 func guessVendor(m string) string {
-	switch {
-	case strings.HasPrefix(m, "gpt-"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"),
-		strings.HasPrefix(m, "o4"), strings.HasPrefix(m, "codex"):
-		return "openai"
-	case strings.HasPrefix(m, "claude"):
-		return "anthropic"
-	case strings.HasPrefix(m, "gemini"):
-		return "gemini"
-	case strings.HasPrefix(m, "grok"):
-		return "xai"
-	case strings.HasPrefix(m, "deepseek"):
-		return "deepseek"
-	case strings.HasPrefix(m, "minimax"):
-		return "minimax"
+	vendor, longest := "", 0
+	for name, r := range routes {
+		for _, p := range r.models {
+			if strings.HasPrefix(m, p) && (len(p) > longest || len(p) == longest && name < vendor) {
+				vendor, longest = name, len(p)
+			}
+		}
+	}
+	return vendor
+}
+
+// vendorNamed returns the vendor a gateway model id prefix names
+// ("anthropic", "google", "x-ai"), "" when it names none whose models the
+// catalog lists.
+func vendorNamed(prefix string) string {
+	for name, r := range routes {
+		if r.models != nil && (prefix == name || slices.Contains(r.prefixes, prefix)) {
+			return name
+		}
 	}
 	return ""
 }
 
 // builtinModels is the built-in catalog (model ids are lower-case prefixes):
 // one row per model family with the vendors' published limits, the cache
-// pricing where it differs from the vendor's ([vendorFacts]) and the list
+// pricing where it differs from the vendor's (its row in [routes]) and the list
 // price where it was verified on the vendor's pricing page (see the price
 // variables below; a row without one shows tokens and no cost). [[models]]
 // entries correct any of it. The capabilities come from the family rules

@@ -1,6 +1,10 @@
-package providers
+package httpapi
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/providers/catalog"
+)
 
 // TestAPIURLBothConventions: every provider's endpoint is the same URL
 // whether its base URL is written with its version segment or without, and
@@ -41,8 +45,8 @@ func TestAPIURLBothConventions(t *testing.T) {
 		}
 	}
 	// Every provider's default endpoint is covered by the table.
-	for _, p := range KnownProviders() {
-		def := DefaultBaseURL(p)
+	for _, p := range catalog.KnownProviders() {
+		def := catalog.DefaultBaseURL(p)
 		if def == "" {
 			continue
 		}
@@ -76,4 +80,19 @@ func TrimSlash(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+func TestBaseURL(t *testing.T) {
+	for _, tc := range []struct{ provider, base, want string }{
+		{"openai", "", "https://api.openai.com/v1"},
+		{"openai", " http://localhost:9/v1/ ", "http://localhost:9/v1"},
+		{"openresponses", "", ""},
+		{"openai", "localhost:9", ""},
+		{"my-proxy", "", ""},
+	} {
+		got, err := BaseURL(tc.provider, tc.base)
+		if got != tc.want || (err != nil) != (tc.want == "") {
+			t.Errorf("BaseURL(%q, %q) = %q, %v", tc.provider, tc.base, got, err)
+		}
+	}
 }

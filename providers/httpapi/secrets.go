@@ -1,4 +1,4 @@
-package providers
+package httpapi
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // Credentials returns every form in which the credentials of an endpoint can
@@ -137,7 +138,7 @@ func redactMessage(m *history.Message, secrets []string) {
 // provider returned (text, reasoning, tool calls, opaque blocks): a provider
 // that echoes the key in a summary must not get it stored. Vendor clients
 // call it on every successful answer. It returns r.
-func (c *Caller) RedactResponse(r *Response) *Response {
+func (c *Caller) RedactResponse(r *providers.Response) *providers.Response {
 	secrets := c.secrets()
 	if r == nil || len(secrets) == 0 {
 		return r
@@ -157,7 +158,7 @@ func (c *Caller) RedactResponse(r *Response) *Response {
 }
 
 // RedactCompact is [Caller.RedactResponse] for a native compaction answer.
-func (c *Caller) RedactCompact(r *CompactResponse) *CompactResponse {
+func (c *Caller) RedactCompact(r *providers.CompactResponse) *providers.CompactResponse {
 	secrets := c.secrets()
 	if r == nil || len(secrets) == 0 {
 		return r
