@@ -24,15 +24,16 @@ var allow = map[string][]string{
 	"evidence":               {"history"},
 	"evidence/ledger":        {"evidence", "history", "compaction", "providers", "providers/offline", "transcript"},
 	"clearing":               {"history"},
-	"providers":              {"history", "providers/sse"}, // sse: the proxy's stream recorder (proxywire.go)
-	"providers/sse":          {},                           // a leaf: reads text/event-stream
-	"providers/catalog":      {"providers"},                // the route and model tables
+	"providers":              {"history"},
+	"providers/sse":          {},            // a leaf: reads text/event-stream
+	"providers/catalog":      {"providers"}, // the route and model tables
 	"providers/httpapi":      {"providers", "providers/catalog", "history"},
 	"providers/offline":      {"providers", "history", "evidence"},
-	"providers/openai":       {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "history"},
-	"providers/anthropic":    {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "history"},
-	"providers/chatcompat":   {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "history"},
-	"providers/gemini":       {"providers", "history"},
+	"providers/proxywire":    {"providers", "providers/sse", "history"}, // a proxy's view of any vendor's bodies, below the vendor packages
+	"providers/openai":       {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "providers/proxywire", "history"},
+	"providers/anthropic":    {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "providers/proxywire", "history"},
+	"providers/chatcompat":   {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "providers/proxywire", "history"},
+	"providers/gemini":       {"providers", "providers/proxywire", "history"},
 	"providers/providertest": {"providers", "providers/httpapi", "history"},
 	"compaction":             {"history", "providers", "providers/catalog", "evidence"},
 	"store":                  {"history"},
@@ -42,7 +43,7 @@ var allow = map[string][]string{
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/catalog"},
 	"rpc":                    {"session", "history", "config"},
 	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
-	"proxy":                  {"session", "history", "providers", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "providers/catalog", "providers/httpapi", "config"},
+	"proxy":                  {"session", "history", "providers", "providers/proxywire", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "providers/catalog", "providers/httpapi", "config"},
 	"proxy/proxytest":        {},
 	"daemon":                 {"rpc", "proxy", "session", "config"}, // between cmd and the transports
 	// the code-server end-to-end test's scripted agent and fake provider (editors/vscode/scripts/e2e.sh)

@@ -13,8 +13,9 @@
 // prices, default endpoints) is package providers/catalog, the HTTP calling
 // the vendor clients share (retries, classification of failures, redaction
 // of credentials, the redirect guard, URL building) is providers/httpapi,
-// the event-stream reader is providers/sse, and the fakes for tests are
-// providers/providertest. Vendor clients live in subpackages and are chosen
+// the event-stream reader is providers/sse, what a proxy needs of any
+// vendor's bodies (the byte-preserving request, the decode cache) is
+// providers/proxywire, and the fakes for tests are providers/providertest. Vendor clients live in subpackages and are chosen
 // by cmd/vtcode-ls; compaction and session see only these interfaces.
 package providers
 

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"log/slog"
 	"net/http"
 	neturl "net/url"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // hopHeaders are the hop-by-hop headers, which belong to one connection
@@ -21,7 +24,14 @@ var hopHeaders = []string{
 // tee records the answer of an engine request from the bytes passed on.
 type tee struct {
 	d    *decoded
-	done func(res *providers.Recorded, ok bool)
+	done func(res *history.Response, ok bool)
+}
+
+// finish reports the recorded answer, if t asks for one.
+func (t *tee) finish(res *history.Response, ok bool) {
+	if t != nil {
+		t.done(res, ok)
+	}
 }
 
 // forward sends the request to target with body and passes the answer on
@@ -31,51 +41,11 @@ type tee struct {
 // also read (an SSE stream as it passes, a JSON body at its end) and
 // reported to t.done; any failure reports ok false.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.URL, body io.Reader, length int64, t *tee, rec *record) {
-	finish := func(res *providers.Recorded, ok bool) {
-		if t != nil {
-			t.done(res, ok)
-		}
-	}
-	if length == 0 {
-		body = http.NoBody
-	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
-	if err != nil {
-		finish(nil, false)
-		writeError(w, http.StatusBadGateway, "vtcode-ls proxy: "+err.Error())
-		return
-	}
-	out.Header = r.Header.Clone()
-	removeHop(out.Header)
-	out.Header.Del(SecretHeader)
-	out.Header.Del("Content-Length")
-	out.ContentLength = length
-	rec.BytesOut = int(max(length, 0))
-	cred, hasCred := credentialOf(r.Header, target)
-	resp, err := s.client.Do(out)
-	if err != nil {
-		finish(nil, false)
-		s.stats.add(*rec, s.now())
-		if r.Context().Err() != nil {
-			return
-		}
-		if br, ok := body.(*bodyReader); ok && br.err != nil {
-			// The agent's body failed (too large, too slow): the upstream
-			// got an incomplete request, which it cannot take for a whole one.
-			ref := bodyRefusal(br.err, br.limit)
-			writeError(w, ref.status, ref.msg)
-			return
-		}
-		// No answer to pass on: say so in the shape of an API error. The
-		// error names the upstream host, never a header.
-		writeError(w, http.StatusBadGateway, "vtcode-ls proxy: upstream "+target.Host+" unreachable: "+providers.Bound(errText(err, target), 300))
+	resp := s.send(w, r, target, body, length, t, rec)
+	if resp == nil {
 		return
 	}
 	defer resp.Body.Close()
-	rec.Status = resp.StatusCode
-	if hasCred {
-		s.verified.observe(cred, resp.StatusCode)
-	}
 	h := w.Header()
 	for k, vs := range resp.Header {
 		h[k] = append([]string(nil), vs...)
@@ -89,97 +59,14 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 		fl.Flush()
 	}
 	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
-	var sse *providers.SSERecorder
-	var buf *bytes.Buffer
-	tooLarge := false
-	encoded := resp.Header.Get("Content-Encoding") != "" && !strings.EqualFold(resp.Header.Get("Content-Encoding"), "identity")
+	var a *answerCopy
 	if t != nil && ok2xx {
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && !encoded {
-			sse = t.d.recorder()
-		} else {
-			buf = &bytes.Buffer{}
-		}
+		a = newAnswerCopy(t.d, resp.Header, s.logger)
 	}
-	chunk := make([]byte, 32<<10)
-	var copyErr, upErr error
-	seen := 0 // bytes of the answer read for the recording
-	for {
-		n, err := resp.Body.Read(chunk)
-		if n > 0 {
-			if _, werr := w.Write(chunk[:n]); werr != nil {
-				copyErr = werr
-				break
-			}
-			if fl != nil {
-				fl.Flush()
-			}
-			if seen += n; seen > maxRecorded && (sse != nil || buf != nil) {
-				// Too large to hold for the recording: passed on, not
-				// recorded (the agent's next request carries it).
-				s.logger.Info("proxy: answer too large to record; passed on unrecorded", "bytes", seen)
-				if sse != nil {
-					_, _ = sse.Close()
-				}
-				sse, buf, tooLarge = nil, nil, true
-			}
-			switch {
-			case sse != nil:
-				_, _ = sse.Write(chunk[:n])
-			case buf != nil:
-				buf.Write(chunk[:n])
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			copyErr, upErr = err, err
-			break
-		}
-	}
+	copyErr, upErr := copyAnswer(w, fl, resp.Body, a)
 	s.stats.add(*rec, s.now())
-	switch {
-	case t == nil:
-	case !ok2xx || copyErr != nil || tooLarge:
-		if sse != nil {
-			_, _ = sse.Close()
-		}
-		finish(nil, false)
-	case sse != nil:
-		res, err := sse.Close()
-		if err != nil {
-			s.logger.Info("proxy: answer not recorded", "err", err)
-			finish(nil, false)
-			return
-		}
-		finish(&res, true)
-	default:
-		raw := buf.Bytes()
-		if encoded && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-			zr, err := gzip.NewReader(bytes.NewReader(raw))
-			if err == nil {
-				// Bounded like the stream: a small body may inflate a lot.
-				raw, err = io.ReadAll(io.LimitReader(zr, maxRecorded+1))
-			}
-			if err != nil || len(raw) > maxRecorded {
-				finish(nil, false)
-				return
-			}
-		}
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			rr := t.d.recorder()
-			_, _ = rr.Write(raw)
-			res, err := rr.Close()
-			finish(&res, err == nil)
-			return
-		}
-		res, err := t.d.record(raw)
-		if err != nil {
-			s.logger.Info("proxy: answer not recorded", "err", err)
-			finish(nil, false)
-			return
-		}
-		finish(&res, true)
+	if t != nil {
+		t.finish(a.result(copyErr == nil))
 	}
 	if upErr != nil && r.Context().Err() == nil {
 		// The upstream cut the answer: the agent must see a cut too, not a
@@ -187,6 +74,176 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 		// body that Content-Length 0 would make look complete).
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// send sends the request to target and returns the upstream's answer;
+// with none (nil), it has answered the agent itself and told t.
+func (s *Server) send(w http.ResponseWriter, r *http.Request, target *neturl.URL, body io.Reader, length int64, t *tee, rec *record) *http.Response {
+	if length == 0 {
+		body = http.NoBody
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
+	if err != nil {
+		t.finish(nil, false)
+		writeError(w, http.StatusBadGateway, "vtcode-ls proxy: "+err.Error())
+		return nil
+	}
+	out.Header = r.Header.Clone()
+	removeHop(out.Header)
+	out.Header.Del(SecretHeader)
+	out.Header.Del("Content-Length")
+	out.ContentLength = length
+	rec.BytesOut = int(max(length, 0))
+	cred, hasCred := credentialOf(r.Header, target)
+	resp, err := s.client.Do(out)
+	if err != nil {
+		t.finish(nil, false)
+		s.stats.add(*rec, s.now())
+		if r.Context().Err() != nil {
+			return nil
+		}
+		if br, ok := body.(*bodyReader); ok && br.err != nil {
+			// The agent's body failed (too large, too slow): the upstream
+			// got an incomplete request, which it cannot take for a whole one.
+			ref := bodyRefusal(br.err, br.limit)
+			writeError(w, ref.status, ref.msg)
+			return nil
+		}
+		// No answer to pass on: say so in the shape of an API error. The
+		// error names the upstream host, never a header.
+		writeError(w, http.StatusBadGateway, "vtcode-ls proxy: upstream "+target.Host+" unreachable: "+providers.Bound(errText(err, target), 300))
+		return nil
+	}
+	rec.Status = resp.StatusCode
+	if hasCred {
+		s.verified.observe(cred, resp.StatusCode)
+	}
+	return resp
+}
+
+// copyAnswer passes the answer body on to w chunk by chunk, flushing each,
+// and feeds a copy of it to a. copyErr is the error that ended the copy,
+// on either side; upErr is the upstream's.
+func copyAnswer(w io.Writer, fl http.Flusher, body io.Reader, a *answerCopy) (copyErr, upErr error) {
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(chunk)
+		if n > 0 {
+			if _, werr := w.Write(chunk[:n]); werr != nil {
+				return werr, nil
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+			a.write(chunk[:n])
+		}
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return err, err
+		}
+	}
+}
+
+// answerCopy is the copy of a successful answer read for the record: an
+// event stream as it passes, any other body whole at its end, at most
+// maxRecorded bytes of either. A nil answerCopy records nothing.
+type answerCopy struct {
+	d       *decoded
+	header  http.Header
+	logger  *slog.Logger
+	sse     *proxywire.SSERecorder
+	buf     *bytes.Buffer
+	seen    int  // bytes of the answer read
+	dropped bool // too large to record
+}
+
+func newAnswerCopy(d *decoded, h http.Header, logger *slog.Logger) *answerCopy {
+	a := &answerCopy{d: d, header: h, logger: logger}
+	if strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") && !contentEncoded(h) {
+		a.sse = d.recorder()
+	} else {
+		a.buf = &bytes.Buffer{}
+	}
+	return a
+}
+
+// contentEncoded reports an answer whose body is content-encoded.
+func contentEncoded(h http.Header) bool {
+	ce := h.Get("Content-Encoding")
+	return ce != "" && !strings.EqualFold(ce, "identity")
+}
+
+func (a *answerCopy) write(p []byte) {
+	if a == nil || a.dropped {
+		return
+	}
+	if a.seen += len(p); a.seen > maxRecorded {
+		// Too large to hold for the recording: passed on, not recorded
+		// (the agent's next request carries it).
+		a.logger.Info("proxy: answer too large to record; passed on unrecorded", "bytes", a.seen)
+		if a.sse != nil {
+			_, _ = a.sse.Close()
+		}
+		a.sse, a.buf, a.dropped = nil, nil, true
+		return
+	}
+	if a.sse != nil {
+		_, _ = a.sse.Write(p)
+	} else {
+		a.buf.Write(p)
+	}
+}
+
+// result returns the recorded answer of a copy that ended (complete: the
+// whole answer was passed on); ok is false when there is none.
+func (a *answerCopy) result(complete bool) (res *history.Response, ok bool) {
+	switch {
+	case a == nil:
+		return nil, false
+	case !complete || a.dropped:
+		if a.sse != nil {
+			_, _ = a.sse.Close()
+		}
+		return nil, false
+	case a.sse != nil:
+		res, err := a.sse.Close()
+		if err != nil {
+			a.logger.Info("proxy: answer not recorded", "err", err)
+			return nil, false
+		}
+		return &res, true
+	}
+	return a.decodeBody()
+}
+
+// decodeBody records an answer read whole: inflated when gzip-encoded, as
+// an event stream or a JSON body.
+func (a *answerCopy) decodeBody() (*history.Response, bool) {
+	raw := a.buf.Bytes()
+	if contentEncoded(a.header) && strings.EqualFold(a.header.Get("Content-Encoding"), "gzip") {
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err == nil {
+			// Bounded like the stream: a small body may inflate a lot.
+			raw, err = io.ReadAll(io.LimitReader(zr, maxRecorded+1))
+		}
+		if err != nil || len(raw) > maxRecorded {
+			return nil, false
+		}
+	}
+	if strings.HasPrefix(a.header.Get("Content-Type"), "text/event-stream") {
+		rr := a.d.recorder()
+		_, _ = rr.Write(raw)
+		res, err := rr.Close()
+		return &res, err == nil
+	}
+	res, err := a.d.record(raw)
+	if err != nil {
+		a.logger.Info("proxy: answer not recorded", "err", err)
+		return nil, false
+	}
+	return &res, true
 }
 
 // errText is a transport error's text without the full URL (whose query

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/providers/gemini"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // The Gemini API (Gemini CLI with GOOGLE_GEMINI_BASE_URL): the model is in
@@ -82,7 +82,7 @@ func geminiUpstream(configured, path string) (base, rest string) {
 }
 
 // decodeGemini decodes a Gemini API body; the model is the path's.
-func decodeGemini(ep endpoint, path string, body []byte, cache *providers.DecodeCache) (*decoded, error) {
+func decodeGemini(ep endpoint, path string, body []byte, cache *proxywire.DecodeCache) (*decoded, error) {
 	_, model := geminiRoute(path)
 	wr, err := gemini.DecodeRequest(body, model, ep == geminiStream, cache)
 	return &decoded{wr, gemini.Recorder, gemini.Record}, err
@@ -112,7 +112,7 @@ const geminiTreeMarker = "\n- **Directory Structure:**"
 // compression requests, whose system prompt is not the conversation's.
 // Other requests (routing, next-speaker checks) are threads of their own
 // ("": the fingerprint).
-func geminiKey(ep endpoint, h http.Header, wr *providers.WireRequest) string {
+func geminiKey(ep endpoint, h http.Header, wr *proxywire.WireRequest) string {
 	if len(wr.Tools) == 0 && !isAgentCompaction(ep, h, wr) {
 		return ""
 	}

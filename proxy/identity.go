@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // sessionKey is the agent's own session identity, from what agents send:
@@ -16,7 +16,7 @@ import (
 // none: the session then falls back to a fingerprint of the system prompt
 // and first user message. Keys are namespaced by the agent family, so that
 // the header and body forms of one agent agree.
-func sessionKey(ep endpoint, h http.Header, wr *providers.WireRequest) string {
+func sessionKey(ep endpoint, h http.Header, wr *proxywire.WireRequest) string {
 	if v := h.Get("x-claude-code-session-id"); v != "" {
 		return "claude\x00" + v
 	}
@@ -68,7 +68,7 @@ var compactionMarkers = []struct {
 
 // isAgentCompaction reports whether a request is the agent's own
 // compaction (summarization) request.
-func isAgentCompaction(ep endpoint, h http.Header, wr *providers.WireRequest) bool {
+func isAgentCompaction(ep endpoint, h http.Header, wr *proxywire.WireRequest) bool {
 	if ep == responses {
 		var meta struct {
 			RequestKind string `json:"request_kind"`

@@ -23,6 +23,7 @@ import (
 	"github.com/vtcode/vtcode-ls/providers/chatcompat"
 	"github.com/vtcode/vtcode-ls/providers/httpapi"
 	"github.com/vtcode/vtcode-ls/providers/openai"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 	"github.com/vtcode/vtcode-ls/session"
 )
 
@@ -82,7 +83,7 @@ type Server struct {
 	client     *http.Client
 	now        func() time.Time
 	stats      statsBook
-	cache      *providers.DecodeCache // decoded messages, by their bytes
+	cache      *proxywire.DecodeCache // decoded messages, by their bytes
 	ests       sync.Map               // history.Tokenizer → *history.Estimator of the decoded messages
 	listenHost string
 	gate       gate
@@ -100,7 +101,7 @@ const cacheBytes = 64 << 20
 
 // New returns a proxy server.
 func New(o Options) *Server {
-	s := &Server{o: o, logger: o.Logger, client: o.Client, now: o.Clock, cache: providers.NewDecodeCache(cacheBytes),
+	s := &Server{o: o, logger: o.Logger, client: o.Client, now: o.Clock, cache: proxywire.NewDecodeCache(cacheBytes),
 		queueWait: cmp.Or(o.QueueWait, DefaultQueueWait), bodyIdle: cmp.Or(o.BodyReadTimeout, DefaultBodyReadTimeout),
 		bodyTotal: cmp.Or(o.BodyTimeout, DefaultBodyTimeout), records: newRecordQueue()}
 	s.gate = make(gate, cmp.Or(o.MaxConcurrent, DefaultMaxConcurrent()))
@@ -401,12 +402,12 @@ func isLoopback(host string) bool {
 
 // decoded is a request decoded for the engine.
 type decoded struct {
-	wr       *providers.WireRequest
-	recorder func() *providers.SSERecorder
-	record   func([]byte) (providers.Recorded, error)
+	wr       *proxywire.WireRequest
+	recorder func() *proxywire.SSERecorder
+	record   func([]byte) (history.Response, error)
 }
 
-func decode(ep endpoint, path string, body []byte, cache *providers.DecodeCache) (*decoded, error) {
+func decode(ep endpoint, path string, body []byte, cache *proxywire.DecodeCache) (*decoded, error) {
 	switch ep {
 	case geminiGenerate, geminiStream, geminiCount:
 		return decodeGemini(ep, path, body, cache)
@@ -436,6 +437,9 @@ func (s *Server) engine(w http.ResponseWriter, r *http.Request, target *neturl.U
 	s.forward(w, r, target, bytes.NewReader(out), int64(len(out)), t, rec)
 }
 
+// prepare decodes a request for the engine, has the session plan it and
+// returns the body to forward and, for a request whose answer is recorded,
+// its tee; gone when the agent went away meanwhile.
 func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provider string, ep endpoint, rec *record, unverified bool, st *requestState) (out []byte, t *tee, gone bool) {
 	// The session estimates the messages right after: decoded once, they
 	// carry the estimates from then on. A request whose key the upstream
@@ -482,26 +486,7 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 		if kind == session.ProxyCount {
 			return body, nil, false
 		}
-		preq.Unverified = false
-		return body, &tee{d: d, done: func(res *providers.Recorded, ok bool) {
-			if !ok || res == nil {
-				return
-			}
-			st.handedOff = true
-			s.records.add("unverified\x00"+preq.Key, func() {
-				if s.o.AfterRequest != nil {
-					defer s.o.AfterRequest()
-				}
-				plan, err := s.o.Manager.ProxyPrepare(ctx, preq, nil)
-				if err != nil {
-					s.recorded("a new conversation", err)
-					return
-				}
-				err = s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn,
-					session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
-				s.recorded("session "+plan.SessionID, err)
-			})
-		}}, false
+		return body, s.takeUpOnSuccess(ctx, preq, d, st), false
 	case err != nil && r.Context().Err() != nil:
 		return nil, nil, true // the agent went away
 	case err != nil:
@@ -515,11 +500,43 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 		s.o.Manager.ProxyAbort(plan.SessionID, plan.Turn)
 		return s.failOpen(rec, ep, body, err.Error()), nil, false
 	}
-	rec.SessionID, rec.Disposition, rec.Rewritten = plan.SessionID, plan.Disposition, changed
+	rec.SessionID, rec.Disposition, rec.Rewritten = plan.SessionID, plan.Disposition.String(), changed
 	rec.ClearedResults = plan.Stats.ClearedResults
 	rec.Compacted = plan.Compaction != nil && plan.Compaction.ArtifactID != ""
-	done := func(res *providers.Recorded, ok bool) {
-		// Recorded after the agent has its answer, in order per session.
+	return out, s.recordAnswer(ctx, plan, d, st), false
+}
+
+// takeUpOnSuccess returns the tee of a request whose key the upstream has
+// not accepted yet: only an answer that shows the key is good makes the
+// engine take the conversation up (prepared and recorded then, after the
+// agent has its answer).
+func (s *Server) takeUpOnSuccess(ctx context.Context, preq session.ProxyRequest, d *decoded, st *requestState) *tee {
+	preq.Unverified = false
+	return &tee{d: d, done: func(res *history.Response, ok bool) {
+		if !ok || res == nil {
+			return
+		}
+		st.handedOff = true
+		s.records.add("unverified\x00"+preq.Key, func() {
+			if s.o.AfterRequest != nil {
+				defer s.o.AfterRequest()
+			}
+			plan, err := s.o.Manager.ProxyPrepare(ctx, preq, nil)
+			if err != nil {
+				s.recorded("a new conversation", err)
+				return
+			}
+			err = s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn, *res)
+			s.recorded("session "+plan.SessionID, err)
+		})
+	}}
+}
+
+// recordAnswer returns the tee of a planned request: its answer is
+// recorded after the agent has it, in order per session (a failed one
+// aborts the turn), and the session's receipt goes to the stats.
+func (s *Server) recordAnswer(ctx context.Context, plan *session.ProxyPlan, d *decoded, st *requestState) *tee {
+	return &tee{d: d, done: func(res *history.Response, ok bool) {
 		st.handedOff = true
 		s.records.add(plan.SessionID, func() {
 			if s.o.AfterRequest != nil {
@@ -529,8 +546,7 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 				s.o.Manager.ProxyAbort(plan.SessionID, plan.Turn)
 				return
 			}
-			err := s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn,
-				session.ProxyResponse{Message: res.Message, Usage: res.Usage, StopReason: res.StopReason})
+			err := s.o.Manager.ProxyRecord(ctx, plan.SessionID, plan.Turn, *res)
 			s.recorded("session "+plan.SessionID, err)
 			if err == nil {
 				if rc, err := s.o.Manager.Receipt(ctx, plan.SessionID); err == nil {
@@ -538,12 +554,11 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 				}
 			}
 		})
-	}
-	return out, &tee{d: d, done: done}, false
+	}}
 }
 
 // estimator returns the proxy's estimator for tokenizer t (the decode
-// cache's, see providers.DecodeCache.Estimating).
+// cache's, see proxywire.DecodeCache.Estimating).
 func (s *Server) estimator(t history.Tokenizer) *history.Estimator {
 	if e, ok := s.ests.Load(t); ok {
 		return e.(*history.Estimator)

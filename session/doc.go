@@ -106,7 +106,7 @@
 // and recordResponse: the session keeps a digest of each agent message and
 // maps the agent's history onto its own (summary included), records branches
 // as new sessions and the agent's own compactions as boundaries of trigger
-// "agent". proxy.go has the rules. A proxied session without a client of the
+// "agent". mirror.go and proxy.go have the rules. A proxied session without a client of the
 // daemon's own summarizes offline: the agent's credentials are never used
 // for the engine's requests, except through [ProxyRequest].Summarizer under
 // [proxy] summarizer = "agent" (writer.go).

@@ -18,7 +18,7 @@ import (
 
 // Event types of the session log. The parts of the session add their own:
 // evHorizon (cache.go), evRequest (contextmap.go), evReceipt (receipt.go),
-// evProxyMirror (proxy.go).
+// evProxyMirror (mirror.go).
 const (
 	evMessages    = "messages"
 	evResponse    = "response"

@@ -114,7 +114,7 @@ type Manager struct {
 	bg sync.WaitGroup // background refreshes
 
 	storeFaults func(store.Op, string) error // fault injection into the stores (tests)
-	px          proxyIndex                   // agent session keys of proxied requests (proxy.go)
+	px          proxyIndex                   // agent session keys of proxied requests (proxythread.go)
 }
 
 // NewManager returns a Manager with no workspaces.

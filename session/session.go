@@ -56,8 +56,8 @@ type Session struct {
 	cm             contextState // the context map's timeline (contextmap.go)
 	preview        previewState // the compaction preview awaiting its commit (preview.go)
 	cache          cacheState   // cleared horizon, clearing memo, reuse prediction (cache.go)
-	px             proxyState   // the proxied agent's conversation (proxy.go)
-	pxSaved        *mirrorData  // the mirror's last record since the last checkpoint (proxy.go)
+	px             mirror       // the proxied agent's conversation (mirror.go)
+	pxSaved        *mirrorData  // the mirror's last record since the last checkpoint (mirror.go)
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats

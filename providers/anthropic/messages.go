@@ -8,6 +8,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // This file converts between a Messages API request as an agent sends it
@@ -43,8 +44,8 @@ type element struct {
 // DecodeMessages decodes a Messages API request body (also a count_tokens
 // body) for a proxy. cache, when not nil, keeps decoded messages across
 // requests.
-func DecodeMessages(body []byte, cache *providers.DecodeCache) (*providers.WireRequest, error) {
-	members, array, elems, err := providers.Members(body, "messages")
+func DecodeMessages(body []byte, cache *proxywire.DecodeCache) (*proxywire.WireRequest, error) {
+	members, array, elems, err := proxywire.Members(body, "messages")
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func DecodeMessages(body []byte, cache *providers.DecodeCache) (*providers.WireR
 			}
 		}
 	}
-	if array == (providers.Span{}) {
+	if array == (proxywire.Span{}) {
 		return nil, fmt.Errorf("messages request: messages: must be an array")
 	}
 	var msgs []history.Message
@@ -95,7 +96,7 @@ func DecodeMessages(body []byte, cache *providers.DecodeCache) (*providers.WireR
 			origins = append(origins, origin{item: i, blocks: el.blocks[k]})
 		}
 	}
-	r := providers.NewWireRequest(body, array, elems, func(proj []history.Message, slots []providers.Slot) ([]json.RawMessage, error) {
+	r := proxywire.NewWireRequest(body, array, elems, func(proj []history.Message, slots []proxywire.Slot) ([]json.RawMessage, error) {
 		return encodeMessages(wire, msgs, origins, proj, slots)
 	})
 	r.Model, r.Stream, r.Tools, r.Messages = top.Model, top.Stream, top.Tools, msgs
@@ -279,7 +280,7 @@ func assistantFromBlocks(blocks []json.RawMessage) (history.Message, error) {
 }
 
 // encodeMessages builds the messages array of a projection.
-func encodeMessages(wire []wireMessage, req []history.Message, origins []origin, proj []history.Message, slots []providers.Slot) ([]json.RawMessage, error) {
+func encodeMessages(wire []wireMessage, req []history.Message, origins []origin, proj []history.Message, slots []proxywire.Slot) ([]json.RawMessage, error) {
 	type outMsg struct {
 		src    int // wire element, -1 for a new message
 		role   string
@@ -401,7 +402,7 @@ func patchBlocks(w *wireMessage, o origin, p *history.Message) []json.RawMessage
 // setField returns the object b with field k set to v, its other bytes
 // kept.
 func setField(b json.RawMessage, k string, v json.RawMessage) json.RawMessage {
-	return providers.SetMember(b, k, v)
+	return proxywire.SetMember(b, k, v)
 }
 
 // freshBlocks converts one history message to the role and blocks of a
@@ -424,31 +425,31 @@ func freshBlocks(m *history.Message) (string, []json.RawMessage) {
 
 // MessagesRecorder records the assistant message of a Messages API stream
 // passed through a proxy.
-func MessagesRecorder() *providers.SSERecorder {
+func MessagesRecorder() *proxywire.SSERecorder {
 	s := newMessageStream()
-	finish := func() (providers.Recorded, error) {
+	finish := func() (history.Response, error) {
 		if !s.done {
-			return providers.Recorded{}, providers.ErrIncomplete
+			return history.Response{}, proxywire.ErrIncomplete
 		}
 		return recorded(s.response())
 	}
-	return providers.NewSSERecorder(s.add, finish)
+	return proxywire.NewSSERecorder(s.add, finish)
 }
 
 // RecordMessage reads a non-streamed Messages API response body.
-func RecordMessage(body []byte) (providers.Recorded, error) {
+func RecordMessage(body []byte) (history.Response, error) {
 	var res messageResponse
 	if err := json.Unmarshal(body, &res); err != nil {
-		return providers.Recorded{}, fmt.Errorf("messages response: %w", err)
+		return history.Response{}, fmt.Errorf("messages response: %w", err)
 	}
 	return recorded(&res)
 }
 
-func recorded(res *messageResponse) (providers.Recorded, error) {
+func recorded(res *messageResponse) (history.Response, error) {
 	r, err := parseResponse(res)
 	if err != nil {
-		return providers.Recorded{}, err
+		return history.Response{}, err
 	}
 	u := r.Usage
-	return providers.Recorded{Message: r.Message, Usage: &u, StopReason: r.StopReason}, nil
+	return history.Response{Message: r.Message, Usage: &u, StopReason: r.StopReason}, nil
 }

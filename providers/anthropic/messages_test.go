@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // agentBody is a request in Claude Code's shape: system blocks with
@@ -57,7 +57,7 @@ func TestDecodeMessages(t *testing.T) {
 }
 
 func TestEncodeKeepsUnchangedBytes(t *testing.T) {
-	r, err := DecodeMessages([]byte(agentBody), providers.NewDecodeCache(1<<20))
+	r, err := DecodeMessages([]byte(agentBody), proxywire.NewDecodeCache(1<<20))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestEncodeKeepsUnchangedBytes(t *testing.T) {
 }
 
 func TestCachedDecodeIsTheSame(t *testing.T) {
-	cache := providers.NewDecodeCache(1 << 20)
+	cache := proxywire.NewDecodeCache(1 << 20)
 	a, err := DecodeMessages([]byte(agentBody), cache)
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestRecordedAnswerMatchesReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if providers.MessageKey(&got.Message) != providers.MessageKey(&r.Messages[1]) {
+	if history.MessageKey(&got.Message) != history.MessageKey(&r.Messages[1]) {
 		t.Errorf("recorded %+v and replayed %+v differ", got.Message, r.Messages[1])
 	}
 
@@ -243,7 +243,7 @@ func TestLongStreamRecordedWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !history.Equal(got.Message, want.Message) || providers.MessageKey(&got.Message) != providers.MessageKey(&want.Message) {
+	if !history.Equal(got.Message, want.Message) || history.MessageKey(&got.Message) != history.MessageKey(&want.Message) {
 		t.Errorf("streamed answer recorded as\n%+v\nwant\n%+v", got.Message, want.Message)
 	}
 	if got.Message.Text() != text.String() || got.Message.Reasoning != thinking.String() {
@@ -264,13 +264,13 @@ func TestDecodedMessagesCarryEstimates(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := history.NewEstimator(history.O200k)
-	cache := providers.NewDecodeCache(1 << 20)
+	cache := proxywire.NewDecodeCache(1 << 20)
 	if r, _ := DecodeMessages([]byte(agentBody), cache); r != nil {
 		if _, ok := fresh.Cached(&r.Messages[0]); ok {
 			t.Error("a decode without an estimator estimated")
 		}
 	}
-	cache = providers.NewDecodeCache(1 << 20).Estimating(history.NewEstimator(history.O200k))
+	cache = proxywire.NewDecodeCache(1 << 20).Estimating(history.NewEstimator(history.O200k))
 	for pass := 0; pass < 2; pass++ {
 		c := cache
 		if pass == 1 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // This file converts between a chat completions request as an agent sends
@@ -20,8 +21,8 @@ import (
 
 // DecodeChat decodes a chat completions request body for a proxy. cache,
 // when not nil, keeps decoded messages across requests.
-func DecodeChat(body []byte, cache *providers.DecodeCache) (*providers.WireRequest, error) {
-	members, array, elems, err := providers.Members(body, "messages")
+func DecodeChat(body []byte, cache *proxywire.DecodeCache) (*proxywire.WireRequest, error) {
+	members, array, elems, err := proxywire.Members(body, "messages")
 	if err != nil {
 		return nil, err
 	}
@@ -30,10 +31,10 @@ func DecodeChat(body []byte, cache *providers.DecodeCache) (*providers.WireReque
 		Stream bool
 		Tools  []json.RawMessage
 	}
-	if err := providers.DecodeMembers(members, map[string]any{"model": &top.Model, "stream": &top.Stream, "tools": &top.Tools}); err != nil {
+	if err := proxywire.DecodeMembers(members, map[string]any{"model": &top.Model, "stream": &top.Stream, "tools": &top.Tools}); err != nil {
 		return nil, fmt.Errorf("chat request: %w", err)
 	}
-	if array == (providers.Span{}) {
+	if array == (proxywire.Span{}) {
 		return nil, errors.New("chat request: messages: must be an array")
 	}
 	items := make([]json.RawMessage, len(elems))
@@ -66,7 +67,7 @@ func DecodeChat(body []byte, cache *providers.DecodeCache) (*providers.WireReque
 		}
 		msgs = append(msgs, m)
 	}
-	r := providers.NewWireRequest(body, array, elems, func(proj []history.Message, slots []providers.Slot) ([]json.RawMessage, error) {
+	r := proxywire.NewWireRequest(body, array, elems, func(proj []history.Message, slots []proxywire.Slot) ([]json.RawMessage, error) {
 		return encodeChat(items, proj, slots), nil
 	})
 	r.Model, r.Stream, r.Tools, r.Messages = top.Model, top.Stream, top.Tools, msgs
@@ -128,7 +129,7 @@ func userContent(raw json.RawMessage) history.Content {
 }
 
 // encodeChat builds the messages of a projection.
-func encodeChat(items []json.RawMessage, proj []history.Message, slots []providers.Slot) []json.RawMessage {
+func encodeChat(items []json.RawMessage, proj []history.Message, slots []proxywire.Slot) []json.RawMessage {
 	var c Client
 	out := make([]json.RawMessage, 0, len(proj))
 	for i := range proj {
@@ -159,7 +160,7 @@ func patchChat(raw json.RawMessage, p *history.Message) json.RawMessage {
 	}
 	if p.Role == history.Tool {
 		content, _ := json.Marshal(p.Text())
-		return providers.SetMember(raw, "content", content)
+		return proxywire.SetMember(raw, "content", content)
 	} else {
 		var calls []map[string]json.RawMessage
 		_ = json.Unmarshal(m["tool_calls"], &calls)
@@ -187,7 +188,7 @@ func patchChat(raw json.RawMessage, p *history.Message) json.RawMessage {
 
 // ChatRecorder records the assistant message of a chat completions stream
 // passed through a proxy.
-func ChatRecorder() *providers.SSERecorder {
+func ChatRecorder() *proxywire.SSERecorder {
 	var st chatStream
 	done, failed := false, false
 	on := func(_, data string) error {
@@ -206,36 +207,36 @@ func ChatRecorder() *providers.SSERecorder {
 		st.add(&chunk)
 		return nil
 	}
-	end := func() (providers.Recorded, error) {
+	end := func() (history.Response, error) {
 		if failed {
-			return providers.Recorded{}, errors.New("error chunk in the stream")
+			return history.Response{}, errors.New("error chunk in the stream")
 		}
 		if !done && st.finish == "" {
-			return providers.Recorded{}, providers.ErrIncomplete
+			return history.Response{}, proxywire.ErrIncomplete
 		}
 		res := &completion{Usage: st.usage, Choices: []choice{{Message: st.message(), FinishReason: st.finish}}}
 		return recordedChat(res)
 	}
-	return providers.NewSSERecorder(on, end)
+	return proxywire.NewSSERecorder(on, end)
 }
 
 // RecordChat reads a non-streamed chat completions response body.
-func RecordChat(body []byte) (providers.Recorded, error) {
+func RecordChat(body []byte) (history.Response, error) {
 	var res completion
 	if err := json.Unmarshal(body, &res); err != nil {
-		return providers.Recorded{}, fmt.Errorf("chat response: %w", err)
+		return history.Response{}, fmt.Errorf("chat response: %w", err)
 	}
 	if len(res.Choices) == 0 {
-		return providers.Recorded{}, errors.New("chat response: no choices")
+		return history.Response{}, errors.New("chat response: no choices")
 	}
 	return recordedChat(&res)
 }
 
-func recordedChat(res *completion) (providers.Recorded, error) {
+func recordedChat(res *completion) (history.Response, error) {
 	m, err := res.Choices[0].Message.toHistory()
 	if err != nil {
-		return providers.Recorded{}, err
+		return history.Response{}, err
 	}
 	u := res.usage()
-	return providers.Recorded{Message: m, Usage: &u, StopReason: res.Choices[0].FinishReason}, nil
+	return history.Response{Message: m, Usage: &u, StopReason: res.Choices[0].FinishReason}, nil
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
 )
 
 const chatBody = `{"model":"m","stream":true,"tools":[{"type":"function","function":{"name":"read","parameters":{}}}],"messages":[` +
@@ -67,7 +66,7 @@ func TestChatRecorderMatchesReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if providers.MessageKey(&got.Message) != providers.MessageKey(&r.Messages[1]) {
+	if history.MessageKey(&got.Message) != history.MessageKey(&r.Messages[1]) {
 		t.Errorf("recorded %+v, replayed %+v", got.Message, r.Messages[1])
 	}
 }
@@ -93,7 +92,7 @@ func TestChatRecorderKeepsThoughtSignature(t *testing.T) {
 	if len(streamed.Message.ToolCalls) != 1 || streamed.Message.ToolCalls[0].ThoughtSignature != "sig-abc" {
 		t.Fatalf("streamed tool calls %+v: the thought signature is lost", streamed.Message.ToolCalls)
 	}
-	if providers.MessageKey(&streamed.Message) != providers.MessageKey(&whole.Message) {
+	if history.MessageKey(&streamed.Message) != history.MessageKey(&whole.Message) {
 		t.Errorf("streamed %+v, whole %+v", streamed.Message, whole.Message)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // response is a GenerateContentResponse, or one chunk of a stream of them.
@@ -76,21 +76,21 @@ func (a *answer) add(r *response) {
 	}
 }
 
-func (a *answer) recorded() (providers.Recorded, error) {
+func (a *answer) recorded() (history.Response, error) {
 	if a.failed != "" {
-		return providers.Recorded{}, errors.New(a.failed)
+		return history.Response{}, errors.New(a.failed)
 	}
 	if a.finish == "" {
-		return providers.Recorded{}, providers.ErrIncomplete
+		return history.Response{}, proxywire.ErrIncomplete
 	}
 	parts := mergeText(a.parts)
 	heads := make([]part, len(parts))
 	for i, p := range parts {
 		if err := json.Unmarshal(p, &heads[i]); err != nil {
-			return providers.Recorded{}, fmt.Errorf("gemini response: parts[%d]: must be an object", i)
+			return history.Response{}, fmt.Errorf("gemini response: parts[%d]: must be an object", i)
 		}
 	}
-	return providers.Recorded{Message: assistantMessage(parts, heads), Usage: a.usage.usage(), StopReason: a.finish}, nil
+	return history.Response{Message: assistantMessage(parts, heads), Usage: a.usage.usage(), StopReason: a.finish}, nil
 }
 
 // mergeText joins the text pieces of a stream the way a client keeps them:
@@ -142,7 +142,7 @@ func mergeText(parts []json.RawMessage) []json.RawMessage {
 // Recorder records the assistant message of a streamGenerateContent
 // (alt=sse) answer passed through a proxy: every event is a response chunk;
 // the stream is complete once a candidate gave its finishReason.
-func Recorder() *providers.SSERecorder {
+func Recorder() *proxywire.SSERecorder {
 	a := &answer{}
 	on := func(_, data string) error {
 		var r response
@@ -155,12 +155,12 @@ func Recorder() *providers.SSERecorder {
 		}
 		return nil
 	}
-	return providers.NewSSERecorder(on, a.recorded)
+	return proxywire.NewSSERecorder(on, a.recorded)
 }
 
 // Record reads a generateContent answer body. A JSON array of chunks (what
 // streamGenerateContent sends without alt=sse) is read as a stream.
-func Record(body []byte) (providers.Recorded, error) {
+func Record(body []byte) (history.Response, error) {
 	a := &answer{}
 	var chunks []response
 	if json.Unmarshal(body, &chunks) == nil {
@@ -171,7 +171,7 @@ func Record(body []byte) (providers.Recorded, error) {
 	}
 	var r response
 	if err := json.Unmarshal(body, &r); err != nil {
-		return providers.Recorded{}, fmt.Errorf("gemini response: %w", err)
+		return history.Response{}, fmt.Errorf("gemini response: %w", err)
 	}
 	a.add(&r)
 	return a.recorded()

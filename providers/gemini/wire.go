@@ -20,6 +20,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // How the Gemini shapes map onto history:
@@ -147,8 +148,8 @@ type origin struct {
 // URL, not the body: model is the one the path names, stream whether it is
 // streamGenerateContent. cache, when not nil, keeps decoded contents across
 // requests.
-func DecodeRequest(body []byte, model string, stream bool, cache *providers.DecodeCache) (*providers.WireRequest, error) {
-	members, array, elems, err := providers.Members(body, "contents")
+func DecodeRequest(body []byte, model string, stream bool, cache *proxywire.DecodeCache) (*proxywire.WireRequest, error) {
+	members, array, elems, err := proxywire.Members(body, "contents")
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +158,7 @@ func DecodeRequest(body []byte, model string, stream bool, cache *providers.Deco
 			return decodeNested(body, inner, model, stream, cache)
 		}
 	}
-	if array == (providers.Span{}) {
+	if array == (proxywire.Span{}) {
 		return nil, errors.New("gemini request: contents: must be an array")
 	}
 	return decodeAt(body, 0, members, array, elems, model, stream, cache)
@@ -165,22 +166,22 @@ func DecodeRequest(body []byte, model string, stream bool, cache *providers.Deco
 
 // decodeNested decodes the generateContentRequest of a countTokens body;
 // inner is a slice of body.
-func decodeNested(body, inner []byte, model string, stream bool, cache *providers.DecodeCache) (*providers.WireRequest, error) {
+func decodeNested(body, inner []byte, model string, stream bool, cache *proxywire.DecodeCache) (*proxywire.WireRequest, error) {
 	off := cap(body) - cap(inner)
 	if off < 0 || off+len(inner) > len(body) {
 		return nil, errors.New("gemini request: generateContentRequest: not in the body")
 	}
-	members, array, elems, err := providers.Members(inner, "contents")
+	members, array, elems, err := proxywire.Members(inner, "contents")
 	if err != nil {
 		return nil, fmt.Errorf("gemini request: generateContentRequest: %w", err)
 	}
-	if array == (providers.Span{}) {
+	if array == (proxywire.Span{}) {
 		return nil, errors.New("gemini request: generateContentRequest.contents: must be an array")
 	}
 	return decodeAt(body, off, members, array, elems, model, stream, cache)
 }
 
-func decodeAt(body []byte, off int, members map[string]json.RawMessage, array providers.Span, elems []providers.Span, model string, stream bool, cache *providers.DecodeCache) (*providers.WireRequest, error) {
+func decodeAt(body []byte, off int, members map[string]json.RawMessage, array proxywire.Span, elems []proxywire.Span, model string, stream bool, cache *proxywire.DecodeCache) (*proxywire.WireRequest, error) {
 	var top struct {
 		Model             string
 		SystemInstruction struct {
@@ -192,10 +193,10 @@ func decodeAt(body []byte, off int, members map[string]json.RawMessage, array pr
 		}
 		RawTools []json.RawMessage
 	}
-	if err := providers.DecodeMembers(members, map[string]any{"model": &top.Model, "tools": &top.Tools}); err != nil {
+	if err := proxywire.DecodeMembers(members, map[string]any{"model": &top.Model, "tools": &top.Tools}); err != nil {
 		return nil, fmt.Errorf("gemini request: %w", err)
 	}
-	_ = providers.DecodeMembers(members, map[string]any{"tools": &top.RawTools})
+	_ = proxywire.DecodeMembers(members, map[string]any{"tools": &top.RawTools})
 	sys := members["systemInstruction"]
 	if sys == nil {
 		sys = members["system_instruction"]
@@ -208,11 +209,11 @@ func decodeAt(body []byte, off int, members map[string]json.RawMessage, array pr
 	if model == "" {
 		model = strings.TrimPrefix(top.Model, "models/")
 	}
-	array = providers.Span{Start: array.Start + off, End: array.End + off}
-	shifted := make([]providers.Span, len(elems))
+	array = proxywire.Span{Start: array.Start + off, End: array.End + off}
+	shifted := make([]proxywire.Span, len(elems))
 	els := make([]*element, len(elems))
 	for i, sp := range elems {
-		shifted[i] = providers.Span{Start: sp.Start + off, End: sp.End + off}
+		shifted[i] = proxywire.Span{Start: sp.Start + off, End: sp.End + off}
 		raw := body[shifted[i].Start:shifted[i].End]
 		if v, ok := cache.Get("gemini", raw); ok {
 			els[i] = v.(*element)
@@ -227,7 +228,7 @@ func decodeAt(body []byte, off int, members map[string]json.RawMessage, array pr
 		els[i] = el
 	}
 	msgs, origins := pair(els)
-	r := providers.NewWireRequest(body, array, shifted, func(proj []history.Message, slots []providers.Slot) ([]json.RawMessage, error) {
+	r := proxywire.NewWireRequest(body, array, shifted, func(proj []history.Message, slots []proxywire.Slot) ([]json.RawMessage, error) {
 		return encodeContents(els, msgs, origins, proj, slots), nil
 	})
 	r.Model, r.Stream, r.Messages = model, stream, msgs
@@ -494,7 +495,7 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // encodeContents builds the contents array of a projection.
-func encodeContents(els []*element, req []history.Message, origins []origin, proj []history.Message, slots []providers.Slot) []json.RawMessage {
+func encodeContents(els []*element, req []history.Message, origins []origin, proj []history.Message, slots []proxywire.Slot) []json.RawMessage {
 	type outContent struct {
 		src   int // element, -1 for a new content
 		role  string
@@ -564,7 +565,7 @@ func encodeContents(els []*element, req []history.Message, origins []origin, pro
 			items = append(items, el.raw)
 			continue
 		}
-		items = append(items, providers.SetMember(el.raw, "parts", joinArray(o.parts)))
+		items = append(items, proxywire.SetMember(el.raw, "parts", joinArray(o.parts)))
 	}
 	return items
 }
@@ -610,7 +611,7 @@ func patchParts(el *element, o origin, p *history.Message) []json.RawMessage {
 							key = "function_call"
 						}
 						fc := rawFields(raw)[key]
-						raw = providers.SetMember(raw, key, providers.SetMember(fc, "args", json.RawMessage(tc.Arguments)))
+						raw = proxywire.SetMember(raw, key, proxywire.SetMember(fc, "args", json.RawMessage(tc.Arguments)))
 					}
 				}
 				k++
@@ -638,16 +639,16 @@ func patchResponse(raw json.RawMessage, h *part, text string) json.RawMessage {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(resp, &obj) == nil && obj != nil {
 		if _, ok := obj["output"]; ok {
-			resp = providers.SetMember(resp, "output", mustJSON(text))
+			resp = proxywire.SetMember(resp, "output", mustJSON(text))
 		} else if _, ok := obj["error"]; ok {
-			resp = providers.SetMember(resp, "error", mustJSON(text))
+			resp = proxywire.SetMember(resp, "error", mustJSON(text))
 		} else {
 			resp = mustJSON(map[string]string{"output": text})
 		}
 	} else {
 		resp = mustJSON(map[string]string{"output": text})
 	}
-	return providers.SetMember(raw, key, providers.SetMember(fr, "response", resp))
+	return proxywire.SetMember(raw, key, proxywire.SetMember(fr, "response", resp))
 }
 
 // freshParts converts one history message to the role and parts of a

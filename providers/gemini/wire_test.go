@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/gemini"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // A request as Gemini CLI 0.61 sends it (shape recorded offline): the
@@ -27,9 +27,9 @@ const cliRequest = `{"contents":[
  "tools":[{"functionDeclarations":[{"name":"read_file"},{"name":"run_shell_command"}]},{"googleSearch":{}}],
  "generationConfig":{"temperature":1,"thinkingConfig":{"includeThoughts":true}}}`
 
-func decode(t *testing.T, body string) *providers.WireRequest {
+func decode(t *testing.T, body string) *proxywire.WireRequest {
 	t.Helper()
-	wr, err := gemini.DecodeRequest([]byte(body), "gemini-3.1-pro-preview", true, providers.NewDecodeCache(1<<20))
+	wr, err := gemini.DecodeRequest([]byte(body), "gemini-3.1-pro-preview", true, proxywire.NewDecodeCache(1<<20))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestRecordedEqualsReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayed := decode(t, cliRequest).Messages[1]
-	if providers.MessageKey(&res.Message) != providers.MessageKey(&replayed) || res.Message.Text() != "Reading a.go." ||
+	if history.MessageKey(&res.Message) != history.MessageKey(&replayed) || res.Message.Text() != "Reading a.go." ||
 		res.Message.ToolCalls[0].ThoughtSignature != "c2lnLTEtYWJj" || res.Message.Reasoning != "Planning." {
 		t.Errorf("recorded %+v, replayed %+v", res.Message, replayed)
 	}
@@ -176,7 +176,7 @@ func TestRecordedEqualsReplayed(t *testing.T) {
 func TestIncompleteOrFailedStream(t *testing.T) {
 	rec := gemini.Recorder()
 	rec.Write([]byte(sse[:strings.Index(sse, "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\"")]))
-	if _, err := rec.Close(); !errors.Is(err, providers.ErrIncomplete) {
+	if _, err := rec.Close(); !errors.Is(err, proxywire.ErrIncomplete) {
 		t.Errorf("a stream cut before its finishReason: %v, want ErrIncomplete", err)
 	}
 	rec = gemini.Recorder()

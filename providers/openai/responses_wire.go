@@ -11,6 +11,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
+	"github.com/vtcode/vtcode-ls/providers/proxywire"
 )
 
 // This file converts between a Responses API request as an agent sends it
@@ -27,8 +28,8 @@ const itemKey = "responsesItem"
 
 // DecodeResponses decodes a Responses API request body for a proxy.
 // cache, when not nil, keeps decoded items across requests.
-func DecodeResponses(body []byte, cache *providers.DecodeCache) (*providers.WireRequest, error) {
-	members, array, elems, err := providers.Members(body, "input")
+func DecodeResponses(body []byte, cache *proxywire.DecodeCache) (*proxywire.WireRequest, error) {
+	members, array, elems, err := proxywire.Members(body, "input")
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func DecodeResponses(body []byte, cache *providers.DecodeCache) (*providers.Wire
 		Instructions, Conversation                json.RawMessage
 		Tools                                     []json.RawMessage
 	}
-	if err := providers.DecodeMembers(members, map[string]any{
+	if err := proxywire.DecodeMembers(members, map[string]any{
 		"model": &top.Model, "stream": &top.Stream, "instructions": &top.Instructions, "tools": &top.Tools,
 		"previous_response_id": &top.PreviousResponseID, "conversation": &top.Conversation,
 		"prompt_cache_key": &top.PromptCacheKey,
@@ -46,7 +47,7 @@ func DecodeResponses(body []byte, cache *providers.DecodeCache) (*providers.Wire
 		return nil, fmt.Errorf("responses request: %w", err)
 	}
 	stateful := top.PreviousResponseID != "" || (len(top.Conversation) > 0 && string(top.Conversation) != "null")
-	if array == (providers.Span{}) && !stateful {
+	if array == (proxywire.Span{}) && !stateful {
 		return nil, errors.New("responses request: input: not an item list")
 	}
 	items := make([]json.RawMessage, 0, len(elems))
@@ -57,7 +58,7 @@ func DecodeResponses(body []byte, cache *providers.DecodeCache) (*providers.Wire
 	if err != nil {
 		return nil, err
 	}
-	r := providers.NewWireRequest(body, array, elems, func(proj []history.Message, slots []providers.Slot) ([]json.RawMessage, error) {
+	r := proxywire.NewWireRequest(body, array, elems, func(proj []history.Message, slots []proxywire.Slot) ([]json.RawMessage, error) {
 		return encodeItems(items, msgs, origins, proj, slots), nil
 	})
 	r.Model, r.Stream, r.Tools, r.Messages, r.Stateful = top.Model, top.Stream, top.Tools, msgs, stateful
@@ -71,7 +72,7 @@ func DecodeResponses(body []byte, cache *providers.DecodeCache) (*providers.Wire
 
 // itemsToHistory converts input items to history messages and, for each
 // message, the indices of the items it stands for.
-func itemsToHistory(items []json.RawMessage, cache *providers.DecodeCache) ([]history.Message, [][]int, error) {
+func itemsToHistory(items []json.RawMessage, cache *proxywire.DecodeCache) ([]history.Message, [][]int, error) {
 	var msgs []history.Message
 	var origins [][]int
 	var run []int // pending assistant-side items
@@ -166,7 +167,7 @@ func toolName(msgs []history.Message, id string) string {
 }
 
 // encodeItems builds the input items of a projection.
-func encodeItems(items []json.RawMessage, req []history.Message, origins [][]int, proj []history.Message, slots []providers.Slot) []json.RawMessage {
+func encodeItems(items []json.RawMessage, req []history.Message, origins [][]int, proj []history.Message, slots []proxywire.Slot) []json.RawMessage {
 	var out []json.RawMessage
 	for i := range proj {
 		p := &proj[i]
@@ -206,16 +207,16 @@ func patchItem(raw json.RawMessage, p *history.Message) json.RawMessage {
 		if p.Role != history.Tool {
 			return raw
 		}
-		return providers.SetMember(raw, "output", mustJSON(p.Text()))
+		return proxywire.SetMember(raw, "output", mustJSON(p.Text()))
 	case "function_call", "custom_tool_call":
 		for _, tc := range p.ToolCalls {
 			if tc.ID != callID {
 				continue
 			}
 			if typ == "custom_tool_call" {
-				return providers.SetMember(raw, "input", mustJSON(tc.Input))
+				return proxywire.SetMember(raw, "input", mustJSON(tc.Input))
 			}
-			return providers.SetMember(raw, "arguments", mustJSON(tc.Arguments))
+			return proxywire.SetMember(raw, "arguments", mustJSON(tc.Arguments))
 		}
 	}
 	return raw
@@ -231,7 +232,7 @@ func mustJSON(v any) json.RawMessage {
 
 // ResponsesRecorder records the assistant message of a Responses API
 // stream passed through a proxy.
-func ResponsesRecorder() *providers.SSERecorder {
+func ResponsesRecorder() *proxywire.SSERecorder {
 	var final *response
 	items := map[int]json.RawMessage{}
 	failed := false
@@ -260,12 +261,12 @@ func ResponsesRecorder() *providers.SSERecorder {
 		}
 		return nil
 	}
-	finish := func() (providers.Recorded, error) {
+	finish := func() (history.Response, error) {
 		if failed {
-			return providers.Recorded{}, errors.New("the response failed")
+			return history.Response{}, errors.New("the response failed")
 		}
 		if final == nil {
-			return providers.Recorded{}, providers.ErrIncomplete
+			return history.Response{}, proxywire.ErrIncomplete
 		}
 		if len(final.Output) == 0 {
 			idx := make([]int, 0, len(items))
@@ -279,23 +280,23 @@ func ResponsesRecorder() *providers.SSERecorder {
 		}
 		return recordedResponse(final)
 	}
-	return providers.NewSSERecorder(on, finish)
+	return proxywire.NewSSERecorder(on, finish)
 }
 
 // RecordResponse reads a non-streamed Responses API response body.
-func RecordResponse(body []byte) (providers.Recorded, error) {
+func RecordResponse(body []byte) (history.Response, error) {
 	var res response
 	if err := json.Unmarshal(body, &res); err != nil {
-		return providers.Recorded{}, fmt.Errorf("responses response: %w", err)
+		return history.Response{}, fmt.Errorf("responses response: %w", err)
 	}
 	return recordedResponse(&res)
 }
 
-func recordedResponse(res *response) (providers.Recorded, error) {
+func recordedResponse(res *response) (history.Response, error) {
 	msg, err := responseMessage(res.Output)
 	if err != nil {
-		return providers.Recorded{}, err
+		return history.Response{}, err
 	}
 	u := res.usage()
-	return providers.Recorded{Message: msg, Usage: &u, StopReason: res.Status}, nil
+	return history.Response{Message: msg, Usage: &u, StopReason: res.Status}, nil
 }

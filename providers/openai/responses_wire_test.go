@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/history"
-	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // codexBody is a stateless Responses request in Codex's shape.
@@ -112,7 +111,7 @@ func TestResponsesRecorderMatchesReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if providers.MessageKey(&got.Message) != providers.MessageKey(&r.Messages[1]) {
+	if history.MessageKey(&got.Message) != history.MessageKey(&r.Messages[1]) {
 		t.Errorf("recorded %+v, replayed %+v", got.Message, r.Messages[1])
 	}
 	failed := ResponsesRecorder()

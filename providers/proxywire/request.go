@@ -1,14 +1,12 @@
-package providers
+package proxywire
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -193,41 +191,7 @@ func slotKey(m *history.Message) string {
 	case m.Role == history.Assistant && len(m.ToolCalls) > 0 && m.ToolCalls[0].ID != "":
 		return "a\x00" + m.ToolCalls[0].ID
 	}
-	return "m\x00" + MessageKey(m)
-}
-
-// MessageKey is a stable digest of a message, for comparing the messages
-// of successive requests of one conversation: a tool result is its call id
-// (agents clear or trim their own old results in place: that is not a new
-// conversation), an assistant message its text and call ids and names, any
-// other message its role and JSON form.
-func MessageKey(m *history.Message) string {
-	h := sha256.New()
-	switch m.Role {
-	case history.Tool:
-		io.WriteString(h, "tool\x00"+m.ToolCallID+"\x00")
-		if m.ToolCallID == "" {
-			io.WriteString(h, m.Text())
-		}
-	case history.Assistant:
-		io.WriteString(h, "assistant\x00")
-		io.WriteString(h, strings.TrimSpace(m.Text()))
-		for _, tc := range m.ToolCalls {
-			io.WriteString(h, "\x00"+tc.ID+"\x00"+tc.Name)
-		}
-	default:
-		b, _ := json.Marshal(m)
-		h.Write(b)
-	}
-	return string(h.Sum(nil)[:16])
-}
-
-// Recorded is the assistant message of a response a proxy forwarded, read
-// from the bytes it passed on.
-type Recorded struct {
-	Message    history.Message
-	Usage      *history.Usage
-	StopReason string
+	return "m\x00" + history.MessageKey(m)
 }
 
 // ErrIncomplete reports a response stream that ended before its final event.
@@ -242,7 +206,7 @@ var ErrIncomplete = errors.New("response stream ended before its final event")
 type SSERecorder struct {
 	in   pendingBytes
 	done chan struct{}
-	res  Recorded
+	res  history.Response
 	err  error
 }
 
@@ -252,7 +216,7 @@ const maxPendingSSE = 1 << 20
 
 // NewSSERecorder starts reading events with on, which returns io.EOF after
 // the final event; finish turns what on saw into the recorded response.
-func NewSSERecorder(on func(event, data string) error, finish func() (Recorded, error)) *SSERecorder {
+func NewSSERecorder(on func(event, data string) error, finish func() (history.Response, error)) *SSERecorder {
 	r := &SSERecorder{done: make(chan struct{})}
 	r.in.cond.L = &r.in.mu
 	go func() {
@@ -328,7 +292,7 @@ func (b *pendingBytes) stop() {
 }
 
 // Close ends the input and returns the recorded response.
-func (r *SSERecorder) Close() (Recorded, error) {
+func (r *SSERecorder) Close() (history.Response, error) {
 	r.in.close()
 	<-r.done
 	return r.res, r.err

@@ -1,4 +1,4 @@
-package providers
+package proxywire
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 // Members splits a JSON object body into its members in one pass, and
@@ -44,7 +45,7 @@ func Members(body []byte, arrayKey string) (members map[string]json.RawMessage, 
 		if _, dup := members[key]; dup {
 			// The APIs take the last of duplicate members; the engine would
 			// have to guess which. The request is forwarded as it came.
-			return nil, Span{}, nil, fmt.Errorf("request body: member %q appears twice", Bound(key, 40))
+			return nil, Span{}, nil, fmt.Errorf("request body: member %q appears twice", providers.Bound(key, 40))
 		}
 		i = skipSpace(body, kend)
 		if i >= len(body) || body[i] != ':' {

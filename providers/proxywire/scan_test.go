@@ -1,4 +1,4 @@
-package providers
+package proxywire
 
 import (
 	"bytes"
@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers"
 )
 
 func FuzzMembers(f *testing.F) {
@@ -167,8 +170,8 @@ func TestSSERecorderDoesNotHoldTheStream(t *testing.T) {
 			return io.EOF
 		}
 		return nil
-	}, func() (Recorded, error) {
-		return Recorded{StopReason: strings.Join(got, ",")}, nil
+	}, func() (history.Response, error) {
+		return history.Response{StopReason: strings.Join(got, ",")}, nil
 	})
 	wrote := make(chan struct{})
 	go func() {
@@ -186,10 +189,10 @@ func TestSSERecorderDoesNotHoldTheStream(t *testing.T) {
 	close(release)
 	res, err := rec.Close()
 	if err != nil || len(got) != 101 || got[0] != "0" || got[99] != "99" || !strings.HasSuffix(res.StopReason, "98,99,end") {
-		t.Fatalf("recorded %d events (%v), %q", len(got), err, Bound(res.StopReason, 40))
+		t.Fatalf("recorded %d events (%v), %q", len(got), err, providers.Bound(res.StopReason, 40))
 	}
 
-	early := NewSSERecorder(func(event, data string) error { return io.EOF }, func() (Recorded, error) { return Recorded{}, nil })
+	early := NewSSERecorder(func(event, data string) error { return io.EOF }, func() (history.Response, error) { return history.Response{}, nil })
 	early.Write([]byte("data: stop\n\n"))
 	big := bytes.Repeat([]byte("data: x\n\n"), 1<<16) // 576 KiB a write, past maxPendingSSE in all
 	for i := 0; i < 8; i++ {
