@@ -5,8 +5,8 @@
 //
 // The committed corpus is always there, so a clean clone tests by itself.
 // The extra corpus is $VTCODE_TRANSCRIPTS, else a shared/transcripts folder
-// beside the module root or beside one of its parents; a folder that holds
-// the same sessions as the committed one adds nothing and is not reported.
+// beside the module root or beside one of its parents; a folder whose
+// sessions are all committed ones adds nothing and is not reported.
 package corpus
 
 import (
@@ -44,8 +44,8 @@ func Builtin() (string, error) {
 
 // Extra returns the folder of the larger corpus, or "" when there is none:
 // $VTCODE_TRANSCRIPTS when set (it must exist), else shared/transcripts
-// beside the module root or one of its parents, unless that folder holds
-// the same sessions as [Builtin].
+// beside the module root or one of its parents, unless every session that
+// folder holds is one of [Builtin]'s.
 func Extra() (string, error) {
 	if d := os.Getenv(EnvDir); d != "" {
 		fi, err := os.Stat(d)
@@ -68,7 +68,7 @@ func Extra() (string, error) {
 			if err != nil {
 				return "", err
 			}
-			same, err := sameSessions(builtin, cand)
+			same, err := covers(builtin, cand)
 			if err != nil {
 				return "", err
 			}
@@ -166,34 +166,28 @@ func IsCompanion(name string) bool {
 	return false
 }
 
-// sameSessions reports whether folder b holds exactly the session files of
-// folder a, byte for byte.
-func sameSessions(a, b string) (bool, error) {
-	sa, err := Sessions(a)
-	if err != nil {
-		return false, err
-	}
+// covers reports whether every session file of folder b is in folder a
+// too, byte for byte: then b adds nothing to a.
+func covers(a, b string) (bool, error) {
 	sb, err := Sessions(b)
 	if err != nil {
 		return false, err
 	}
-	if len(sa) != len(sb) {
-		return false, nil
-	}
-	for i := range sa {
-		if filepath.Base(sa[i]) != filepath.Base(sb[i]) {
+	for _, pb := range sb {
+		pa := filepath.Join(a, filepath.Base(pb))
+		fa, errA := os.Stat(pa)
+		if errors.Is(errA, os.ErrNotExist) {
 			return false, nil
 		}
-		fa, errA := os.Stat(sa[i])
-		fb, errB := os.Stat(sb[i])
+		fb, errB := os.Stat(pb)
 		if err := errors.Join(errA, errB); err != nil {
 			return false, fmt.Errorf("corpus: %w", err)
 		}
 		if fa.Size() != fb.Size() {
 			return false, nil
 		}
-		da, errA := os.ReadFile(sa[i])
-		db, errB := os.ReadFile(sb[i])
+		da, errA := os.ReadFile(pa)
+		db, errB := os.ReadFile(pb)
 		if err := errors.Join(errA, errB); err != nil {
 			return false, fmt.Errorf("corpus: %w", err)
 		}

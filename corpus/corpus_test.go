@@ -22,8 +22,8 @@ func TestBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sessions) != 8 {
-		t.Fatalf("sessions = %d, want the 8 published ones: %v", len(sessions), sessions)
+	if len(sessions) != 9 {
+		t.Fatalf("sessions = %d, want the 9 published ones: %v", len(sessions), sessions)
 	}
 	sources, err := os.ReadFile(filepath.Join(dir, "SOURCES.md"))
 	if err != nil {
@@ -125,6 +125,14 @@ func TestExtraBesideTheRepository(t *testing.T) {
 	if got, err := Dir(); err != nil || got != builtin {
 		t.Fatalf("Dir() = %q, %v; want the committed corpus", got, err)
 	}
+	// A session committed since the folder beside was copied: the folder
+	// still adds nothing.
+	if err := os.WriteFile(filepath.Join(builtin, "c.jsonl"), []byte("C"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Extra(); err != nil || got != "" {
+		t.Fatalf("Extra() = %q, %v with a subset of the committed sessions beside; want none", got, err)
+	}
 
 	if err := os.WriteFile(filepath.Join(shared, "b.jsonl"), []byte("B"), 0o644); err != nil {
 		t.Fatal(err)
@@ -139,7 +147,7 @@ func TestExtraBesideTheRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(builtin, "a.jsonl"), filepath.Join(shared, "b.jsonl")}
+	want := []string{filepath.Join(builtin, "a.jsonl"), filepath.Join(builtin, "c.jsonl"), filepath.Join(shared, "b.jsonl")}
 	if !reflect.DeepEqual(all, want) {
 		t.Fatalf("All() = %v, want %v (a.jsonl once, from the committed corpus)", all, want)
 	}

@@ -170,6 +170,27 @@ func TestRealTranscripts(t *testing.T) {
 			},
 		},
 		{
+			// Code mode: the model's JavaScript cells go through the custom
+			// tool exec (custom_tool_call), the others are function calls.
+			file: "codex-rollout-hk-discussion-1061.jsonl", format: transcript.FormatCodex,
+			// 40 messages, 187 calls and their 187 results.
+			messages: 414, calls: 187, results: 187,
+			skipped: map[string]int{"session_meta": 8, "turn_context": 9, "event_msg/token_count": 197, "compacted": 1,
+				"event_msg/context_compacted": 1, "world_state": 2},
+			firstUser: "# AGENTS.md instructions for /Users/jdx/.codex/worktrees/9a6a/hk",
+			check: func(t *testing.T, tr *transcript.Transcript, c counts) {
+				if c.toolNames["exec"] != 137 || c.toolNames["wait"] != 50 {
+					t.Errorf("tool names = %v, want exec 137 (JavaScript cells), wait 50", c.toolNames)
+				}
+				if c.reasoningDetails != 144 {
+					t.Errorf("reasoning items = %d, want 144", c.reasoningDetails)
+				}
+				if !c.anyText("ok make a pr for it, reply back to him when done") {
+					t.Error("missing the user's instruction")
+				}
+			},
+		},
+		{
 			file: "codex-rollout-chatbot-ui-lmstudio.jsonl", format: transcript.FormatCodex,
 			messages: 80, calls: 39, results: 39,
 			skipped:   map[string]int{"session_meta": 1, "turn_context": 40, "event_msg/token_count": 79, "response_item/ghost_snapshot": 1},

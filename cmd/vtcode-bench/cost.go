@@ -81,14 +81,11 @@ type corpusSession struct {
 	Messages []history.Message
 }
 
-// corpusSessions imports the sessions of the corpus (corpus.Dir), in name
-// order; a file that is no conversation (an aider note) is left out.
+// corpusSessions imports the sessions of the corpus (corpus.All: the
+// committed ones, then the extra corpus's others; the tables sort their
+// rows); a file that is no conversation (an aider note) is left out.
 func corpusSessions() ([]corpusSession, error) {
-	dir, err := corpus.Dir()
-	if err != nil {
-		return nil, err
-	}
-	files, err := corpus.Sessions(dir)
+	files, err := corpus.All()
 	if err != nil {
 		return nil, err
 	}
