@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -57,17 +56,12 @@ Flags:
 		fmt.Fprintln(stderr, "vtcode-ls daemon: the shared daemon is not supported on this platform; editors run vtcode-ls serve")
 		return 2
 	}
-	logOut := stderr
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls daemon: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		logOut = f
+	logger, closeLog, err := openLogger(*logFile, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "vtcode-ls daemon: %v\n", err)
+		return 1
 	}
-	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	defer closeLog()
 	socket, err := daemon.SocketPath(getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "vtcode-ls daemon: %v\n", err)

@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -169,4 +170,19 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, do
 	// Re-parse an empty list so fs.Args() holds the positional arguments.
 	_ = fs.Parse(append([]string{"--"}, positional...))
 	return 0, false
+}
+
+// openLogger returns the logger of a command: text records to the file
+// path names (appended, created owner-only), else to stderr; done ends
+// the file.
+func openLogger(path string, stderr io.Writer) (logger *slog.Logger, done func(), err error) {
+	out, done := stderr, func() {}
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, nil, err
+		}
+		out, done = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo})), done, nil
 }

@@ -68,17 +68,12 @@ Flags:
 		fmt.Fprintf(stderr, "vtcode-ls proxy: --config: %v\n", err)
 		return 2
 	}
-	logOut := stderr
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		logOut = f
+	logger, closeLog, err := openLogger(*logFile, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
+		return 1
 	}
-	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	defer closeLog()
 	mgr := session.NewManager(session.Options{Logger: logger, UserConfig: user, Clients: clientFactoryEnv(logger, getenv),
 		Notifier: logNotifier{logger}, Registry: registryFile(getenv)})
 	defer mgr.Close()

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -57,22 +56,17 @@ Flags:
 		return 2
 	}
 
-	logOut := stderr
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls serve: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		logOut = f
+	logger, closeLog, err := openLogger(*logFile, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "vtcode-ls serve: %v\n", err)
+		return 1
 	}
-	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	defer closeLog()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger.Debug("serving", "pid", os.Getpid(), "version", versionString())
-	err := rpc.Serve(ctx, stdin, stdout, rpc.Options{
+	err = rpc.Serve(ctx, stdin, stdout, rpc.Options{
 		Logger:          logger,
 		Version:         versionString(),
 		MaxMessageBytes: *maxBytes,
