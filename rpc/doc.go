@@ -236,7 +236,11 @@
 //	         reportedDifference?, strategy, compactions,
 //	         lastCompaction?, cache?, reuse?, receipt?, display}
 //
-// state is "ok", "warn", "compacting" or "critical"; pressure is
+// messages counts the history as the request sends it (the messages of the
+// request included; a call still waiting for its result counts the
+// placeholder result it is sent with), projectedMessages those of it the
+// request sends (fewer when the window trims the oldest). state is "ok",
+// "warn", "compacting" or "critical"; pressure is
 // (projectedTokens + prefixTokens) / (capacity − reservedOutput), and a
 // pressure over 1 (the request cannot fit, as when the prefix alone is
 // larger than the window) is always "critical". display is the gauge as an

@@ -91,8 +91,11 @@ func (e *env) anthropicEdits(asked bool) bool {
 
 // projection is a request projection and what it took to build it.
 type projection struct {
-	msgs     []history.Message
-	source   int // messages of the history projected (the live one, or what a request makes it)
+	msgs []history.Message
+	// source is the number of messages of the history projected (the live
+	// one, or what a request makes it), as sent: a call still waiting for
+	// its result counts the placeholder result the projection gives it.
+	source   int
 	clear    clearing.Stats
 	original int // estimate of the normalized history before clearing
 	tokens   int // estimate of msgs
@@ -120,7 +123,7 @@ func (s *Session) project(msgs []history.Message, e *env, skipClearing, base boo
 // committed), none for another one (an agent's fresh window).
 func (s *Session) projectFrom(msgs []history.Message, hz clearing.Horizon, e *env, skipClearing, base bool) projection {
 	norm, _ := history.NormalizeGrow(msgs)
-	p := projection{source: len(msgs)}
+	p := projection{source: len(norm)}
 	p.horizon, p.cold = hz, s.cache.cold(s.m.now(), e.cost)
 	if e.clear.Enabled && !skipClearing {
 		// The live messages leading the input: the history only grows
