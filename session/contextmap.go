@@ -316,7 +316,7 @@ func (s *Session) contextMap() (*ContextMap, error) {
 	cm := &ContextMap{
 		SessionID: s.id, Capacity: e.capacity, ReservedOutput: e.reserved, CompactionThreshold: e.th.Threshold,
 		UsedTokens: p.tokens + e.prefix, Pressure: st.Pressure, State: st.State, Display: st.Display,
-		Messages: len(s.live), ProjectedMessages: len(p.msgs),
+		Messages: p.source, ProjectedMessages: len(p.msgs),
 		Turns:       append([]TurnPressure{}, s.cm.turns...),
 		Compactions: append([]CompactionMark{}, s.cm.compactions...),
 		Cleared:     []ClearedResult{},
