@@ -86,14 +86,7 @@ end
 --- answers with the whole projection. Every other field and method is the client's own; both
 --- call styles work (client.request(...) on 0.7–0.10, client:request(...) on 0.11+).
 function M.wrap(c, call)
-  local w = {}
-  local function request(...)
-    local args = { ... }
-    local n = select("#", ...)
-    if args[1] == w then
-      table.remove(args, 1)
-      n = n - 1
-    end
+  return M.layer(c, function(args, n)
     local method, params, handler = args[1], args[2], args[3]
     if method == "vtcode/prepareRequest" and type(params) == "table" and type(handler) == "function" then
       local sid = params.sessionId
@@ -111,11 +104,27 @@ function M.wrap(c, call)
       end
     end
     return call(c, "request", unpack(args, 1, n))
+  end)
+end
+
+--- A layer over client c: its request(...) is request(args, n), with args the arguments as a
+--- list (n of them, the client itself left out) in either call style; every other field and
+--- method is the client's own, callable as c.f(...) or c:f(...).
+function M.layer(c, request)
+  local w = {}
+  local function send(...)
+    local args = { ... }
+    local n = select("#", ...)
+    if args[1] == w then
+      table.remove(args, 1)
+      n = n - 1
+    end
+    return request(args, n)
   end
   setmetatable(w, {
     __index = function(_, key)
       if key == "request" then
-        return request
+        return send
       end
       local v = c[key]
       if type(v) == "function" then

@@ -65,14 +65,7 @@ end
 --- Wraps a client (see vtcode.delta's wrap, which this goes over): requests are recorded, and
 --- held back while a reopen runs. call(c, name, ...) calls a client function in either style.
 function M.wrap(c, call)
-  local w = {}
-  local function request(...)
-    local args = { ... }
-    local n = select("#", ...)
-    if args[1] == w then
-      table.remove(args, 1)
-      n = n - 1
-    end
+  return require("vtcode.delta").layer(c, function(args, n)
     local method, params, handler = args[1], args[2], args[3]
     if type(handler) == "function" then
       args[3] = function(err, result, ...)
@@ -92,25 +85,7 @@ function M.wrap(c, call)
       return true, nil
     end
     return call(c, "request", unpack(args, 1, n))
-  end
-  setmetatable(w, {
-    __index = function(_, key)
-      if key == "request" then
-        return request
-      end
-      local v = c[key]
-      if type(v) == "function" then
-        return function(first, ...)
-          if first == w then
-            return v(c, ...)
-          end
-          return v(first, ...)
-        end
-      end
-      return v
-    end,
-  })
-  return w
+  end)
 end
 
 --- Reopens every recorded session with vtcode/openSession (the same sessionId and route), one
