@@ -109,12 +109,10 @@ func significantSegments(cmd string) []string {
 // commitCmdRE finds a git commit in a command line.
 var commitCmdRE = regexp.MustCompile(`\bgit\s+(?:-C\s+\S+\s+)?commit\b`)
 
-// heredocStartRE finds the heredoc a command reads its input from.
-var heredocStartRE = regexp.MustCompile(`<<-?\s*['"]?(\w+)['"]?[^\n]*\n`)
-
 // CommitSubject returns the first line of the message a command line's git
 // commit writes: -m 'msg', -m "$(cat <<'EOF' … EOF)", or -F - with a
-// heredoc; "" when the line commits nothing or its message is not in it.
+// heredoc (its body as heredocSpans finds it); "" when the line commits
+// nothing or its message is not in it.
 func CommitSubject(cmd string) string {
 	loc := commitCmdRE.FindStringIndex(cmd)
 	if loc == nil {
@@ -131,8 +129,8 @@ func CommitSubject(cmd string) string {
 		return firstLine(strings.Trim(w, `"'`))
 	}
 	if strings.Contains(line, "-F -") || strings.Contains(line, "--file=-") || strings.Contains(line, "--file -") {
-		if h := heredocStartRE.FindStringIndex(rest); h != nil {
-			return firstLine(rest[h[1]:])
+		if h := heredocSpans(rest); len(h) > 0 {
+			return firstLine(rest[h[0][0]:h[0][1]])
 		}
 	}
 	return ""
