@@ -154,22 +154,17 @@ type Session struct {
 
 // Kept returns the number of facts kept in the summary and in the history.
 func (s *Session) Kept() (summary, hist int) {
-	for i := range s.Facts {
-		if s.InSummary[i] {
-			summary++
-		}
-		if s.InHistory[i] {
-			hist++
-		}
-	}
-	return summary, hist
+	return kept(s.InSummary), kept(s.InHistory)
 }
 
 // WIPKept returns the number of work-in-progress facts kept in the summary.
-func (s *Session) WIPKept() int {
+func (s *Session) WIPKept() int { return kept(s.WIPInSummary) }
+
+// kept counts the facts a column keeps.
+func kept(in []bool) int {
 	n := 0
-	for i := range s.WIP {
-		if i < len(s.WIPInSummary) && s.WIPInSummary[i] {
+	for _, ok := range in {
+		if ok {
 			n++
 		}
 	}

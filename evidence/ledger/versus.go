@@ -41,17 +41,7 @@ type Versus struct {
 }
 
 // Kept returns the number of facts the agent's and the offline summary keep.
-func (v *Versus) Kept() (agent, off int) {
-	for i := range v.Facts {
-		if v.InAgent[i] {
-			agent++
-		}
-		if v.InOffline[i] {
-			off++
-		}
-	}
-	return agent, off
-}
+func (v *Versus) Kept() (agent, off int) { return kept(v.InAgent), kept(v.InOffline) }
 
 // firstCompaction returns the agent's first compaction whose prefix holds
 // some of the conversation (a record that starts with the summary of an
