@@ -119,28 +119,7 @@ func (r *running) via() func(ctx context.Context, rd io.Reader, w io.Writer, opt
 // through an attached client: each connection is served by a daemon (its
 // shared session manager, the chunked socket, the forwarder) and must
 // produce the same frames and exit code as the in-process server.
-func TestGoldensThroughForwarder(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "rpc", "testdata", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden transcripts: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			t.Parallel()
-			rpctest.RunTranscript(t, file, rpctest.TranscriptOptions{
-				Serve: func(ctx context.Context, r io.Reader, w io.Writer, opts rpc.Options) error {
-					so := opts.Session
-					so.Logger = opts.Logger
-					// The daemon serves the proxy setting of the transcripts
-					// (127.0.0.1:0, any free port), so a client asking for it is
-					// told nothing (TestProxySettingNotice).
-					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test", ProxyListen: "127.0.0.1:0"})
-					return forward(ctx, d.Socket(), r, w, opts.MaxMessageBytes)
-				},
-			})
-		})
-	}
-}
+func TestGoldensThroughForwarder(t *testing.T) { replayGoldens(t, forward) }
 
 // handover is an rpctest Serve function through the descriptor handover
 // (daemon.AttachFiles): the editor's side is a pair of OS pipes, as an
@@ -176,7 +155,12 @@ func handover(ctx context.Context, socket string, r io.Reader, w io.Writer, maxB
 
 // TestGoldensThroughHandover replays every golden transcript with the
 // editor's pipes handed over to the daemon, which serves them itself.
-func TestGoldensThroughHandover(t *testing.T) {
+func TestGoldensThroughHandover(t *testing.T) { replayGoldens(t, handover) }
+
+// replayGoldens replays every golden transcript of rpc, each connection
+// served by a daemon of its own and attached with attach (forward or
+// handover).
+func replayGoldens(t *testing.T, attach func(ctx context.Context, socket string, r io.Reader, w io.Writer, maxBytes int64) error) {
 	files, err := filepath.Glob(filepath.Join("..", "rpc", "testdata", "*.txtar"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden transcripts: %v", err)
@@ -192,7 +176,7 @@ func TestGoldensThroughHandover(t *testing.T) {
 					// (127.0.0.1:0, any free port), so a client asking for it is
 					// told nothing (TestProxySettingNotice).
 					d := start(t, daemon.Options{Session: so, RPC: opts, Idle: -1, Logger: opts.Logger, Version: "test", ProxyListen: "127.0.0.1:0"})
-					return handover(ctx, d.Socket(), r, w, opts.MaxMessageBytes)
+					return attach(ctx, d.Socket(), r, w, opts.MaxMessageBytes)
 				},
 			})
 		})
