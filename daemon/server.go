@@ -352,7 +352,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		}()
 	}
 	acceptErr := make(chan error, 1)
+	accepting := make(chan struct{}) // closed when the accept loop has ended
 	go func() {
+		defer close(accepting)
 		for {
 			c, err := d.ln.Accept()
 			if err != nil {
@@ -377,6 +379,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		err = fmt.Errorf("accept: %w", err)
 	}
 	d.ln.Close()
+	// No connection is added once the loop has ended: conns.Wait below
+	// covers every connection accepted before the close.
+	<-accepting
 	cancel() // ends every connection's server
 	if d.proxySrv != nil {
 		shut, c := context.WithTimeout(context.Background(), 5*time.Second)
