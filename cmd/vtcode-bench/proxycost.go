@@ -160,8 +160,10 @@ func modelledCost(up *proxytest.Upstream, cc catalog.CacheCost) float64 {
 }
 
 // geminiCostRoute is the pricing the Gemini loop adds to costRoutes: the
-// model the loop names (Gemini CLI's default), implicit-cache reads at 0.1×.
-var geminiCostRoute = struct{ name, provider, model string }{"gemini", "gemini", "gemini-2.5-pro"}
+// model the loop names (the one Gemini CLI 0.61 sends its turns to; its
+// implicit cache serves prefixes of 4,096 tokens or more), cache reads at
+// 0.1×.
+var geminiCostRoute = struct{ name, provider, model string }{"gemini", "gemini", "gemini-3.1-pro-preview"}
 
 // agentLoop is a minimal coding agent on wire against base: it sends its
 // whole conversation, runs the read calls of the answer (a file of size

@@ -858,12 +858,23 @@ func runPair(t *testing.T, script func(ws string) []proxytest.Turn, wire string,
 	return p
 }
 
+// pricing names the cache pricing of a cost comparison: a provider's and
+// model's, or with no model each request's own (the model a Gemini API
+// path names).
+type pricing struct{ name, provider, model string }
+
 // inputCost is the modelled input cost of every model request an upstream
-// answered, under cache pricing cc, in units of uncached tokens (4 bytes).
-func inputCost(up *proxytest.Upstream, cc catalog.CacheCost) float64 {
+// answered, under pricing pr, in units of uncached tokens (4 bytes).
+func inputCost(up *proxytest.Upstream, pr pricing) float64 {
+	var cat *catalog.Catalog // the built-in cost table
 	sum := 0.0
 	for _, e := range up.Strictness().Entries {
-		sum += cc.Units(e.PromptBytes/4, e.CachedBytes/4)
+		model := pr.model
+		if model == "" {
+			_, m, _ := strings.Cut(e.Path, "/models/")
+			model, _, _ = strings.Cut(m, ":")
+		}
+		sum += cat.Cost(pr.provider, model).Units(e.PromptBytes/4, e.CachedBytes/4)
 	}
 	return sum
 }
@@ -907,17 +918,14 @@ func compareCache(t *testing.T, p pair) {
 		}
 		t.Errorf("through the proxy %d/%d requests start with the previous one, the agent alone %d/%d: want at least %.0f %% of its share", ps, pn, ds, dn, 100*stableShare)
 	}
-	var cat *catalog.Catalog // the built-in cost table
-	pricings := []struct{ name, provider, model string }{
-		{"Anthropic", "anthropic", "claude-sonnet-4-6"}, {"OpenAI", "openai", "gpt-5.1-codex"},
-	}
+	pricings := []pricing{{"Anthropic", "anthropic", "claude-sonnet-4-6"}, {"OpenAI", "openai", "gpt-5.1-codex"}}
 	if p.wire == "gemini" {
-		// Gemini CLI's default model (its "auto-gemini-2.5" routing).
-		pricings = append(pricings, struct{ name, provider, model string }{"Gemini", "gemini", "gemini-2.5-pro"})
+		// Each request at its model's price (Gemini CLI routes its turns
+		// to gemini-3.1-pro-preview, its side requests to a Flash model).
+		pricings = append(pricings, pricing{"Gemini", "gemini", ""})
 	}
 	for _, pr := range pricings {
-		cc := cat.Cost(pr.provider, pr.model)
-		d, x := inputCost(p.direct, cc), inputCost(p.cached, cc)
+		d, x := inputCost(p.direct, pr), inputCost(p.cached, pr)
 		t.Logf("modelled input cost under %s cache pricing: %.0f direct, %.0f through the proxy (%.2f×)", pr.name, d, x, x/d)
 		if x >= d {
 			t.Errorf("through the proxy the modelled input cost under %s cache pricing is %.0f, the agent alone %.0f: want less", pr.name, x, d)

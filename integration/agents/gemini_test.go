@@ -4,6 +4,7 @@ package agents_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -125,11 +126,65 @@ func TestGeminiCLI(t *testing.T) {
 		})
 	checkEngine(t, p.c, p.engine, p.proxyURL, ":streamGenerateContent")
 	compareCache(t, p)
+	checkGeminiReceipt(t, p)
 	for _, r := range p.engine.Requests() {
 		if r.Header.Get("X-Goog-Api-Key") != "[redacted]" && r.Kind != "other" {
 			t.Errorf("%s reached the upstream without the agent's key", r.Path)
 			break
 		}
+	}
+}
+
+// checkGeminiReceipt asserts that the proxied session's receipt has the
+// cache reads the upstream reported as cachedContentTokenCount, priced at
+// Gemini's list prices.
+func checkGeminiReceipt(t *testing.T, p pair) {
+	t.Helper()
+	reported := 0
+	for _, r := range p.engine.Requests() {
+		if r.Kind == "main" {
+			reported += r.Usage.CacheRead
+		}
+	}
+	if reported == 0 {
+		t.Fatal("the upstream reported no cachedContentTokenCount to the proxied agent")
+	}
+	sessionID := ""
+	for _, r := range statsOf(t, p.proxyURL).Recent {
+		if strings.HasSuffix(r.Path, ":streamGenerateContent") && r.SessionID != "" {
+			sessionID = r.SessionID
+		}
+	}
+	var stats struct {
+		Receipt *struct {
+			Tokens struct {
+				Input     int `json:"input"`
+				CacheRead int `json:"cacheRead"`
+			} `json:"tokens"`
+			PaidUSD  *float64 `json:"paidUsd"`
+			Unpriced []string `json:"unpriced"`
+		} `json:"receipt"`
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.c.conn.Call(ctx, "vtcode/projectionStats", map[string]any{"sessionId": sessionID}, &stats); err != nil {
+		t.Fatalf("vtcode/projectionStats %s: %v", sessionID, err)
+	}
+	rc := stats.Receipt
+	if rc == nil {
+		t.Fatalf("session %s has no receipt", sessionID)
+	}
+	paid := 0.0
+	if rc.PaidUSD != nil {
+		paid = *rc.PaidUSD
+	}
+	t.Logf("receipt: %d uncached input, %d cache reads (the upstream reported %d on the agent's turns), $%.4f, unpriced %v",
+		rc.Tokens.Input, rc.Tokens.CacheRead, reported, paid, rc.Unpriced)
+	if rc.Tokens.CacheRead == 0 || rc.Tokens.CacheRead > reported {
+		t.Errorf("the receipt has %d cache reads, the upstream reported %d on the agent's turns", rc.Tokens.CacheRead, reported)
+	}
+	if rc.PaidUSD == nil || *rc.PaidUSD <= 0 || len(rc.Unpriced) > 0 {
+		t.Errorf("the receipt is not priced at Gemini's list prices: paid %v, unpriced %v", rc.PaidUSD, rc.Unpriced)
 	}
 }
 
