@@ -166,11 +166,21 @@ var (
 // A command followed by " in `DIR`" ran in DIR (WorkDir); one
 // without ran where the record's command does not say, unless it is the
 // line as the record spells it (whitespace collapsed), "cd DIR &&" and all.
+//
+// A clipped command that ends in "# script D" (ScriptMark) names only runs
+// whose inline script has the digest D.
 func matchCommand(s, dir string, rec *Record) int {
+	script := ""
+	if m := scriptMarkRE.FindStringSubmatchIndex(s); m != nil {
+		script, s = s[m[2]:m[3]], strings.TrimSpace(s[:m[0]])
+	}
 	p, clipped := strings.CutSuffix(s, "…")
 	p = strings.TrimSpace(p)
 	for i := len(rec.Checks) - 1; i >= 0; i-- {
 		c := rec.Checks[i].Command
+		if script != "" && Script(c) != script {
+			continue
+		}
 		if spelled := strings.Join(strings.Fields(c), " "); spelled == s {
 			return i // the line as the record spells it
 		}
@@ -183,6 +193,19 @@ func matchCommand(s, dir string, rec *Record) int {
 		}
 	}
 	return -1
+}
+
+// scriptMarkRE finds the mark ScriptMark appends to a clipped command.
+var scriptMarkRE = regexp.MustCompile(`\s#\s?script ([0-9a-f]{6})$`)
+
+// ScriptMark returns what a summary appends to a command line it clips
+// (" # script D", a shell comment) so that the line names its inline script
+// (see [Script]), "" for a line without one.
+func ScriptMark(cmd string) string {
+	if d := Script(cmd); d != "" {
+		return " # script " + d
+	}
+	return ""
 }
 
 func checkClaim(line, lower string, ticks []string, rec *Record) string {

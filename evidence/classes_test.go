@@ -357,3 +357,67 @@ func TestPullRequestFromShell(t *testing.T) {
 		t.Errorf("artifacts: %+v", r.Artifacts)
 	}
 }
+
+// TestInlineScriptIdentity: rule "inline script identity" (Claude Code Bash
+// heredocs, Codex bash -lc, python -c, node -e). Two runs that read the same
+// up to their script are different commands when their scripts differ; a
+// rerun of the same script shares the digest; a commit message or a file's
+// text written through cat is no script.
+func TestInlineScriptIdentity(t *testing.T) {
+	a := ".venv/bin/python - <<'PY'\nimport app\nassert app.tools() == 3\nPY"
+	b := ".venv/bin/python - <<'PY'\nimport app\nprint(len(app.routes()))\nPY"
+	if Script(a) == "" || Script(a) == Script(b) {
+		t.Errorf("heredoc scripts: %q and %q", Script(a), Script(b))
+	}
+	if Script(a) != Script("cd /w && .venv/bin/python - <<'PY'\nimport   app\nassert app.tools() == 3\nPY") {
+		t.Error("the same script (another folder prefix, other spacing) has another digest")
+	}
+	for _, c := range []string{`python3 -c 'import a; a.run()'`, `bash -lc "go test ./..."`, `node -e 'console.log(1)'`} {
+		if Script(c) == "" {
+			t.Errorf("Script(%q) is empty", c)
+		}
+	}
+	for _, c := range []string{"git commit -q -F - <<'MSG'\nFix it\nMSG", "cat > a.txt <<'EOF'\nhello\nEOF", `gh pr create --body "$(cat <<'EOF'` + "\nbody\nEOF\n)\"", "go test ./..."} {
+		if Script(c) != "" {
+			t.Errorf("Script(%q) = %q, want none", c, Script(c))
+		}
+	}
+}
+
+// TestScriptRevisionFixes: rule "script revision" (Claude Code: a heredoc
+// assertion fails, the agent edits the heredoc and runs it again). A failed
+// inline script is fixed by a later passing run of a revision of it (most of
+// its lines kept); an unrelated script run through the same interpreter
+// fixes nothing, and the claim checker tells the scripts apart.
+func TestScriptRevisionFixes(t *testing.T) {
+	body := "import app\nfrom pathlib import Path\nroot = Path('src')\nnames = app.names(root)\n"
+	failed := ".venv/bin/python - <<'PY'\n" + body + "assert names == ['a']\nPY"
+	revised := ".venv/bin/python - <<'PY'\n" + body + "assert names == ['a', 'b']\nPY"
+	other := ".venv/bin/python - <<'PY'\nimport json\nprint(json.dumps({}))\nPY"
+	fail := call("s1", "Bash", map[string]string{"command": failed}, "Exit code 1\nAssertionError")
+	fail[1] = flagged(fail[1])
+	r := extract(t,
+		fail,
+		call("s2", "Bash", map[string]string{"command": other}, "{}"),
+	)
+	if r.Checks[0].Outcome != Failed || r.Checks[1].Outcome != Passed {
+		t.Fatalf("outcomes %v %v", r.Checks[0].Outcome, r.Checks[1].Outcome)
+	}
+	if r.Checks[0].FixedBy >= 0 {
+		t.Errorf("an unrelated script fixed the failure: FixedBy = %d", r.Checks[0].FixedBy)
+	}
+	shown := ".venv/bin/python - <<'PY' …" + ScriptMark(failed)
+	if c := Contradictions("- failed: `"+shown+"` (exit 1)", r); len(c) != 0 {
+		t.Errorf("the failed script is said to have passed later: %q", c)
+	}
+	if c := Contradictions("- passed: `"+shown+"`", r); len(c) == 0 {
+		t.Error("saying the failed script passed is no contradiction")
+	}
+	r = extract(t,
+		fail,
+		call("s3", "Bash", map[string]string{"command": revised}, "ok"),
+	)
+	if r.Checks[0].FixedBy != 1 {
+		t.Errorf("the revised script's pass did not fix the failure: FixedBy = %d", r.Checks[0].FixedBy)
+	}
+}

@@ -343,7 +343,11 @@ func (f *facts) command(cmd string) string {
 	if i := strings.IndexByte(c, '\n'); i >= 0 && len(c) > commandChars {
 		c = strings.TrimSpace(c[:i]) + " …" // a script: its first line
 	}
-	return clip(evidence.Normalize(c), commandChars)
+	shown := clip(evidence.Normalize(c), commandChars)
+	if shown != evidence.Normalize(cmd) {
+		shown += evidence.ScriptMark(cmd) // clipped: which script it ran
+	}
+	return shown
 }
 
 // checkGroup is every run of one command.
