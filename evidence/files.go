@@ -33,6 +33,9 @@ func (x *extractor) files(ai int, a *Action) {
 			reads = shellReads(a.Command)
 		}
 		changes = append(changes, patchChanges(a.Command)...)
+		changes = append(changes, scriptPatchChanges(a)...)
+	case isCommandTool(a.Tool) && isCodeModeScript(a.Input):
+		changes = scriptPatchChanges(a) // a script that runs no shell
 	case isSubAgent(a):
 		// A sub-agent's writes are the session's: its report (the call's
 		// result) is all the record keeps of them.
@@ -149,6 +152,19 @@ func (x *extractor) noteRead(p string) {
 	}
 	x.read[p] = true
 	x.readOrd = append(x.readOrd, p)
+}
+
+// scriptPatchChanges returns the changes of the patches a code-mode script
+// applies (codeModePatches), none for another action.
+func scriptPatchChanges(a *Action) []fileChange {
+	if !isCommandTool(a.Tool) || !isCodeModeScript(a.Input) {
+		return nil
+	}
+	var out []fileChange
+	for _, p := range codeModePatches(a.Input) {
+		out = append(out, patchChanges(p)...)
+	}
+	return out
 }
 
 // toolOp classifies an editor tool call: the op for its path arguments ("" for

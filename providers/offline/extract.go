@@ -50,6 +50,10 @@ type entry struct {
 	text  string
 	prio  int
 	order int
+	// short is the entry's name in a few bytes (a changed file's path, a
+	// commit's hash): when its list must leave the entry out, the name
+	// stays, on the list's "also" line (see list.pick).
+	short string
 }
 
 // facts is what the summary is built from.
@@ -757,7 +761,7 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			if fi.ops[evidence.Deleted] && !fi.ops[evidence.Modified] && fi.first == fi.last {
 				prio = 80 // created and removed scratch files matter less
 			}
-			f.files = append(f.files, entry{text: line, prio: prio, order: fi.first})
+			f.files = append(f.files, entry{text: line, prio: prio, order: fi.first, short: fi.path})
 		default:
 			reason := firstNonEmpty(fi.reject)
 			read := ""
