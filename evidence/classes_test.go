@@ -421,3 +421,25 @@ func TestScriptRevisionFixes(t *testing.T) {
 		t.Errorf("the revised script's pass did not fix the failure: FixedBy = %d", r.Checks[0].FixedBy)
 	}
 }
+
+// TestCommitSeenThroughGitShow: rule "commit seen through git show" (Claude
+// Code amends quietly and shows HEAD): `git commit -q --amend && git show
+// --stat --oneline HEAD` records the amended commit; a git show of another
+// revision records nothing.
+func TestCommitSeenThroughGitShow(t *testing.T) {
+	r := extract(t,
+		call("c1", "Bash", map[string]string{"command": "git commit -qm 'fix: waf fields' && git log --oneline -1"}, "c292888 fix: waf fields"),
+		call("c2", "Bash", map[string]string{"command": `git rm -q "a 2.py" && git commit -q --amend --no-edit && git show --stat --oneline HEAD | head -6`}, "f59b0a2 fix: waf fields\n a.py | 4 ++--\n 1 file changed"),
+	)
+	n := len(r.Final.Commits)
+	if n == 0 || r.Final.Commits[n-1].Ref != "f59b0a2" {
+		t.Errorf("commits = %+v, want the last one f59b0a2 (the amend)", r.Final.Commits)
+	}
+	r = extract(t,
+		call("c1", "Bash", map[string]string{"command": "git commit -q -m 'x'"}, ""),
+		call("s1", "Bash", map[string]string{"command": "git show --oneline --stat 1111111"}, "1111111 older\n a.py | 1 +"),
+	)
+	if len(r.Final.Commits) != 0 {
+		t.Errorf("a git show of another revision made commits %+v", r.Final.Commits)
+	}
+}
