@@ -29,6 +29,8 @@ import (
 //     fail or a later run fixed it, "Poll `X`" while X is not running;
 //   - a file only read: "`p`: read" (without a change word) while the
 //     record shows p changed;
+//   - a stale check: "`X` … not re-run since the edit of `P`" while a run
+//     of X came after the last change of P;
 //   - no checks: a "## Checks" section that says none while the summary
 //     names a command the record ran as a check.
 //
@@ -80,6 +82,9 @@ func Contradictions(summary string, rec *Record) []string {
 		if c := readClaim(line, ticks, rec); c != "" {
 			out = append(out, c)
 		}
+		if c := staleClaim(line, ticks, rec); c != "" {
+			out = append(out, c)
+		}
 	}
 	if checksNone && namesCheck != "" {
 		out = append(out, fmt.Sprintf("says no checks ran; it names `%s`, which the record ran", namesCheck))
@@ -120,6 +125,39 @@ func stepClaim(line string, ticks []string, rec *Record) string {
 		if i := matchCommand(ticks[0], "", rec); i >= 0 && rec.Checks[i].Outcome != Running {
 			return fmt.Sprintf("says to poll `%s`; it is not running (%s)", ticks[0], rec.Checks[i].Outcome)
 		}
+	}
+	return ""
+}
+
+// staleEditRE finds the path a line says a check was not re-run since the
+// edit of.
+var staleEditRE = regexp.MustCompile("(?i)\\bnot re-?run since the (?:last )?edit of `([^`]+)`")
+
+// staleClaim reads a line that says a check went stale: its command is the
+// line's first backquoted string (with " in `DIR`"), and a run of it after
+// the path's last change re-ran it.
+func staleClaim(line string, ticks []string, rec *Record) string {
+	m := staleEditRE.FindStringSubmatch(line)
+	if m == nil || len(ticks) == 0 {
+		return ""
+	}
+	dir := ""
+	at := strings.Index(line, "`"+ticks[0]+"`")
+	if len(ticks) > 1 && strings.HasPrefix(line[at+len(ticks[0])+2:], " in `"+ticks[1]+"`") {
+		dir = ticks[1]
+	}
+	i := matchCommand(ticks[0], dir, rec)
+	if i < 0 {
+		return ""
+	}
+	edit := -1
+	for _, ch := range rec.Changes {
+		if ch.Path == m[1] || strings.HasSuffix(ch.Path, "/"+m[1]) || strings.HasSuffix(m[1], "/"+ch.Path) {
+			edit = max(edit, ch.Index)
+		}
+	}
+	if edit >= 0 && rec.Checks[i].Index > edit {
+		return fmt.Sprintf("says `%s` was not re-run since the edit of `%s`; it ran after that edit", ticks[0], m[1])
 	}
 	return ""
 }

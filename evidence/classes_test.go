@@ -443,3 +443,21 @@ func TestCommitSeenThroughGitShow(t *testing.T) {
 		t.Errorf("a git show of another revision made commits %+v", r.Final.Commits)
 	}
 }
+
+// TestStaleSaidOfACheckThatRanAfterTheEdit: "not re-run since the edit of
+// `P`" is a contradiction when the check ran after P's last change, and a
+// true one when it did not.
+func TestStaleSaidOfACheckThatRanAfterTheEdit(t *testing.T) {
+	r := extract(t,
+		call("t1", "Bash", map[string]string{"command": "pnpm test"}, " Tests  24 passed (24)"),
+		call("e1", "Edit", map[string]string{"file_path": "/w/app/src/page.tsx", "old_string": "a", "new_string": "b"}, "The file /w/app/src/page.tsx has been updated."),
+		call("t2", "Bash", map[string]string{"command": "pnpm test"}, " Tests  24 passed (24)"),
+		call("e2", "Edit", map[string]string{"file_path": "/w/app/src/list.tsx", "old_string": "a", "new_string": "b"}, "The file /w/app/src/list.tsx has been updated."),
+	)
+	if c := Contradictions("- Stale check: `pnpm test` passed, not re-run since the edit of `src/page.tsx`", r); len(c) == 0 {
+		t.Error("a check that ran after the edit is said to be stale, and no contradiction is found")
+	}
+	if c := Contradictions("1. Re-run `pnpm test` (it passed): not re-run since the edit of `/w/app/src/list.tsx`.", r); len(c) != 0 {
+		t.Errorf("a true stale claim is a contradiction: %q", c)
+	}
+}
