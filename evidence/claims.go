@@ -197,7 +197,8 @@ var (
 // matchCommand returns the index in rec.Checks of the last run of the
 // command a summary names (exactly, or clipped with "…"), -1 when none.
 //
-// Commands compare in their normalized form (Normalize); a clipped
+// Commands compare in their normalized form (Normalize), or with their
+// lines joined (Spelled); a clipped
 // one names the last run of any command it is a prefix of, as a summary that
 // groups runs by what it shows means it.
 //
@@ -228,6 +229,12 @@ func matchCommand(s, dir string, rec *Record) int {
 		n := rec.Checks[i].Normalized
 		if n == s || c == s || clipped && len(p) >= 8 && strings.HasPrefix(n, p) {
 			return i
+		}
+		if strings.Contains(c, "\n") {
+			// Its lines joined as a summary spells them (Spelled).
+			if sp := Spelled(c); sp == s || clipped && len(p) >= 8 && strings.HasPrefix(sp, p) {
+				return i
+			}
 		}
 	}
 	return -1

@@ -461,3 +461,29 @@ func TestStaleSaidOfACheckThatRanAfterTheEdit(t *testing.T) {
 		t.Errorf("a true stale claim is a contradiction: %q", c)
 	}
 }
+
+// TestSpelledJoinsLines: rule "lines as the shell runs them" (Codex
+// code-mode scripts that call the shell several times, multi-line Bash
+// calls): a summary spells a multi-line command with its lines joined by
+// "; " (a line that continues joins with a space, a quoted newline stays
+// inside its quotes), and Contradictions reads that spelling as the command.
+func TestSpelledJoinsLines(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"vp test run\nvp check\ngit diff --name-only": "vp test run; vp check; git diff --name-only",
+		"cd /w && make \\\n  test\nmake lint":         "make test; make lint",
+		"pnpm build &&\npnpm test":                    "pnpm build && pnpm test",
+		"for f in a b; do\n  echo $f\ndone":           "for f in a b; do echo $f; done",
+		"git commit -m 'one\ntwo'\ngit push":          "git commit -m 'one two'; git push",
+		"python - <<'PY'\nprint(1)\nPY":               "python - <<'PY' print(1) PY",
+	} {
+		if got := Spelled(cmd); got != want {
+			t.Errorf("Spelled(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+	fail := call("c1", "Bash", map[string]string{"command": "vp test run\nvp check"}, "Exit code 1\n Tests  1 failed | 25 passed (26)")
+	fail[1] = flagged(fail[1])
+	r := extract(t, fail)
+	if c := Contradictions("- passed: `vp test run; vp check`", r); len(c) == 0 {
+		t.Error("saying the failed two-line command passed is no contradiction")
+	}
+}

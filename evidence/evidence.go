@@ -1264,6 +1264,53 @@ func scriptFrame(cmd string) string {
 	return c
 }
 
+// Spelled returns a command line as a summary writes it on one line: its
+// lines (outside quotes) joined by "; ", as the shell runs them one after
+// the other, or by a space after a line that continues (a trailing \\, &&,
+// ||, |, or an opening keyword), then normalized (Normalize). A script with
+// a heredoc is only normalized. Codex code-mode scripts that call the shell
+// several times are several lines: `vp test run; vp check`, not
+// `vp test run vp check`.
+func Spelled(cmd string) string {
+	c := strings.TrimSpace(HeadBytes(cmd, 64<<10))
+	if !strings.Contains(c, "\n") || len(heredocSpans(c)) > 0 {
+		return Normalize(c)
+	}
+	b := make([]byte, 0, len(c)+16)
+	quote := byte(0)
+	for i := 0; i < len(c); i++ {
+		ch := c[i]
+		switch {
+		case quote != 0:
+			if ch == '\\' && quote == '"' && i+1 < len(c) {
+				b = append(b, ch)
+				i++
+				ch = c[i]
+			} else if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == '\n':
+			for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+				b = b[:len(b)-1]
+			}
+			switch {
+			case len(b) > 0 && b[len(b)-1] == '\\':
+				b = b[:len(b)-1] // a continued line
+			case len(b) > 0 && !continuedRE.Match(b[max(0, len(b)-16):]):
+				b = append(b, ';')
+			}
+			ch = ' '
+		}
+		b = append(b, ch)
+	}
+	return Normalize(strings.TrimSuffix(strings.TrimSpace(string(b)), ";"))
+}
+
+// continuedRE matches a line the next one continues.
+var continuedRE = regexp.MustCompile(`(?:\\|&&|\|\||\||[;{(]|\b(?:then|do|else|in))$`)
+
 // WorkDir returns the folder a command line runs in when it says so itself
 // (a leading "cd DIR &&", or git's "-C DIR"), "" otherwise. Together with
 // [Normalize] it identifies a command: `cd /a && make` and `cd /b && make`

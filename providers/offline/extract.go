@@ -326,8 +326,9 @@ func (f *facts) rel(p string) string {
 // collapsed, its "cd DIR &&" kept: the agent can run it again as it is);
 // a longer line or a script normalized (see evidence.Normalize) and
 // clipped, a script by its first line, then the folder it ran in when it
-// says so (" in `DIR`"). What it shows of such a command is a prefix of the
-// normalized command (before "…").
+// says so (" in `DIR`"); its lines are joined as the shell runs them
+// (evidence.Spelled). What it shows of such a command is a prefix of the
+// spelled command (before "…").
 func (f *facts) shown(cmd string) string {
 	if t := strings.TrimSpace(cmd); !strings.ContainsAny(t, "\n`") && len(t) <= commandChars {
 		return "`" + strings.Join(strings.Fields(t), " ") + "`"
@@ -347,8 +348,8 @@ func (f *facts) command(cmd string) string {
 	if i := strings.IndexByte(c, '\n'); i >= 0 && len(c) > commandChars {
 		c = strings.TrimSpace(c[:i]) + " …" // a script: its first line
 	}
-	shown := clip(evidence.Normalize(c), commandChars)
-	if shown != evidence.Normalize(cmd) {
+	shown := clip(evidence.Spelled(c), commandChars)
+	if shown != evidence.Spelled(cmd) {
 		shown += evidence.ScriptMark(cmd) // clipped: which script it ran
 	}
 	return shown
