@@ -44,8 +44,9 @@
 // the live history it had. Events: "messages" (appendMessages and the
 // messages of prepareRequest), "response" (recordResponse, with usage),
 // "compact_boundary" (the docs/design.md §8.8 fields, the new live history, the ref of the
-// artifact, and the route or response committed with it), "restore" (with
-// the restored history), "policy" (a session override patch) and
+// artifact, the index of the engine's summary message in the new history,
+// and the route or response committed with it), "restore" (with the
+// restored history and its summary's index), "policy" (a session override patch) and
 // "model_switch". Boundaries and restores are checkpoints: a resume decodes
 // only the messages after the last one.
 //
