@@ -768,9 +768,57 @@ func selectLines(est *history.Estimator, s string, n int, must []string) string 
 		return ""
 	}
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	cands := rankLines(lines, must)
+	picked := make([]bool, len(lines))
+	// Greedy by estimate (line + a possible gap marker), verified at the end.
+	budget := n
+	const lineSlack = 1 + 8 // the newline and a possible gap marker
+	npicked := 0
+	for _, c := range cands {
+		if budget <= lineSlack {
+			break
+		}
+		cost := est.Text(clipLine(lines[c.i])) + lineSlack
+		if cost > budget {
+			continue
+		}
+		picked[c.i] = true
+		npicked++
+		budget -= cost
+	}
+	out := renderLines(lines, picked)
+	for est.Text(out) > n {
+		// Drop the lowest-ranked tenth of the picked lines and try again.
+		drop := max(1, npicked/10)
+		for k := len(cands) - 1; k >= 0 && drop > 0; k-- {
+			if picked[cands[k].i] {
+				picked[cands[k].i] = false
+				npicked--
+				drop--
+			}
+		}
+		if npicked == 0 {
+			return truncateMiddle(est, s, n, "output")
+		}
+		out = renderLines(lines, picked)
+	}
+	if strings.TrimSpace(out) == "" || strings.HasPrefix(out, "[…") && !strings.Contains(out, "\n") {
+		return truncateMiddle(est, s, n, "output")
+	}
+	return out
+}
+
+// lineCand is a line of an output selectLines may keep: its index, its
+// score and its distance from the nearer end.
+type lineCand struct{ i, score, dist int }
+
+// rankLines orders the non-blank lines best first: a line naming one of
+// must, then the first and last lines and the verdicts and exit codes, then
+// errors, then paths ([lineScore]); a repeat of a scored line ranks below
+// plain lines; ties go to the line nearer an end.
+func rankLines(lines, must []string) []lineCand {
 	last := len(lines) - 1
-	type cand struct{ i, score, dist int }
-	cands := make([]cand, 0, len(lines))
+	cands := make([]lineCand, 0, len(lines))
 	seen := map[string]bool{}
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
@@ -791,7 +839,7 @@ func selectLines(est *history.Estimator, s string, n int, must []string) string 
 		if (i == 0 || i == last) && sc < 4 {
 			sc = 4
 		}
-		cands = append(cands, cand{i, sc, min(i, last-i)})
+		cands = append(cands, lineCand{i, sc, min(i, last-i)})
 	}
 	sort.SliceStable(cands, func(a, b int) bool {
 		if cands[a].score != cands[b].score {
@@ -799,68 +847,37 @@ func selectLines(est *history.Estimator, s string, n int, must []string) string 
 		}
 		return cands[a].dist < cands[b].dist
 	})
-	clipLine := func(l string) string {
-		if len(l) <= maxPreviewLine {
-			return l
-		}
-		return l[:snapBack(l, maxPreviewLine)] + " […]"
+	return cands
+}
+
+// clipLine bounds one selected line to maxPreviewLine bytes.
+func clipLine(l string) string {
+	if len(l) <= maxPreviewLine {
+		return l
 	}
-	picked := make([]bool, len(lines))
-	render := func() string {
-		var b strings.Builder
-		gap := 0
-		flush := func() {
-			if gap > 0 {
-				fmt.Fprintf(&b, "[… %d lines omitted …]\n", gap)
-				gap = 0
-			}
+	return l[:snapBack(l, maxPreviewLine)] + " […]"
+}
+
+// renderLines writes the picked lines, clipped, in their order, with a
+// marker for every gap.
+func renderLines(lines []string, picked []bool) string {
+	var b strings.Builder
+	gap := 0
+	flush := func() {
+		if gap > 0 {
+			fmt.Fprintf(&b, "[… %d lines omitted …]\n", gap)
+			gap = 0
 		}
-		for i, l := range lines {
-			if !picked[i] {
-				gap++
-				continue
-			}
-			flush()
-			b.WriteString(clipLine(l))
-			b.WriteByte('\n')
-		}
-		flush()
-		return strings.TrimRight(b.String(), "\n")
 	}
-	// Greedy by estimate (line + a possible gap marker), verified at the end.
-	budget := n
-	const lineSlack = 1 + 8 // the newline and a possible gap marker
-	npicked := 0
-	for _, c := range cands {
-		if budget <= lineSlack {
-			break
-		}
-		cost := est.Text(clipLine(lines[c.i])) + lineSlack
-		if cost > budget {
+	for i, l := range lines {
+		if !picked[i] {
+			gap++
 			continue
 		}
-		picked[c.i] = true
-		npicked++
-		budget -= cost
+		flush()
+		b.WriteString(clipLine(l))
+		b.WriteByte('\n')
 	}
-	out := render()
-	for est.Text(out) > n {
-		// Drop the lowest-ranked tenth of the picked lines and try again.
-		drop := max(1, npicked/10)
-		for k := len(cands) - 1; k >= 0 && drop > 0; k-- {
-			if picked[cands[k].i] {
-				picked[cands[k].i] = false
-				npicked--
-				drop--
-			}
-		}
-		if npicked == 0 {
-			return truncateMiddle(est, s, n, "output")
-		}
-		out = render()
-	}
-	if strings.TrimSpace(out) == "" || strings.HasPrefix(out, "[…") && !strings.Contains(out, "\n") {
-		return truncateMiddle(est, s, n, "output")
-	}
-	return out
+	flush()
+	return strings.TrimRight(b.String(), "\n")
 }
