@@ -172,6 +172,32 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, do
 	return 0, false
 }
 
+// exitError is a command's failure with its exit code: 2 for a command
+// line that is wrong, 1 for work that failed.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is the failure of a wrong command line (exit code 2).
+func usageError(format string, a ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, a...)}
+}
+
+// fail prints err as command name's failure ("vtcode-ls NAME: err") and
+// returns its exit code: an [*exitError]'s, else 1.
+func fail(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "vtcode-ls %s: %v\n", name, err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
 // openLogger returns the logger of a command: text records to the file
 // path names (appended, created owner-only), else to stderr; done ends
 // the file.
