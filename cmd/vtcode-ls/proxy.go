@@ -33,11 +33,8 @@ type proxyOptions struct {
 func proxyMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	var o proxyOptions
 	fs := proxyFlags(&o, stderr)
-	if code, done := parseFlags(fs, args, stdout); done {
+	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return fail(stderr, "proxy", usageError("unexpected argument %q", fs.Arg(0)))
 	}
 	ws, user, err := o.resolve()
 	if err != nil {
@@ -79,18 +76,8 @@ func proxyMain(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	return 0
 }
 
-// proxyFlags is the flag set of vtcode-ls proxy, filling o.
-func proxyFlags(o *proxyOptions, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.listen, "listen", "", "listen on `addr` (default [proxy] listen, else "+proxy.DefaultListen+"; :0 picks a port)")
-	fs.StringVar(&o.workspace, "workspace", "", "the workspace `dir` whose sessions and configuration the proxy uses (default: the current folder)")
-	fs.StringVar(&o.cfgFile, "config", "", "the user configuration `file` (default ~/.config/vtcode/vtcode.toml)")
-	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
-	fs.StringVar(&o.secretEnv, "secret-env", "", "require the shared secret held by environment variable `name` in the "+proxy.SecretHeader+" header")
-	fs.StringVar(&o.logFile, "log-file", "", "write the log to `file` (appending) instead of stderr")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: vtcode-ls proxy [--listen ADDR] [--workspace DIR] [--config FILE] [--allow-remote] [--secret-env NAME]
+// proxyUsage is the help of vtcode-ls proxy, before its flags.
+const proxyUsage = `usage: vtcode-ls proxy [--listen ADDR] [--workspace DIR] [--config FILE] [--allow-remote] [--secret-env NAME]
 
 Run the engine as a local HTTP proxy speaking the providers' own APIs
 (Anthropic Messages, OpenAI Responses, chat completions), for coding agents
@@ -99,9 +86,17 @@ pointed at it with their base-URL setting, e.g.
 Upstreams are the [providers.*] base_url of the configuration.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+// proxyFlags is the flag set of vtcode-ls proxy, filling o.
+func proxyFlags(o *proxyOptions, stderr io.Writer) *flag.FlagSet {
+	fs := newFlags("proxy", proxyUsage, stderr)
+	fs.StringVar(&o.listen, "listen", "", "listen on `addr` (default [proxy] listen, else "+proxy.DefaultListen+"; :0 picks a port)")
+	fs.StringVar(&o.workspace, "workspace", "", "the workspace `dir` whose sessions and configuration the proxy uses (default: the current folder)")
+	fs.StringVar(&o.cfgFile, "config", "", "the user configuration `file` (default ~/.config/vtcode/vtcode.toml)")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
+	fs.StringVar(&o.secretEnv, "secret-env", "", "require the shared secret held by environment variable `name` in the "+proxy.SecretHeader+" header")
+	fs.StringVar(&o.logFile, "log-file", "", "write the log to `file` (appending) instead of stderr")
 	return fs
 }
 

@@ -72,17 +72,8 @@ func reportMain(args []string, stdout, stderr io.Writer, now func() time.Time, g
 	return 0
 }
 
-// reportFlags is the flag set of vtcode-ls report, filling o.
-func reportFlags(o *reportOptions, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
-	fs.StringVar(&o.since, "since", "", "only sessions updated in this period (7d, 24h, 90m) or since this date (2026-11-01)")
-	fs.StringVar(&o.ws, "workspace", "", "the workspace whose sessions to report (default: the current folder)")
-	fs.BoolVar(&o.all, "all", false, "report every workspace the engine has served (from the user's registry)")
-	fs.StringVar(&o.cfgFile, "config", "", "the user configuration file (default: the usual one)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: vtcode-ls report [--since 7d] [--json] [--workspace DIR | --all] [--config FILE]
+// reportUsage is the help of vtcode-ls report, before its flags.
+const reportUsage = `Usage: vtcode-ls report [--since 7d] [--json] [--workspace DIR | --all] [--config FILE]
 
 Prints what the recorded sessions of a workspace cost, from the usage the
 provider reported for every answer: per session and per agent the requests,
@@ -95,9 +86,16 @@ tokens and no cost; [[models]] input_price, cache_read_price,
 cache_write_price, cache_write_1h_price and output_price set one.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+// reportFlags is the flag set of vtcode-ls report, filling o.
+func reportFlags(o *reportOptions, stderr io.Writer) *flag.FlagSet {
+	fs := newFlags("report", reportUsage, stderr)
+	fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
+	fs.StringVar(&o.since, "since", "", "only sessions updated in this period (7d, 24h, 90m) or since this date (2026-11-01)")
+	fs.StringVar(&o.ws, "workspace", "", "the workspace whose sessions to report (default: the current folder)")
+	fs.BoolVar(&o.all, "all", false, "report every workspace the engine has served (from the user's registry)")
+	fs.StringVar(&o.cfgFile, "config", "", "the user configuration file (default: the usual one)")
 	return fs
 }
 
