@@ -17,7 +17,7 @@ import (
 // log written by an older version holds, and they never reach a client.
 
 // Event types of the session log. The parts of the session add their own:
-// evHorizon (cache.go), evRequest (contextmap.go), evReceipt (receipt.go),
+// evHorizon (cache.go), evRequest (contextmap.go), evReceipt and evBill (receipt.go),
 // evProxyMirror (mirror.go).
 const (
 	evMessages    = "messages"
@@ -57,7 +57,8 @@ type (
 		Route    *route             `json:"route,omitempty"`
 		Response *responseData      `json:"response,omitempty"`
 		Timeline *timelineData      `json:"timeline,omitempty"` // the context map's state (contextmap.go)
-		Cost     *receiptLine       `json:"cost,omitempty"`     // the bill of the compaction's calls (receipt.go)
+		Cost     *receiptLine       `json:"cost,omitempty"`     // an older log's bill of the compaction's calls (receipt.go)
+		Bills    []string           `json:"bills,omitempty"`    // the attempts whose bills it commits (receipt.go)
 		// Summary is the index in Messages of the engine's summary message,
 		// -1 for none (summary.go); logs of older versions have none
 		// recorded: replay finds it once in the messages.
@@ -96,6 +97,7 @@ type (
 		Response *responseUsage     `json:"response,omitempty"`
 		Timeline *timelineData      `json:"timeline,omitempty"`
 		Cost     *receiptLine       `json:"cost,omitempty"`
+		Bills    []string           `json:"bills,omitempty"`
 		Summary  *int               `json:"summaryIndex,omitempty"`
 	}
 	restoreMeta struct {
@@ -139,7 +141,9 @@ type change struct {
 	horizon  *horizonData      // a move of the cleared horizon
 	boundary *Boundary         // a compaction boundary
 	artifact store.ArtifactRef // the boundary's artifact, or the restore's backup (no ID: none)
-	cost     *receiptLine      // the bill of a boundary's compaction calls
+	cost     *receiptLine      // the bill of a boundary's compaction calls (an older log)
+	claims   []string          // the attempts whose bills a boundary commits
+	bill     *billData         // a summarizer call's bill
 	restore  bool              // a restore
 	timeline *timelineData     // the context map's state a boundary or restore carried
 	patch    *json.RawMessage  // a policy patch
@@ -149,6 +153,13 @@ type change struct {
 // payload (one of the *Data types or route); it is applied as is, without
 // a round trip through JSON, so the estimates its messages carry are kept.
 func (s *Session) record(typ string, data any) error {
+	if typ != evBill {
+		// The bills of calls that answered go first: a boundary commits
+		// bills already in the log.
+		if err := s.flushBills(); err != nil {
+			return err
+		}
+	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
@@ -238,7 +249,7 @@ func (s *Session) applyChange(c *change) {
 	}
 	s.appendLive(c.msgs...)
 	var cat *catalog.Catalog // the prices of the answer or of the compaction
-	if c.usage != nil || c.receipt != nil || c.cost != nil {
+	if c.usage != nil || c.receipt != nil || c.cost != nil || c.bill != nil {
 		cat = s.catalog()
 	}
 	s.usage.apply(c, cat, s.route)
@@ -277,6 +288,7 @@ var decoders = map[string]func(ev store.Event, data any, past bool) (change, err
 	evHorizon:     decodeHorizon,
 	evRequest:     decodeRequest,
 	evReceipt:     decodeReceipt,
+	evBill:        decodeBill,
 }
 
 func decodeMessages(ev store.Event, data any, past bool) (change, error) {
@@ -312,7 +324,7 @@ func decodeBoundary(ev store.Event, data any, past bool) (change, error) {
 		var full boundaryData
 		full, err = payload[boundaryData](ev, data)
 		d = boundaryMeta{Boundary: full.Boundary, Artifact: full.Artifact, Route: full.Route,
-			Timeline: full.Timeline, Cost: full.Cost, Summary: full.Summary}
+			Timeline: full.Timeline, Cost: full.Cost, Bills: full.Bills, Summary: full.Summary}
 		if r := full.Response; r != nil {
 			d.Response = &responseUsage{Usage: r.Usage, RequestEstimate: r.RequestEstimate, Receipt: r.Receipt}
 		}
@@ -322,7 +334,7 @@ func decodeBoundary(ev store.Event, data any, past bool) (change, error) {
 		return change{}, err
 	}
 	b := d.Boundary
-	c.boundary, c.route, c.timeline, c.cost = &b, d.Route, d.Timeline, d.Cost
+	c.boundary, c.route, c.timeline, c.cost, c.claims = &b, d.Route, d.Timeline, d.Cost, d.Bills
 	c.summary = markOf(d.Summary, c.msgs, !past)
 	c.artifact = store.ArtifactRef{ID: b.ArtifactID}
 	if d.Artifact != nil {
@@ -391,4 +403,9 @@ func decodeRequest(ev store.Event, data any, _ bool) (change, error) {
 func decodeReceipt(ev store.Event, data any, _ bool) (change, error) {
 	l, err := payload[receiptLine](ev, data)
 	return change{ev: ev, receipt: &l}, err
+}
+
+func decodeBill(ev store.Event, data any, _ bool) (change, error) {
+	d, err := payload[billData](ev, data)
+	return change{ev: ev, bill: &d}, err
 }

@@ -67,8 +67,7 @@ type pendingPreview struct {
 	res     *compaction.Result
 	summary int // index of the summary message in res.Messages; -1: none
 	elapsed time.Duration
-	cost    *receiptLine // the bill of its provider calls (receipt.go)
-	stale   bool         // the live history changed since base
+	stale   bool // the live history changed since base
 }
 
 // apply marks the pending preview stale when c changes the live history.
@@ -80,8 +79,9 @@ func (p *previewState) apply(c *change) {
 
 // previewCompact is vtcode/compact with preview: true. It compacts the live
 // history as a manual compaction would and keeps the result for a commit,
-// without writing anything: no artifact, no event, no swap. A newer
-// preview replaces an older one.
+// without changing anything: no artifact, no swap; only the bills of its
+// provider calls are recorded (receipt.go), whether or not it is
+// committed. A newer preview replaces an older one.
 func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Progress) (*CompactPreview, error) {
 	s.syncEstimator()
 	e := s.env(s.route, s.reserved, s.prefix)
@@ -109,9 +109,12 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 	s.notifyPressure(s.compactingSnapshot())
 	defer func() { s.notifyPressure(s.refreshStats()) }()
 
+	id := newID(s.m.now())
+	s.billing(&opts, id, billPreview)
 	start := time.Now()
 	res, err := compaction.Compact(ctx, s.live, opts)
 	elapsed := time.Since(start)
+	s.logBills()
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -134,8 +137,7 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 		return nil, fe
 	}
 
-	pp := &pendingPreview{id: newID(s.m.now()), base: s.live, res: res, summary: res.SummaryIndex, elapsed: elapsed,
-		cost: compactionCost(opts.Client, opts.Route, res.Usage)}
+	pp := &pendingPreview{id: id, base: s.live, res: res, summary: res.SummaryIndex, elapsed: elapsed}
 	s.preview.pending = pp
 	out := &CompactPreview{
 		PreviewID: pp.id, Summary: res.Summary, Editable: pp.summary >= 0,
@@ -203,7 +205,7 @@ func (s *Session) commitPreview(ctx context.Context, p CommitParams) (*CompactRe
 		OriginalTokens: pp.res.OriginalTokens, CompactedTokens: compacted,
 		ElapsedMs: pp.elapsed.Milliseconds(),
 	}
-	if err := s.commit(ctx, pp.base, next, pp.summary, &b, commitWith{cost: pp.cost}); err != nil {
+	if err := s.commit(ctx, pp.base, next, pp.summary, &b, commitWith{bills: []string{pp.id}}); err != nil {
 		return nil, err
 	}
 	s.preview.pending = nil

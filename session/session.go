@@ -62,6 +62,8 @@ type Session struct {
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats
+
+	bills pendingBills // summarizer bills not recorded yet; safe for concurrent use (receipt.go)
 }
 
 // route is the provider route of a session, as the client named it.

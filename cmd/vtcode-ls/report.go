@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/daemon"
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/session"
 	"github.com/vtcode/vtcode-ls/store"
 )
@@ -81,7 +82,9 @@ the tokens by kind (uncached input, cache reads, cache writes of 5 minutes and
 1 hour, output), the cost under the models' list prices, the estimated cost
 of the same requests without vtcode-ls (the agent's whole request each time,
 its own cache breakpoints, no clearing or compaction), what that saved, and
-the compactions with what each cost. A model without a known list price shows
+the compactions with what the summarizer calls each committed cost, and the
+summarizer calls no compaction committed (previews never applied, two-pass
+notes discarded, failed compactions), billed all the same. A model without a known list price shows
 tokens and no cost; [[models]] input_price, cache_read_price,
 cache_write_price, cache_write_1h_price and output_price set one.
 
@@ -305,14 +308,21 @@ func writeReport(w io.Writer, r reportOut) error {
 		for _, c := range s.Receipt.Compactions {
 			cost := "no provider call"
 			if c.Tokens.Prompt()+c.Tokens.Output > 0 {
-				cost = fmt.Sprintf("%s in, %s out, %s", history.FormatCount(c.Tokens.Prompt()), history.FormatCount(c.Tokens.Output), dollars(c.USD))
+				cost = spend(c.Tokens, c.USD)
+				if c.Calls > 1 {
+					cost = fmt.Sprintf("%d calls, %s", c.Calls, cost)
+				}
 			}
 			notes = append(notes, fmt.Sprintf("  %s: %s compaction (%s) %s -> %s tokens; %s", s.SessionID, c.Trigger, c.Mode,
 				history.FormatCount(c.OriginalTokens), history.FormatCount(c.CompactedTokens), cost))
 		}
+		if u := s.Receipt.Unused; u != nil {
+			notes = append(notes, fmt.Sprintf("  %s: unused (previews not applied, pass-1 notes discarded, failed compactions) %d calls; %s",
+				s.SessionID, u.Calls, spend(u.Tokens, u.USD)))
+		}
 	}
 	if len(notes) > 0 {
-		fmt.Fprintln(w, "\nCompactions:")
+		fmt.Fprintln(w, "\nCompactions (summarizer calls, all included in paid):")
 		fmt.Fprintln(w, strings.Join(notes, "\n"))
 	}
 	fmt.Fprintln(w, "\n* an estimate: the agent's whole request each time, with its own cache breakpoints, no clearing or compaction.")
@@ -325,6 +335,11 @@ func writeReport(w io.Writer, r reportOut) error {
 		fmt.Fprintf(w, "  List prices as of %s.\n", r.Total.PricesAsOf)
 	}
 	return nil
+}
+
+// spend is the tokens and cost of summarizer calls.
+func spend(b catalog.Bill, usd *float64) string {
+	return fmt.Sprintf("%s in, %s out, %s", history.FormatCount(b.Prompt()), history.FormatCount(b.Output), dollars(usd))
 }
 
 func dollars(v *float64) string {
