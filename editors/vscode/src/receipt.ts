@@ -76,7 +76,7 @@ export function callsText(calls: number | undefined, t: ReceiptTokens, usd: numb
 }
 
 /** unusedText is the receipt's unused summarizer calls as one text, or undefined when there are none. */
-export function unusedText(r: Receipt): string | undefined {
+function unusedText(r: Receipt): string | undefined {
   const u = r.unused;
   return u && u.calls > 0 ? callsText(u.calls, u.tokens, u.usd) : undefined;
 }
