@@ -4,9 +4,9 @@
 // resources; the script is page/main.ts, bundled by scripts/build.mjs). No `vscode` here, so it
 // is unit-tested with `node --test`.
 
-import { receiptSummary, type Receipt } from './receipt';
+import { receiptDetail, receiptSummary } from './receipt';
 import { formatPercent, formatTokens, NoFigures } from './display';
-import type { ArtifactInfo, CompactResult, Display, Message, PressureState } from './protocol';
+import type { ArtifactInfo, CompactResult, Display, Message, PressureState, Receipt } from './protocol';
 import type { FromPage, MapMessage } from './page/messages';
 
 /** The page script (page/main.ts), bundled and inlined by scripts/build.mjs (esbuild define). */
@@ -283,6 +283,7 @@ export function contextPageHtml(nonce: string): string {
 <h1 id="title">VT Code Context</h1>
 <div id="headline" class="muted">Loading…</div>
 <div id="receipt" class="muted"></div>
+<div id="receipt-detail" class="muted"></div>
 <div class="toolbar"><button id="refresh" class="secondary">Refresh</button><button id="preview">Preview Compaction…</button><span id="updated" class="muted"></span></div>
 <h2>Context window</h2>
 <div id="bar" class="bar" role="img" aria-label="The context window by category"></div>
@@ -310,6 +311,7 @@ export function pageMessage(map: ContextMap): MapMessage {
     rows: categoryRows(map),
     headline: headline(map),
     receipt: map.receipt ? receiptSummary(map.receipt) : '',
+    receiptDetail: map.receipt ? receiptDetail(map.receipt).map((l) => `${l.label}: ${l.value}`) : [],
     chart: chartPoints(map.turns, map.compactions),
     threshold: window > 0 && map.compactionThreshold > 0 ? map.compactionThreshold / window : 0,
   };

@@ -36,6 +36,9 @@ function render(m: MapMessage): void {
   $('title').textContent = `Session ${map.sessionId}`;
   $('headline').textContent = m.headline;
   $('receipt').textContent = m.receipt;
+  const detail = $('receipt-detail');
+  clear(detail);
+  for (const line of m.receiptDetail) detail.appendChild(el('div', {}, line));
   // the stacked bar and its legend
   const bar = $('bar');
   clear(bar);

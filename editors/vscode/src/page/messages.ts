@@ -15,6 +15,8 @@ export interface MapMessage {
   threshold: number;
   /** The receipt line ('' for none). */
   receipt: string;
+  /** The receipt's lines below it: the compactions billed, each with its summarizer calls, and the unused calls. */
+  receiptDetail: string[];
 }
 
 /** The messages the extension posts to the page: a map to render, or a text for no active session. */

@@ -114,3 +114,31 @@ test('a new map replaces the old one; an empty message says there is no session'
   assert.equal(p.el('title').textContent, 'No active session');
   assert.equal(p.el('headline').textContent, 'Pick a session.');
 });
+
+test('the receipt renders under the headline: each compaction with its summarizer calls, the unused calls only when there are some', () => {
+  const t = (o = {}) => ({ input: 1200, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, output: 300, ...o });
+  const receipt = {
+    requests: 3, tokens: t(), paidUsd: 0.152, withoutTokens: t({ input: 40000 }), withoutUsd: 0.2628, savedUsd: 0.1108, withoutIsEstimate: true,
+    compactions: [{ trigger: 'manual', mode: 'local', originalTokens: 20000, compactedTokens: 8000, tokens: t(), usd: 0.062, calls: 2 }],
+    unused: { calls: 2, tokens: t({ input: 34000, output: 1000 }), usd: 0.117 },
+  };
+  const p = page();
+  p.send(c.pageMessage({ ...map, receipt }));
+  assert.equal(p.el('receipt').textContent, '3 requests · paid $0.15 · without vtcode-ls ≈ $0.26 (estimate) · saved $0.11');
+  assert.deepEqual(p.el('receipt-detail').children.map((n) => n.textContent), [
+    'Compactions billed: 1 · 2 calls · $0.06',
+    'Compaction 1 (manual, local): 20,000 → 8,000 tokens · 2 calls · 1,200 in · 300 out · $0.06',
+    'Unused summarizer calls: 2 calls · 34,000 in · 1,000 out · $0.12',
+  ]);
+  // unpriced: tokens only; no unused line at zero calls; a new map replaces the lines
+  p.send(c.pageMessage({ ...map, receipt: { ...receipt, paidUsd: undefined, withoutUsd: undefined, savedUsd: undefined, unpriced: ['ollama/qwen3'],
+    compactions: [{ ...receipt.compactions[0], usd: undefined }], unused: { calls: 0, tokens: t({ input: 0, output: 0 }) } } }));
+  assert.deepEqual(p.el('receipt-detail').children.map((n) => n.textContent), [
+    'Compactions billed: 1 · 2 calls',
+    'Compaction 1 (manual, local): 20,000 → 8,000 tokens · 2 calls · 1,200 in · 300 out',
+  ]);
+  assert.doesNotMatch(p.el('receipt-detail').textContent + p.el('receipt').textContent, /\$/);
+  p.send(c.pageMessage({ ...map, receipt: undefined }));
+  assert.equal(p.el('receipt').textContent, '');
+  assert.equal(p.el('receipt-detail').children.length, 0);
+});
