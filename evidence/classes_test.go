@@ -312,6 +312,13 @@ func TestBranchAndPush(t *testing.T) {
 	if r.Final.Branch != "fix/short" || r.Final.PushedAt != r.Final.Commits[0].Index {
 		t.Errorf("branch %q pushed at %d", r.Final.Branch, r.Final.PushedAt)
 	}
+	// A branch made with the worktree that holds the work.
+	r = extract(t,
+		call("w1", "Bash", map[string]string{"command": "git worktree add ../wt/docs -b feat/trace-docs origin/main"}, "Preparing worktree (new branch 'feat/trace-docs')"),
+	)
+	if r.Final.Branch != "feat/trace-docs" {
+		t.Errorf("branch %q after git worktree add -b", r.Final.Branch)
+	}
 }
 
 // TestPassedCommandPrintsNoErrors: the error lines a command that exited 0
