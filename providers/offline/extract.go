@@ -1492,7 +1492,11 @@ func (f *facts) finalState(rec *evidence.Record) string {
 		parts = append(parts, s)
 	}
 	if rec.Final.Pushed {
-		parts = append(parts, "pushed")
+		if r := rec.Final.PushedRefs; r != "" {
+			parts = append(parts, "pushed "+r)
+		} else {
+			parts = append(parts, "pushed")
+		}
 	}
 	for i := len(rec.Artifacts) - 1; i >= 0; i-- {
 		if a := rec.Artifacts[i]; a.Op == "create" && a.URL != "" && strings.Contains(a.Tool, " create") {
