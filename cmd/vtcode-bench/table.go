@@ -179,7 +179,7 @@ func writeTable(w io.Writer, rep *Report) error {
 
 	// 4. Compaction.
 	if len(rep.Compaction) > 0 {
-		p("4. Offline compaction (compaction.Compact, providers/offline, strategy local, trigger manual)\n")
+		p("4. Offline compaction (compaction.Compact, package summary, strategy local, trigger manual)\n")
 		t = newTable(w)
 		t.row("history", "capacity", "wall", "vs marshal(history)", "messages", "tokens", "size ratio")
 		for _, c := range rep.Compaction {
