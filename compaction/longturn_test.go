@@ -12,7 +12,7 @@ import (
 	"github.com/vtcode/vtcode-ls/summary"
 )
 
-// The long autonomous turn of the fact ledger (evidence/ledger.LongTurn): one user request, 40 read_file
+// The long autonomous turn of the fact ledger (ledger.LongTurn): one user request, 40 read_file
 // batches of ~1,500 tokens (one of them followed by an edit), a failing
 // `go test` at the end, then a short user follow-up. It is one protocol
 // group of ~61,000 tokens followed by a tiny one.

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/evidence"
-	"github.com/vtcode/vtcode-ls/evidence/ledger"
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/ledger"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/summary"
 )

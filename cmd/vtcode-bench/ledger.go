@@ -11,8 +11,8 @@ import (
 
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/corpus"
-	"github.com/vtcode/vtcode-ls/evidence/ledger"
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/ledger"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/summary"
 )

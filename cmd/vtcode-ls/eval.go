@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/corpus"
-	"github.com/vtcode/vtcode-ls/evidence/ledger"
+	"github.com/vtcode/vtcode-ls/ledger"
 )
 
 func evalMain(args []string, stdout, stderr io.Writer) int {
