@@ -128,6 +128,11 @@ type Result struct {
 	// WriterFallback says why the record's summary stands in for the
 	// model's (Options.RecordFallback); "" when it does not.
 	WriterFallback string
+	// SummaryIndex is the index in Messages of the summary message this
+	// compaction wrote ([SummaryMessage]; ModeLocal: 0), -1 when it wrote
+	// none (a provider's compaction). The engine knows its own summary by
+	// this index, never by its words.
+	SummaryIndex int
 }
 
 // Compact compacts msgs (the full live history) and returns the new history.
@@ -164,7 +169,7 @@ func Compact(ctx context.Context, msgs []history.Message, opts Options) (*Result
 	if err := warmEstimates(ctx, r.est, work); err != nil {
 		return nil, err
 	}
-	res := &Result{OriginalMessageCount: len(msgs), OriginalTokens: spanTokens(r.est, work)}
+	res := &Result{OriginalMessageCount: len(msgs), OriginalTokens: spanTokens(r.est, work), SummaryIndex: -1}
 	defer func() { res.Usage, res.Calls = r.usage, r.calls }()
 
 	strategy := StrategyFor(opts.Route)
@@ -346,8 +351,8 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 	summary = withPins(summary, r.opts.Pin)
 	res.Summary = summary
 
-	sum := history.NewText(history.System, SummaryPrefix+summary)
-	return boundToWindow(r.est, sum, retained, tail, WindowBound(r.opts.Capacity, r.opts.ReservedOutput, r.opts.Prefix)), nil
+	res.SummaryIndex = 0 // boundToWindow leads with the summary
+	return boundToWindow(r.est, SummaryMessage(summary), retained, tail, WindowBound(r.opts.Capacity, r.opts.ReservedOutput, r.opts.Prefix)), nil
 }
 
 // summary produces the summary text of work (pruned is work with oversized
@@ -389,7 +394,7 @@ func nothingNew(prefix, retained []history.Message) bool {
 	for i := range prefix {
 		m := &prefix[i]
 		switch {
-		case m.Role == history.System && strings.HasPrefix(m.Text(), SummaryPrefix):
+		case IsSummaryMessage(m):
 			summaries++
 		case m.Role == history.User && slices.ContainsFunc(retained, func(k history.Message) bool { return history.Equal(k, *m) }):
 		default:

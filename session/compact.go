@@ -289,7 +289,7 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 	if res.NoteTag != "" {
 		with.bills = append(with.bills, res.NoteTag)
 	}
-	if err := s.commit(ctx, msgs, res.Messages, &b, with); err != nil {
+	if err := s.commit(ctx, msgs, res.Messages, res.SummaryIndex, &b, with); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -368,8 +368,9 @@ func awaitPassOne(ctx context.Context, tp *compaction.TwoPass, limit time.Durati
 // is committed with it, then the swap (by applying that event) and the
 // notification. The append is the commit point: when it fails, or ctx is
 // cancelled before it, the artifact is removed and nothing changed. It
-// fills b.ArtifactID.
-func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Boundary, with commitWith) error {
+// fills b.ArtifactID. summary is the index in next of the engine's summary
+// message, -1 for none.
+func (s *Session) commit(ctx context.Context, pre, next []history.Message, summary int, b *Boundary, with commitWith) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -382,7 +383,8 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 		s.dropArtifact(ref.ID)
 		return err
 	}
-	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response, Timeline: s.cm.timeline(), Bills: with.bills}
+	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response, Timeline: s.cm.timeline(), Bills: with.bills,
+		Summary: markAt(summary).recorded()}
 	if err := s.record(evBoundary, d); err != nil {
 		s.dropArtifact(ref.ID)
 		return err

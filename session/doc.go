@@ -44,11 +44,12 @@
 // the live history it had. Events: "messages" (appendMessages and the
 // messages of prepareRequest), "response" (recordResponse, with usage),
 // "compact_boundary" (the docs/design.md §8.8 fields, the new live history, the ref of the
-// artifact, and the route or response committed with it), "restore" (with
-// the restored history), "policy" (a session override patch) and
-// "model_switch", and "bill" (a summarizer call's bill, receipt.go).
-// Boundaries and restores are checkpoints: a resume decodes only the
-// messages after the last one.
+// artifact, the index of the engine's summary message in the new history,
+// and the route or response committed with it), "restore" (with the
+// restored history and its summary's index), "policy" (a session override
+// patch) and "model_switch", and "bill" (a summarizer call's bill,
+// receipt.go). Boundaries and restores are checkpoints: a resume decodes
+// only the messages after the last one.
 //
 // Each request commits in one append, so an error means nothing changed and
 // a retry stores nothing twice. Requests that can compact (prepareRequest,

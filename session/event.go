@@ -59,6 +59,10 @@ type (
 		Timeline *timelineData      `json:"timeline,omitempty"` // the context map's state (contextmap.go)
 		Cost     *receiptLine       `json:"cost,omitempty"`     // an older log's bill of the compaction's calls (receipt.go)
 		Bills    []string           `json:"bills,omitempty"`    // the attempts whose bills it commits (receipt.go)
+		// Summary is the index in Messages of the engine's summary message,
+		// -1 for none (summary.go); logs of older versions have none
+		// recorded: replay finds it once in the messages.
+		Summary *int `json:"summaryIndex,omitempty"`
 	}
 	// restoreData names the artifact restored and carries its messages
 	// (History, a checkpoint), so the log never depends on the artifact.
@@ -70,7 +74,8 @@ type (
 		BackupArtifactID string             `json:"backupArtifactId,omitempty"`
 		Backup           *store.ArtifactRef `json:"backup,omitempty"`
 		History          []history.Message  `json:"history"`
-		Timeline         *timelineData      `json:"timeline,omitempty"` // the context map's state (contextmap.go)
+		Timeline         *timelineData      `json:"timeline,omitempty"`     // the context map's state (contextmap.go)
+		Summary          *int               `json:"summaryIndex,omitempty"` // as boundaryData's
 	}
 	policyData struct {
 		Policy json.RawMessage `json:"policy"`
@@ -93,11 +98,13 @@ type (
 		Timeline *timelineData      `json:"timeline,omitempty"`
 		Cost     *receiptLine       `json:"cost,omitempty"`
 		Bills    []string           `json:"bills,omitempty"`
+		Summary  *int               `json:"summaryIndex,omitempty"`
 	}
 	restoreMeta struct {
 		BackupArtifactID string             `json:"backupArtifactId,omitempty"`
 		Backup           *store.ArtifactRef `json:"backup,omitempty"`
 		Timeline         *timelineData      `json:"timeline,omitempty"`
+		Summary          *int               `json:"summaryIndex,omitempty"`
 	}
 )
 
@@ -109,6 +116,9 @@ type change struct {
 	// newHistory marks a boundary or a restore: the history starts again
 	// (also on replay of one before the last checkpoint).
 	newHistory bool
+	// summary is where the new history holds the engine's summary
+	// (summary.go), with newHistory.
+	summary summaryMark
 	// The live history: msgs replace it when replace is set (a boundary or a
 	// restore applied with its messages), else they are appended.
 	replace bool
@@ -215,6 +225,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 		if c.msgs, err = s.log.ReadArtifact(*ref); err != nil {
 			return fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
 		}
+		c.summary = markOf(nil, c.msgs, true)
 	}
 	s.applyChange(&c)
 	return nil
@@ -224,8 +235,10 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 // the usage of the answer a boundary commits is read under the route the
 // boundary switched to.
 func (s *Session) applyChange(c *change) {
+	prior := s.summary // where the history an artifact of c holds has its summary
 	if c.newHistory {
 		s.pxSaved = nil // a new history: the proxy's mirror of the old one is void
+		s.summary = c.summary
 	}
 	if c.route != nil {
 		s.applyRoute(*c.route)
@@ -252,11 +265,11 @@ func (s *Session) applyChange(c *change) {
 	if c.boundary != nil {
 		s.compactions++
 		s.lastCompaction = c.boundary
-		s.artifacts.add(c.ev, c.artifact, c.boundary.Trigger, c.boundary.Mode)
+		s.artifacts.add(c.ev, c.artifact, c.boundary.Trigger, c.boundary.Mode, prior)
 		s.ask = askState{} // a compaction answers a proposal (ask.go)
 	}
 	if c.restore {
-		s.artifacts.add(c.ev, c.artifact, "restore", "")
+		s.artifacts.add(c.ev, c.artifact, "restore", "", prior)
 		s.envelope = nil
 		s.twoPass.Invalidate()
 	}
@@ -311,7 +324,7 @@ func decodeBoundary(ev store.Event, data any, past bool) (change, error) {
 		var full boundaryData
 		full, err = payload[boundaryData](ev, data)
 		d = boundaryMeta{Boundary: full.Boundary, Artifact: full.Artifact, Route: full.Route,
-			Timeline: full.Timeline, Cost: full.Cost, Bills: full.Bills}
+			Timeline: full.Timeline, Cost: full.Cost, Bills: full.Bills, Summary: full.Summary}
 		if r := full.Response; r != nil {
 			d.Response = &responseUsage{Usage: r.Usage, RequestEstimate: r.RequestEstimate, Receipt: r.Receipt}
 		}
@@ -322,6 +335,7 @@ func decodeBoundary(ev store.Event, data any, past bool) (change, error) {
 	}
 	b := d.Boundary
 	c.boundary, c.route, c.timeline, c.cost, c.claims = &b, d.Route, d.Timeline, d.Cost, d.Bills
+	c.summary = markOf(d.Summary, c.msgs, !past)
 	c.artifact = store.ArtifactRef{ID: b.ArtifactID}
 	if d.Artifact != nil {
 		c.artifact = *d.Artifact
@@ -343,7 +357,7 @@ func decodeRestore(ev store.Event, data any, past bool) (change, error) {
 	} else {
 		var full restoreData
 		full, err = payload[restoreData](ev, data)
-		d = restoreMeta{BackupArtifactID: full.BackupArtifactID, Backup: full.Backup, Timeline: full.Timeline}
+		d = restoreMeta{BackupArtifactID: full.BackupArtifactID, Backup: full.Backup, Timeline: full.Timeline, Summary: full.Summary}
 		c.replace, c.msgs = true, full.History
 		if full.History == nil { // an older log: the artifact holds the history
 			c.oldRestore = &store.ArtifactRef{ID: full.ArtifactID, Messages: full.Messages}
@@ -353,6 +367,7 @@ func decodeRestore(ev store.Event, data any, past bool) (change, error) {
 		return change{}, err
 	}
 	c.timeline = d.Timeline
+	c.summary = markOf(d.Summary, c.msgs, !past && c.oldRestore == nil) // an older log's artifact: apply reads it
 	if d.BackupArtifactID != "" {
 		c.artifact = store.ArtifactRef{ID: d.BackupArtifactID}
 		if d.Backup != nil {

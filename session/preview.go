@@ -137,7 +137,7 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 		return nil, fe
 	}
 
-	pp := &pendingPreview{id: id, base: s.live, res: res, summary: summaryIndex(res.Messages), elapsed: elapsed}
+	pp := &pendingPreview{id: id, base: s.live, res: res, summary: res.SummaryIndex, elapsed: elapsed}
 	s.preview.pending = pp
 	out := &CompactPreview{
 		PreviewID: pp.id, Summary: res.Summary, Editable: pp.summary >= 0,
@@ -148,25 +148,13 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 	}
 	if pp.summary >= 0 {
 		// The summary as the message carries it (it may have been bounded).
-		out.Summary = strings.TrimPrefix(res.Messages[pp.summary].Content.Text(), compaction.SummaryPrefix)
+		out.Summary = compaction.SummaryText(&res.Messages[pp.summary])
 	}
 	out.Message = fmt.Sprintf("Compaction preview: %d -> %d messages, %s -> %s tokens (%s). Nothing was changed.",
 		out.OriginalMessageCount, out.CompactedMessageCount,
 		history.FormatCount(out.OriginalTokens), history.FormatCount(out.CompactedTokens), out.Mode)
 	prog.End(out.Message)
 	return out, nil
-}
-
-// summaryIndex is the index of the summary message of a compacted history,
-// -1 when it has none.
-func summaryIndex(msgs []history.Message) int {
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Role == history.System && m.Content.IsString() && strings.HasPrefix(m.Content.Text(), compaction.SummaryPrefix) {
-			return i
-		}
-	}
-	return -1
 }
 
 // commitPreview is vtcode/compact with a previewId: it commits exactly the
@@ -193,9 +181,9 @@ func (s *Session) commitPreview(ctx context.Context, p CommitParams) (*CompactRe
 		case pp.summary < 0:
 			return nil, paramErr("summary", "this compaction has no summary text to replace (%s)", pp.res.Mode)
 		}
-		if text != strings.TrimSpace(strings.TrimPrefix(next[pp.summary].Content.Text(), compaction.SummaryPrefix)) {
+		if text != strings.TrimSpace(compaction.SummaryText(&next[pp.summary])) {
 			next = append([]history.Message{}, next...)
-			next[pp.summary] = history.NewText(history.System, compaction.SummaryPrefix+text)
+			next[pp.summary] = compaction.SummaryMessage(text)
 			edited = true
 		}
 	}
@@ -217,7 +205,7 @@ func (s *Session) commitPreview(ctx context.Context, p CommitParams) (*CompactRe
 		OriginalTokens: pp.res.OriginalTokens, CompactedTokens: compacted,
 		ElapsedMs: pp.elapsed.Milliseconds(),
 	}
-	if err := s.commit(ctx, pp.base, next, &b, commitWith{bills: []string{pp.id}}); err != nil {
+	if err := s.commit(ctx, pp.base, next, pp.summary, &b, commitWith{bills: []string{pp.id}}); err != nil {
 		return nil, err
 	}
 	s.preview.pending = nil

@@ -440,7 +440,8 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 			OriginalMessageCount: len(s.live), CompactedMessageCount: len(next),
 			OriginalTokens: s.est.Messages(s.live), CompactedTokens: s.est.Messages(next),
 		}
-		if err := s.commit(context.WithoutCancel(ctx), s.live, next, &b, commitWith{proxy: true}); err != nil {
+		// The agent's own window: it may carry back a summary of ours.
+		if err := s.commit(context.WithoutCancel(ctx), s.live, next, findSummary(next), &b, commitWith{proxy: true}); err != nil {
 			return fmt.Errorf("record the agent's new window: %w", err)
 		}
 		s.recordRequest(t.request)

@@ -47,6 +47,7 @@ type Session struct {
 	twoPass        *compaction.TwoPass
 	compactions    int
 	lastCompaction *Boundary
+	summary        summaryMark  // where the live history holds the engine's summary (summary.go)
 	artifacts      artifactSet  // artifacts referenced by events
 	usage          usageState   // the provider usage the answers reported (usage.go)
 	rc             receiptState // the bills of the session's calls (receipt.go)

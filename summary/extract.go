@@ -1019,7 +1019,10 @@ func (f *facts) noteAssistant(ctx context.Context, msgs []history.Message, rec *
 		if list[a].count != list[b].count {
 			return list[a].count > list[b].count
 		}
-		return list[a].first < list[b].first
+		if list[a].first != list[b].first {
+			return list[a].first < list[b].first
+		}
+		return list[a].name < list[b].name // one history, one summary
 	})
 	if len(list) > 8 {
 		list = list[:8]

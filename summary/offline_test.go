@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -320,5 +321,31 @@ func TestInstructionsCarried(t *testing.T) {
 	again := []history.Message{history.NewText(history.System, "Previous conversation summary:\n"+resp.Message.Text()), history.NewText(history.User, "Go on.")}
 	if text := summarize(t, again, 0).Message.Text(); !strings.HasPrefix(text, "## Focus requested for this summary\nKeep every file path and the benchmark numbers.\n") {
 		t.Errorf("the focus was lost on re-compaction:\n%s", text)
+	}
+}
+
+// One history has one summary: names of code mentioned equally often, first
+// in the same message, are listed in the same order on every run (a map's
+// order once decided it, so the same session's summary differed by run).
+func TestSameHistorySameSummary(t *testing.T) {
+	var text strings.Builder
+	text.WriteString("We looked at ")
+	for i := range 12 {
+		fmt.Fprintf(&text, "`helperNumber%02d` ", i)
+	}
+	msgs := []history.Message{
+		history.NewText(history.User, "Please refactor the helpers."),
+		history.NewText(history.Assistant, text.String()+"and will change them."),
+		history.NewText(history.User, "Go on."),
+		history.NewText(history.Assistant, text.String()+"again, all of them."),
+	}
+	first := summarize(t, msgs, 0).Message.Text()
+	if !strings.Contains(first, "Code discussed most") {
+		t.Fatalf("the summary names no code discussed:\n%s", first)
+	}
+	for range 20 {
+		if got := summarize(t, msgs, 0).Message.Text(); got != first {
+			t.Fatalf("the same history gave two summaries:\n%s\n---\n%s", first, got)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vtcode/vtcode-ls/evidence"
 	"github.com/vtcode/vtcode-ls/history"
 )
 
@@ -131,7 +132,7 @@ func TestProposedPlanIsTheWorkInProgress(t *testing.T) {
 		t.Errorf("the next step does not wait for the user:\n%s", got)
 	}
 	// A second compaction, with nothing new about the plan, carries it.
-	second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+got), userMsg("Wait, first tell me what the queries are.")}), 0, "")
+	second := whole(t, join([]history.Message{history.NewText(history.System, evidence.SummaryHeading+"\n"+got), userMsg("Wait, first tell me what the queries are.")}), 0, "")
 	if !strings.Contains(section(second, "Work in progress"), "Proposed plan (rejected): \"Plan: Cache the report queries\"") {
 		t.Errorf("the second summary lost the proposed plan:\n%s", second)
 	}
@@ -157,7 +158,7 @@ func TestUserMessagesVerbatim(t *testing.T) {
 	if strings.Contains(u, "todo list") {
 		t.Errorf("a harness injection is among the user's messages:\n%s", u)
 	}
-	second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+first), userMsg("yes, lets make it responsive\nand dark")}), 0, "")
+	second := whole(t, join([]history.Message{history.NewText(history.System, evidence.SummaryHeading+"\n"+first), userMsg("yes, lets make it responsive\nand dark")}), 0, "")
 	if u := section(second, secUser); !strings.HasPrefix(u, "- yes, lets make it responsive and dark\n- c\n- "+long+"\n") {
 		t.Errorf("the second summary's user messages:\n%s", second)
 	}
@@ -328,7 +329,7 @@ func TestPlanNoteIsCarried(t *testing.T) {
 	if want := "  - " + wipPlanNote + " " + note; !strings.Contains(section(got, secWIP), want) {
 		t.Errorf("work in progress lacks %q:\n%s", want, got)
 	}
-	again := whole(t, []history.Message{history.NewText(history.System, summaryPrefix+"\n"+got), userMsg("Go on.")}, 0, "")
+	again := whole(t, []history.Message{history.NewText(history.System, evidence.SummaryHeading+"\n"+got), userMsg("Go on.")}, 0, "")
 	if !strings.Contains(again, note) {
 		t.Errorf("a later compaction lost the plan's note:\n%s", again)
 	}

@@ -11,13 +11,10 @@ import (
 	"github.com/vtcode/vtcode-ls/evidence"
 )
 
-const summaryPrefix = "Previous conversation summary:"
-
 // isPriorSummary reports whether text is an earlier summary: the summary
 // message of a compaction, or the <summary_content> carrier of a second pass.
 func isPriorSummary(text string) bool {
-	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, summaryPrefix) || strings.Contains(text, "<summary_content>")
+	return evidence.HasSummaryHeading(text) || strings.Contains(text, "<summary_content>")
 }
 
 // mergePrior reads the "## Section" blocks of an earlier summary.
@@ -28,7 +25,7 @@ func (f *facts) mergePrior(text string) {
 			text = text[:j]
 		}
 	}
-	text = strings.TrimPrefix(strings.TrimSpace(text), summaryPrefix)
+	text = strings.TrimPrefix(strings.TrimSpace(text), evidence.SummaryHeading)
 	text = f.mergePriorInstructions(text)
 	sec := ""
 	for _, line := range strings.Split(text, "\n") {

@@ -1,8 +1,6 @@
 // Wire shapes of the vtcode-ls protocol (docs/design.md §2, §9, §10) that the extension uses.
 // This module has no dependency on `vscode`, so the pure display logic and the tests can use it.
 
-import type { Receipt } from './receipt';
-
 /** Pressure states of docs/design.md §9. */
 export type PressureState = 'ok' | 'warn' | 'compacting' | 'critical';
 
@@ -110,9 +108,62 @@ export interface Stats {
   };
   /** Predicted prompt-cache reuse and cost of the (next) request (rpc/doc.go). */
   reuse?: ReuseStats;
-  /** What the session's calls cost so far (receipt.ts). */
+  /** What the session's calls cost so far (shown by receipt.ts). */
   receipt?: Receipt;
   display: Display;
+}
+
+/** Tokens by kind of a bill (rpc/doc.go receipt.tokens), disjoint: input is the uncached part. */
+export interface ReceiptTokens {
+  input: number;
+  cacheRead: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+  output: number;
+  reasoning?: number;
+}
+
+/**
+ * One committed compaction and what the summarizer calls whose outcome it committed cost (its
+ * own, the pass-1 note it used or the preview it applied); calls is absent for a compaction of
+ * an older log, which kept only its cost.
+ */
+export interface CompactionReceipt {
+  trigger: string;
+  mode: string;
+  originalTokens: number;
+  compactedTokens: number;
+  model?: string;
+  tokens: ReceiptTokens;
+  usd?: number;
+  calls?: number;
+}
+
+/**
+ * `receipt.unused`: the summarizer calls billed for nothing committed (previews never applied or
+ * replaced, pass-1 notes discarded, compactions that failed after a call answered).
+ */
+export interface UnusedReceipt {
+  calls: number;
+  tokens: ReceiptTokens;
+  usd?: number;
+}
+
+/** `stats.receipt` and `contextMap.receipt`: costs in US dollars, absent when a model's list price is unknown. */
+export interface Receipt {
+  requests: number;
+  tokens: ReceiptTokens;
+  paidUsd?: number;
+  withoutTokens: ReceiptTokens;
+  withoutUsd?: number;
+  savedUsd?: number;
+  withoutIsEstimate: boolean;
+  tierRequests?: number;
+  withoutTierRequests?: number;
+  compactions?: CompactionReceipt[];
+  unused?: UnusedReceipt;
+  unpriced?: string[];
+  pricesAsOf?: string;
 }
 
 /** `stats.reuse`: the prompt-cache prediction. */

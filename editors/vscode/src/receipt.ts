@@ -1,43 +1,9 @@
-// The session's receipt (rpc/doc.go, stats.receipt and contextMap.receipt): what the provider
-// billed, from its own usage of every answer, beside the estimate without vtcode-ls. Pure
-// display logic, shared by the status-bar tooltip and Show Context.
+// The session's receipt (rpc/doc.go, stats.receipt and contextMap.receipt; its wire shapes are
+// protocol.ts's) as text: what the provider billed, from its own usage of every answer, beside
+// the estimate without vtcode-ls, each compaction with the summarizer calls it committed, and the
+// unused summarizer calls. Pure display logic, shared by the status-bar tooltip and Show Context.
 
-/** Tokens by kind, disjoint: input is the uncached part. */
-export interface ReceiptTokens {
-  input: number;
-  cacheRead: number;
-  cacheWrite5m: number;
-  cacheWrite1h: number;
-  output: number;
-  reasoning?: number;
-}
-
-/** One compaction and what its own provider calls cost. */
-export interface CompactionReceipt {
-  trigger: string;
-  mode: string;
-  originalTokens: number;
-  compactedTokens: number;
-  model?: string;
-  tokens: ReceiptTokens;
-  usd?: number;
-}
-
-/** `stats.receipt`: costs in US dollars, absent when a model's list price is unknown. */
-export interface Receipt {
-  requests: number;
-  tokens: ReceiptTokens;
-  paidUsd?: number;
-  withoutTokens: ReceiptTokens;
-  withoutUsd?: number;
-  savedUsd?: number;
-  withoutIsEstimate: boolean;
-  tierRequests?: number;
-  withoutTierRequests?: number;
-  compactions?: CompactionReceipt[];
-  unpriced?: string[];
-  pricesAsOf?: string;
-}
+import type { CompactionReceipt, Receipt, ReceiptTokens } from './protocol';
 
 function count(n: number): string {
   return Math.round(n).toLocaleString('en-US');
@@ -88,10 +54,68 @@ export function receiptRows(r: Receipt, esc: (s: string) => string): string[] {
   if (r.tierRequests || r.withoutTierRequests) {
     rows.push(`| Long-context tier | ${count(r.tierRequests || 0)} requests (${count(r.withoutTierRequests || 0)} without vtcode-ls) |`);
   }
-  const c = r.compactions || [];
-  if (c.length > 0) {
-    const usd = c.reduce((s, x) => s + (x.usd || 0), 0);
-    rows.push(`| Compactions | ${c.length}${usd > 0 ? `, ${esc(dollars(usd))}` : ''} |`);
-  }
+  for (const l of receiptDetail(r)) rows.push(`| ${esc(l.label)} | ${esc(l.value)} |`);
   return rows;
+}
+
+function plural(n: number, word: string): string {
+  return `${count(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * callsText is a bill of summarizer calls: "2 calls · 34,000 in · 1,000 out · $0.12"; no count
+ * when calls is 0 or absent (a compaction of an older log kept only its cost), no cost when usd
+ * is absent (a model without a known list price: tokens only).
+ */
+export function callsText(calls: number | undefined, t: ReceiptTokens, usd: number | undefined): string {
+  const parts: string[] = [];
+  if ((calls ?? 0) > 0) parts.push(plural(calls ?? 0, 'call'));
+  parts.push(tokensText(t));
+  if (usd !== undefined) parts.push(dollars(usd));
+  return parts.join(' · ');
+}
+
+/** unusedText is the receipt's unused summarizer calls as one text, or undefined when there are none. */
+function unusedText(r: Receipt): string | undefined {
+  const u = r.unused;
+  return u && u.calls > 0 ? callsText(u.calls, u.tokens, u.usd) : undefined;
+}
+
+/** At most this many compactions are listed one by one (the newest); the total covers them all. */
+export const MaxCompactionRows = 5;
+
+/** A line of a receipt's detail: what it is, and its figures (plain text). */
+export interface ReceiptLine {
+  label: string;
+  value: string;
+}
+
+function compactionLine(c: CompactionReceipt, n: number): ReceiptLine {
+  return {
+    label: `Compaction ${n} (${c.trigger}, ${c.mode})`,
+    value: `${count(c.originalTokens)} → ${count(c.compactedTokens)} tokens · ${callsText(c.calls, c.tokens, c.usd)}`,
+  };
+}
+
+/**
+ * receiptDetail is what a receipt adds below its totals: the compactions billed (how many, their
+ * summarizer calls and cost), the newest MaxCompactionRows of them one by one, and the unused
+ * summarizer calls when there are any.
+ */
+export function receiptDetail(r: Receipt): ReceiptLine[] {
+  const lines: ReceiptLine[] = [];
+  const cs = r.compactions || [];
+  if (cs.length > 0) {
+    const usd = cs.reduce((s, c) => s + (c.usd || 0), 0);
+    const calls = cs.reduce((s, c) => s + (c.calls || 0), 0);
+    const parts = [count(cs.length)];
+    if (calls > 0) parts.push(plural(calls, 'call'));
+    if (usd > 0) parts.push(dollars(usd));
+    lines.push({ label: 'Compactions billed', value: parts.join(' · ') });
+    const first = Math.max(0, cs.length - MaxCompactionRows);
+    cs.slice(first).forEach((c, i) => lines.push(compactionLine(c, first + i + 1)));
+  }
+  const unused = unusedText(r);
+  if (unused) lines.push({ label: 'Unused summarizer calls', value: unused });
+  return lines;
 }
