@@ -247,7 +247,7 @@ func writeCompactionTable(w io.Writer, rep *Report) error {
 		return nil
 	}
 	p := printer(w)
-	p("4. Offline compaction (compaction.Compact, providers/offline, strategy local, trigger manual)\n")
+	p("4. Offline compaction (compaction.Compact, package summary, strategy local, trigger manual)\n")
 	t := newTable(w)
 	t.row("history", "capacity", "wall", "vs marshal(history)", "messages", "tokens", "size ratio")
 	for _, c := range rep.Compaction {
