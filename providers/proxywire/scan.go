@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -126,11 +127,16 @@ func scanValue(b []byte, i int) (int, error) {
 // (least recently used dropped first) and is safe for concurrent use. Values
 // must not be modified by their users.
 //
-// An element is found by a seeded hash of its bytes and taken only when its
-// bytes are the stored ones: a lookup costs a hash and a comparison (both
-// at memory speed, where a cryptographic digest of every resent message was
-// most of a proxied request's decoding), and no collision can hand back
-// another element's decode.
+// An element is found by its length and a seeded hash of a fixed sample of
+// its bytes (its start, middle and end), and taken only when its bytes are
+// the stored ones: a lookup costs a constant-time hash and one comparison
+// at memory speed (a cryptographic digest of every resent message, then a
+// hash of all its bytes, was most of a proxied request's decoding).
+// Elements that share a sample are kept side by side, so no collision can
+// hand back another element's decode nor make two of them evict each other;
+// past maxChain of them (elements built to share it), the others are found
+// by a hash of all their bytes, so a lookup never compares more than
+// maxChain elements.
 //
 // A decode given the sessions' estimator ([DecodeCache.Estimating]) gives
 // the messages of a newly decoded element their token estimates before
@@ -149,12 +155,55 @@ type cacheStore struct {
 	size int
 	seed maphash.Seed
 	lru  *list.List // of *cacheEntry, most recent first
-	m    map[cacheKey]*list.Element
+	m    map[cacheKey][]*list.Element
 }
 
 type cacheKey struct {
 	format string
-	sum    uint64
+	n      int    // the element's length
+	sum    uint64 // hash of a sample of its bytes, or of all (whole)
+	whole  bool
+}
+
+// sampleBytes is how many bytes of each of an element's start, middle and
+// end its cache key hashes; maxChain bounds the elements kept under one
+// sampled key.
+const (
+	sampleBytes = 64
+	maxChain    = 8
+)
+
+// key returns the sampled cache key of the element raw of a format.
+func (s *cacheStore) key(format string, raw []byte) cacheKey {
+	n := len(raw)
+	if n <= 3*sampleBytes {
+		return cacheKey{format, n, maphash.Bytes(s.seed, raw), false}
+	}
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.Write(raw[:sampleBytes])
+	h.Write(raw[(n-sampleBytes)/2 : (n+sampleBytes)/2])
+	h.Write(raw[n-sampleBytes:])
+	return cacheKey{format, n, h.Sum64(), false}
+}
+
+// lookup returns the entry whose bytes are raw (nil for none) and the key
+// raw is stored under: k, its sampled key, unless that one holds maxChain
+// elements already. s.mu is held.
+func (s *cacheStore) lookup(k cacheKey, raw []byte) (*list.Element, cacheKey) {
+	for range 2 {
+		chain := s.m[k]
+		for _, e := range chain {
+			if bytes.Equal(e.Value.(*cacheEntry).raw, raw) {
+				return e, k
+			}
+		}
+		if len(chain) < maxChain || k.whole {
+			return nil, k
+		}
+		k = cacheKey{k.format, k.n, maphash.Bytes(s.seed, raw), true}
+	}
+	return nil, k
 }
 
 type cacheEntry struct {
@@ -165,7 +214,7 @@ type cacheEntry struct {
 
 // NewDecodeCache returns a cache of at most maxBytes of elements.
 func NewDecodeCache(maxBytes int) *DecodeCache {
-	return &DecodeCache{s: &cacheStore{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), m: map[cacheKey]*list.Element{}}}
+	return &DecodeCache{s: &cacheStore{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), m: map[cacheKey][]*list.Element{}}}
 }
 
 // Estimating returns the cache, the same elements, for a decode whose new
@@ -196,19 +245,15 @@ func (c *DecodeCache) Get(format string, raw []byte) (any, bool) {
 		return nil, false
 	}
 	s := c.s
-	k := cacheKey{format, maphash.Bytes(s.seed, raw)}
+	k := s.key(format, raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.m[k]
-	if !ok {
-		return nil, false
-	}
-	ent := e.Value.(*cacheEntry)
-	if !bytes.Equal(ent.raw, raw) {
+	e, _ := s.lookup(k, raw)
+	if e == nil {
 		return nil, false
 	}
 	s.lru.MoveToFront(e)
-	return ent.v, true
+	return e.Value.(*cacheEntry).v, true
 }
 
 // Put stores v for the element raw of a wire format. The cache keeps raw
@@ -220,17 +265,15 @@ func (c *DecodeCache) Put(format string, raw []byte, v any) {
 		return
 	}
 	s := c.s
-	k := cacheKey{format, maphash.Bytes(s.seed, raw)}
+	k := s.key(format, raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.m[k]; ok {
-		if ent := e.Value.(*cacheEntry); bytes.Equal(ent.raw, raw) {
-			s.lru.MoveToFront(e)
-			return
-		}
-		s.remove(e) // another element with the same hash: the newer one stays
+	e, k := s.lookup(k, raw)
+	if e != nil {
+		s.lru.MoveToFront(e)
+		return
 	}
-	s.m[k] = s.lru.PushFront(&cacheEntry{k, raw, v})
+	s.m[k] = append(s.m[k], s.lru.PushFront(&cacheEntry{k, raw, v}))
 	s.size += len(raw)
 	for s.size > s.max {
 		s.remove(s.lru.Back())
@@ -241,7 +284,15 @@ func (c *DecodeCache) Put(format string, raw []byte, v any) {
 func (s *cacheStore) remove(e *list.Element) {
 	ent := e.Value.(*cacheEntry)
 	s.lru.Remove(e)
-	delete(s.m, ent.key)
+	list := s.m[ent.key]
+	if i := slices.Index(list, e); i >= 0 {
+		list = slices.Delete(list, i, i+1)
+	}
+	if len(list) == 0 {
+		delete(s.m, ent.key)
+	} else {
+		s.m[ent.key] = list
+	}
 	s.size -= len(ent.raw)
 }
 

@@ -154,6 +154,34 @@ func TestDecodeCacheByBytes(t *testing.T) {
 	}
 }
 
+// TestDecodeCacheSharedSamples: elements of one length that differ only
+// between the bytes the cache key samples (a file read again after an edit
+// that kept its length) are each found with their own decode and do not
+// evict each other, however many there are.
+func TestDecodeCacheSharedSamples(t *testing.T) {
+	c := NewDecodeCache(1 << 20)
+	n := 3*maxChain + 2
+	elem := func(i int) []byte {
+		b := []byte(`{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}`)
+		copy(b[300:], fmt.Sprintf("%04d", i)) // between the start and the middle samples
+		return b
+	}
+	for i := range n {
+		c.Put("anthropic", elem(i), i)
+	}
+	for i := range n {
+		if v, ok := c.Get("anthropic", elem(i)); !ok || v != i {
+			t.Fatalf("element %d: got %v %v", i, v, ok)
+		}
+	}
+	if _, ok := c.Get("anthropic", elem(n)); ok {
+		t.Error("an element never stored was found")
+	}
+	if c.s.size != n*len(elem(0)) {
+		t.Errorf("size %d, want %d", c.s.size, n*len(elem(0)))
+	}
+}
+
 // TestSSERecorderDoesNotHoldTheStream: Write hands the bytes over while the
 // reader is busy with an earlier event, the reader still sees every event
 // in order, and after the reader stopped early a writer never waits, however
