@@ -33,6 +33,9 @@ type ProxyResult struct {
 	// Medians, in ns.
 	PlainTTFBNs  int64 `json:"plainTTFBNs"`
 	PlainTotalNs int64 `json:"plainTotalNs"`
+	// PlainCPUNs is the CPU time of the whole process (client, upstream,
+	// proxy) per request through ReverseProxy; 0 where unknown.
+	PlainCPUNs int64 `json:"plainCPUNs"`
 	// Same is the proxy with clearing off: it forwards the agent's bytes
 	// unchanged, so the upstream's work is the same as behind the plain
 	// proxy and the difference is the proxy's own cost.
@@ -51,6 +54,9 @@ type ProxyVariant struct {
 	ColdTTFBNs int64   `json:"coldTTFBNs"`
 	TTFBRatio  float64 `json:"ttfbRatio"`  // proxy / plain
 	TotalRatio float64 `json:"totalRatio"` // proxy / plain
+	// CPUNs is the process's CPU time per request through this proxy, its
+	// answer's recording included, beside PlainCPUNs (Same only).
+	CPUNs int64 `json:"cpuNs,omitempty"`
 }
 
 // proxyConversation builds a Claude Code-like streamed request of about
@@ -171,7 +177,12 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 	plainSrv := httptest.NewServer(plain)
 	defer plainSrv.Close()
 
-	newProxy := func(extra string) (string, func() error, error) {
+	// Each proxy says when it is done with a request (its answer recorded,
+	// after the agent had it): the next request is sent only then, as an
+	// agent sends it after reading the answer and running its tools, so
+	// that no measured request shares the CPU with the recording of the
+	// one before (the recording's CPU is in the CPU figure).
+	newProxy := func(extra string, settled chan struct{}) (string, func() error, error) {
 		ws, err := os.MkdirTemp("", "vtcode-bench-proxy-")
 		if err != nil {
 			return "", nil, err
@@ -187,7 +198,7 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 		if err := mgr.AddWorkspace(ws, nil); err != nil {
 			return "", nil, err
 		}
-		srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr}))
+		srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr, AfterRequest: func() { settled <- struct{}{} }}))
 		return srv.URL, func() error {
 			srv.Close()
 			err := mgr.Close()
@@ -195,12 +206,13 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 			return err
 		}, nil
 	}
-	sameURL, closeSame, err := newProxy("[agent.harness.tool_result_clearing]\nenabled = false\n")
+	sameDone, clearDone := make(chan struct{}, 1), make(chan struct{}, 1)
+	sameURL, closeSame, err := newProxy("[agent.harness.tool_result_clearing]\nenabled = false\n", sameDone)
 	if err != nil {
 		return nil, err
 	}
 	defer closeSame()
-	clearURL, closeClear, err := newProxy("")
+	clearURL, closeClear, err := newProxy("", clearDone)
 	if err != nil {
 		return nil, err
 	}
@@ -214,13 +226,28 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 	if _, _, err := timeStream(ctx, c, plainSrv.URL+path, body); err != nil {
 		return nil, fmt.Errorf("reverse proxy: %w", err)
 	}
+	settle := func(done chan struct{}) error {
+		if done == nil {
+			return nil
+		}
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	for _, v := range []struct {
-		url string
-		out *ProxyVariant
-	}{{sameURL, &res.Same}, {clearURL, &res.Cleared}} {
+		url  string
+		out  *ProxyVariant
+		done chan struct{}
+	}{{sameURL, &res.Same, sameDone}, {clearURL, &res.Cleared, clearDone}} {
 		cold, _, err := timeStream(ctx, c, v.url+path, body)
 		if err != nil {
 			return nil, fmt.Errorf("proxy: %w", err)
+		}
+		if err := settle(v.done); err != nil {
+			return nil, err
 		}
 		v.out.ColdTTFBNs = cold.Nanoseconds()
 		if v.out == &res.Same && !bytes.Equal(*last.Load(), body) {
@@ -236,13 +263,47 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 		for _, v := range []struct {
 			url         string
 			ttfb, total *samples
-		}{{plainSrv.URL, &pt, &ptot}, {sameURL, &st, &stot}, {clearURL, &ct, &ctot}} {
+			done        chan struct{}
+		}{{plainSrv.URL, &pt, &ptot, nil}, {sameURL, &st, &stot, sameDone}, {clearURL, &ct, &ctot, clearDone}} {
 			a, b, err := timeStream(ctx, c, v.url+path, body)
 			if err != nil {
 				return nil, err
 			}
+			if err := settle(v.done); err != nil {
+				return nil, err
+			}
 			*v.ttfb, *v.total = append(*v.ttfb, a), append(*v.total, b)
 		}
+	}
+	// The CPU of the whole process (client, upstream and proxy) over a run
+	// of requests through each; the difference is the proxy's own work per
+	// request beyond ReverseProxy's, its answer's recording included.
+	cpuOver := func(url string, done chan struct{}) (time.Duration, bool, error) {
+		before, ok := cpuTime()
+		if !ok {
+			return 0, false, nil
+		}
+		for i := 0; i < reps; i++ {
+			if _, _, err := timeStream(ctx, c, url+path, body); err != nil {
+				return 0, false, err
+			}
+			if err := settle(done); err != nil {
+				return 0, false, err
+			}
+		}
+		after, _ := cpuTime()
+		return (after - before) / time.Duration(reps), true, nil
+	}
+	plainCPU, ok, err := cpuOver(plainSrv.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		sameCPU, _, err := cpuOver(sameURL, sameDone)
+		if err != nil {
+			return nil, err
+		}
+		res.PlainCPUNs, res.Same.CPUNs = plainCPU.Nanoseconds(), sameCPU.Nanoseconds()
 	}
 	res.PlainTTFBNs, res.PlainTotalNs = pt.median().Nanoseconds(), ptot.median().Nanoseconds()
 	fill := func(v *ProxyVariant, ttfb, total samples) {

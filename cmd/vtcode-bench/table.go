@@ -259,10 +259,16 @@ func writeTable(w io.Writer, rep *Report) error {
 			fmtNs(x.Cleared.TTFBNs), fmtRatio(x.Cleared.TTFBRatio))
 		t.row("total", fmtNs(x.PlainTotalNs), fmtNs(x.Same.TotalNs), fmtAdded(x.Same.TotalNs-x.PlainTotalNs), fmtRatio(x.Same.TotalRatio),
 			fmtNs(x.Cleared.TotalNs), fmtRatio(x.Cleared.TotalRatio))
+		if x.PlainCPUNs > 0 {
+			t.row("CPU per request", fmtNs(x.PlainCPUNs), fmtNs(x.Same.CPUNs), fmtAdded(x.Same.CPUNs-x.PlainCPUNs),
+				fmtRatio(float64(x.Same.CPUNs)/float64(x.PlainCPUNs)), "", "")
+		}
 		flush(t)
 		p("   first request of a new session (every message estimated): time to first byte %s (same bytes), %s (clearing);\n",
 			fmtNs(x.Same.ColdTTFBNs), fmtNs(x.Cleared.ColdTTFBNs))
-		p("   medians of %d interleaved reps\n\n", x.Reps)
+		p("   medians of %d interleaved reps, each request sent once the proxy recorded the answer before (as an agent\n", x.Reps)
+		p("   sends it after running its tools); CPU: the whole process (client, upstream, proxy), the answer's recording\n")
+		p("   included, over %d requests in a row through each\n\n", x.Reps)
 	}
 
 	if rep.Shared != nil {

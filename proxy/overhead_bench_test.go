@@ -1,0 +1,117 @@
+package proxy_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vtcode/vtcode-ls/proxy"
+	"github.com/vtcode/vtcode-ls/session"
+)
+
+// benchConversation is a Claude Code-like streamed Messages request of
+// about n tool turns of 20 kB results each (the shape of cmd/vtcode-bench's
+// proxy section: 10 turns are about 50k o200k tokens).
+func benchConversation(n int) []byte {
+	msgs := []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Read the modules and explain the request flow."}}}}
+	for i := 0; i < n; i++ {
+		var sb strings.Builder
+		for l := 0; sb.Len() < 20000; l++ {
+			fmt.Fprintf(&sb, "%d\tfunc handler%02d_%04d(w http.ResponseWriter, r *http.Request) { serve(w, r, %d) } // module %d\n", l+1, i, l, l*i, i)
+		}
+		id := fmt.Sprintf("toolu_bench_%04d", i)
+		msgs = append(msgs,
+			map[string]any{"role": "assistant", "content": []any{
+				map[string]any{"type": "text", "text": fmt.Sprintf("Reading module %d.", i)},
+				map[string]any{"type": "tool_use", "id": id, "name": "Read", "input": map[string]string{"file_path": fmt.Sprintf("/src/module%02d.go", i)}}}},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": sb.String()}}})
+	}
+	last := msgs[len(msgs)-1].(map[string]any)["content"].([]any)[0].(map[string]any)
+	last["cache_control"] = map[string]string{"type": "ephemeral"}
+	body, _ := json.Marshal(map[string]any{
+		"model": "claude-bench", "max_tokens": 8192, "stream": true,
+		"system":   []any{map[string]any{"type": "text", "text": "You are a coding agent.", "cache_control": map[string]string{"type": "ephemeral"}}},
+		"tools":    []any{map[string]any{"name": "Read", "description": "Read a file", "input_schema": map[string]any{"type": "object"}}},
+		"messages": msgs,
+	})
+	return body
+}
+
+// benchStream is a short Messages API event stream.
+func benchStream() []byte {
+	var b bytes.Buffer
+	ev := func(name, data string) { fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", name, data) }
+	ev("message_start", `{"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant","model":"bench","content":[],"usage":{"input_tokens":200000,"output_tokens":1}}}`)
+	ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+	for i := 0; i < 100; i++ {
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"The request flow goes from the handler. "}}`)
+	}
+	ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":600}}`)
+	ev("message_stop", `{"type":"message_stop"}`)
+	return b.Bytes()
+}
+
+// BenchmarkWarmRequest is one streamed request of a warm session through
+// the proxy with clearing off (the agent's bytes forwarded unchanged), its
+// answer recorded: what the proxy adds per request beyond forwarding, with
+// the body the previous request byte for byte (repeat) or plus a new tool
+// turn (grow). Its profile is where the proxy's time goes (make bench
+// reports the time against httputil.ReverseProxy).
+func BenchmarkWarmRequest(b *testing.B) {
+	stream := benchStream()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(stream)
+	}))
+	defer up.Close()
+	ws := b.TempDir()
+	user := filepath.Join(b.TempDir(), "vtcode.toml")
+	cfg := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[context]\nmax_context_tokens = 1000000\n[agent.harness.tool_result_clearing]\nenabled = false\n", up.URL)
+	if err := os.WriteFile(user, []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	mgr := session.NewManager(session.Options{NoWatch: true, UserConfig: user})
+	defer mgr.Close()
+	if err := mgr.AddWorkspace(ws, nil); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{}, 1)
+	srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr, AfterRequest: func() { done <- struct{}{} }}))
+	defer srv.Close()
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	send := func(body []byte) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/messages?beta=true", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-key", "sk-bench")
+		req.Header.Set("anthropic-version", "2023-06-01")
+		req.Header.Set("x-claude-code-session-id", "bench-session")
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+		<-done // recorded
+	}
+	body := benchConversation(40) // about 200k tokens
+	b.Run("repeat", func(b *testing.B) {
+		send(body)
+		send(body)
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			send(body)
+		}
+	})
+}
