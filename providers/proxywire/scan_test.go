@@ -230,3 +230,36 @@ func TestSSERecorderDoesNotHoldTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSSERecorderReadsALongStreamAsItPasses: a stream far longer than the
+// bytes a recorder holds, written in small chunks, is read as it passes
+// (the writer is never stuck behind a reader waiting for more) and every
+// event is recorded in order.
+func TestSSERecorderReadsALongStreamAsItPasses(t *testing.T) {
+	n := 0
+	rec := NewSSERecorder(func(event, data string) error {
+		if data != fmt.Sprint(n) {
+			return fmt.Errorf("event %d: %q", n, data)
+		}
+		n++
+		return nil
+	}, func() (history.Response, error) { return history.Response{}, nil })
+	wrote := make(chan struct{})
+	total := 0
+	go func() {
+		defer close(wrote)
+		for i := 0; total < 4*maxPendingSSE; i++ {
+			ev := fmt.Sprintf("event: delta\ndata: %d\n\n", i)
+			total += len(ev)
+			rec.Write([]byte(ev))
+		}
+	}()
+	select {
+	case <-wrote:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the writer was stuck")
+	}
+	if _, err := rec.Close(); err != nil || n == 0 {
+		t.Fatalf("recorded %d events: %v", n, err)
+	}
+}
