@@ -18,8 +18,9 @@ import (
 
 // benchConversation is a Claude Code-like streamed Messages request of
 // about n tool turns of 20 kB results each (the shape of cmd/vtcode-bench's
-// proxy section: 10 turns are about 50k o200k tokens).
-func benchConversation(n int) []byte {
+// proxy section: 10 turns are about 50k o200k tokens), with a system prompt
+// and tool schemas of about prefix bytes (Claude Code's are some 60 kB).
+func benchConversation(n, prefix int) []byte {
 	msgs := []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Read the modules and explain the request flow."}}}}
 	for i := 0; i < n; i++ {
 		var sb strings.Builder
@@ -35,10 +36,20 @@ func benchConversation(n int) []byte {
 	}
 	last := msgs[len(msgs)-1].(map[string]any)["content"].([]any)[0].(map[string]any)
 	last["cache_control"] = map[string]string{"type": "ephemeral"}
+	system := "You are a coding agent."
+	tools := []any{map[string]any{"name": "Read", "description": "Read a file", "input_schema": map[string]any{"type": "object"}}}
+	if prefix > 0 {
+		system = strings.Repeat("Follow the repository's conventions; run the tests before you answer. ", prefix/4/70)
+		for i := 0; i < 20; i++ {
+			tools = append(tools, map[string]any{"name": fmt.Sprintf("Tool%02d", i),
+				"description":  strings.Repeat(fmt.Sprintf("Tool %d does one thing well and reports what it did. ", i), prefix*3/4/20/52),
+				"input_schema": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]string{"type": "string"}}}})
+		}
+	}
 	body, _ := json.Marshal(map[string]any{
 		"model": "claude-bench", "max_tokens": 8192, "stream": true,
-		"system":   []any{map[string]any{"type": "text", "text": "You are a coding agent.", "cache_control": map[string]string{"type": "ephemeral"}}},
-		"tools":    []any{map[string]any{"name": "Read", "description": "Read a file", "input_schema": map[string]any{"type": "object"}}},
+		"system":   []any{map[string]any{"type": "text", "text": system, "cache_control": map[string]string{"type": "ephemeral"}}},
+		"tools":    tools,
 		"messages": msgs,
 	})
 	return body
@@ -105,13 +116,18 @@ func BenchmarkWarmRequest(b *testing.B) {
 		}
 		<-done // recorded
 	}
-	body := benchConversation(40) // about 200k tokens
-	b.Run("repeat", func(b *testing.B) {
-		send(body)
-		send(body)
-		b.SetBytes(int64(len(body)))
-		for b.Loop() {
+	for _, tc := range []struct {
+		name   string
+		prefix int
+	}{{"repeat", 0}, {"repeat-60k-prefix", 60 << 10}} {
+		body := benchConversation(40, tc.prefix) // about 200k tokens
+		b.Run(tc.name, func(b *testing.B) {
 			send(body)
-		}
-	})
+			send(body)
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				send(body)
+			}
+		})
+	}
 }
