@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -299,14 +300,66 @@ func (s *cacheStore) remove(e *list.Element) {
 // DecodeMembers unmarshals the members named in dst (name → pointer) that
 // are present and not null.
 func DecodeMembers(members map[string]json.RawMessage, dst map[string]any) error {
+	return (*DecodeCache)(nil).DecodeMembers(members, dst)
+}
+
+// minCachedMember is the size from which a top-level member's decoding is
+// kept in the cache: the tool schemas and the system prompt, tens of
+// kilobytes an agent resends unchanged with every request, not the model
+// name.
+const minCachedMember = 1 << 10
+
+// DecodeMembers is [DecodeMembers] with the decoding of large members (the
+// tools, the instructions) kept in c by their bytes, so that a request
+// whose members are those of an earlier one decodes none of them again.
+// The pointers of dst must point at zero values (a cached value replaces
+// the whole value, where json.Unmarshal would merge into it). The values
+// set are shared with later requests: they must not be modified (a slice
+// is set with no spare capacity, so an append copies).
+func (c *DecodeCache) DecodeMembers(members map[string]json.RawMessage, dst map[string]any) error {
 	for k, v := range dst {
-		if raw, ok := members[k]; ok && string(raw) != "null" {
+		raw, ok := members[k]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		if c == nil || len(raw) < minCachedMember {
 			if err := json.Unmarshal(raw, v); err != nil {
 				return fmt.Errorf("%s: %w", k, err)
 			}
+			continue
 		}
+		ptr := reflect.ValueOf(v)
+		format := "member " + ptr.Type().String()
+		if got, ok := c.Get(format, raw); ok {
+			ptr.Elem().Set(reflect.ValueOf(got))
+			continue
+		}
+		if err := json.Unmarshal(raw, v); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		val := ptr.Elem()
+		if val.Kind() == reflect.Slice {
+			val.Set(val.Slice3(0, val.Len(), val.Len()))
+		}
+		c.Put(format, bytes.Clone(raw), val.Interface())
 	}
 	return nil
+}
+
+// Member returns what decode makes of raw, a top-level member of a
+// request body (a system prompt): from c when it holds these bytes, else
+// decoded and, when large, kept (see [DecodeCache.DecodeMembers]). kind
+// tells apart the decodings of one member. The value must not be modified.
+func Member[T any](c *DecodeCache, kind string, raw json.RawMessage, decode func(json.RawMessage) T) T {
+	if c == nil || len(raw) < minCachedMember {
+		return decode(raw)
+	}
+	if got, ok := c.Get(kind, raw); ok {
+		return got.(T)
+	}
+	v := decode(raw)
+	c.Put(kind, bytes.Clone(raw), v)
+	return v
 }
 
 // SetMember returns the JSON object obj with the value of its top-level

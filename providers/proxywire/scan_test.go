@@ -263,3 +263,45 @@ func TestSSERecorderReadsALongStreamAsItPasses(t *testing.T) {
 		t.Fatalf("recorded %d events: %v", n, err)
 	}
 }
+
+// TestDecodeMembersKeepsLargeMembers: a large member (the tool schemas) is
+// decoded once and found again by its bytes, equal to its decoding; an
+// append to the value handed out copies instead of changing what the next
+// request gets; a member one byte apart is decoded anew, and an invalid one
+// is an error every time.
+func TestDecodeMembersKeepsLargeMembers(t *testing.T) {
+	c := NewDecodeCache(1 << 20)
+	tools := `[{"name":"Bash","description":"` + strings.Repeat("runs a command ", 200) + `"},{"name":"Read"}]`
+	members := map[string]json.RawMessage{"model": json.RawMessage(`"m"`), "tools": json.RawMessage(tools)}
+	decode := func(m map[string]json.RawMessage) ([]json.RawMessage, string, error) {
+		var top struct {
+			Model string
+			Tools []json.RawMessage
+		}
+		err := c.DecodeMembers(m, map[string]any{"model": &top.Model, "tools": &top.Tools})
+		return top.Tools, top.Model, err
+	}
+	first, model, err := decode(members)
+	if err != nil || model != "m" || len(first) != 2 {
+		t.Fatalf("first decoding: %d tools, %q, %v", len(first), model, err)
+	}
+	if n := c.s.lru.Len(); n != 1 {
+		t.Fatalf("the cache holds %d values, want the tools only", n)
+	}
+	_ = append(first, json.RawMessage(`{"name":"Extra"}`))
+	again, _, err := decode(map[string]json.RawMessage{"tools": json.RawMessage([]byte(tools))})
+	if err != nil || len(again) != 2 || string(again[1]) != `{"name":"Read"}` || cap(again) != 2 {
+		t.Fatalf("second decoding: %q (cap %d), %v", again, cap(again), err)
+	}
+	other := strings.Replace(tools, `"Read"`, `"Edit"`, 1)
+	edited, _, err := decode(map[string]json.RawMessage{"tools": json.RawMessage(other)})
+	if err != nil || string(edited[1]) != `{"name":"Edit"}` {
+		t.Fatalf("an edited member: %q, %v", edited, err)
+	}
+	bad := map[string]json.RawMessage{"tools": json.RawMessage(`{"not":"a list"` + strings.Repeat(" ", 2000) + `}`)}
+	for range 2 {
+		if _, _, err := decode(bad); err == nil || !strings.Contains(err.Error(), "tools") {
+			t.Fatalf("an invalid member: %v", err)
+		}
+	}
+}
