@@ -71,11 +71,11 @@ func benchStream() []byte {
 }
 
 // BenchmarkWarmRequest is one streamed request of a warm session through
-// the proxy with clearing off (the agent's bytes forwarded unchanged), its
-// answer recorded: what the proxy adds per request beyond forwarding, with
-// the body the previous request byte for byte (repeat) or plus a new tool
-// turn (grow). Its profile is where the proxy's time goes (make bench
-// reports the time against httputil.ReverseProxy).
+// the proxy, its answer recorded, the body the previous request byte for
+// byte: with clearing off (the agent's bytes forwarded unchanged) and with
+// the default policy (nothing to clear in a 1M window), with a tiny prefix
+// or a Claude Code-sized one. Its profile is where the proxy's time goes
+// (make bench reports the time against httputil.ReverseProxy).
 func BenchmarkWarmRequest(b *testing.B) {
 	stream := benchStream()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -84,50 +84,55 @@ func BenchmarkWarmRequest(b *testing.B) {
 		_, _ = w.Write(stream)
 	}))
 	defer up.Close()
-	ws := b.TempDir()
-	user := filepath.Join(b.TempDir(), "vtcode.toml")
-	cfg := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[context]\nmax_context_tokens = 1000000\n[agent.harness.tool_result_clearing]\nenabled = false\n", up.URL)
-	if err := os.WriteFile(user, []byte(cfg), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	mgr := session.NewManager(session.Options{NoWatch: true, UserConfig: user})
-	defer mgr.Close()
-	if err := mgr.AddWorkspace(ws, nil); err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan struct{}, 1)
-	srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr, AfterRequest: func() { done <- struct{}{} }}))
-	defer srv.Close()
-	c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
-	send := func(body []byte) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/messages?beta=true", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-api-key", "sk-bench")
-		req.Header.Set("anthropic-version", "2023-06-01")
-		req.Header.Set("x-claude-code-session-id", "bench-session")
-		resp, err := c.Do(req)
-		if err != nil {
+	for _, pc := range []struct{ name, extra string }{
+		{"same", "[agent.harness.tool_result_clearing]\nenabled = false\n"},
+		{"default", ""},
+	} {
+		ws := b.TempDir()
+		user := filepath.Join(b.TempDir(), "vtcode.toml")
+		cfg := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[context]\nmax_context_tokens = 1000000\n%s", up.URL, pc.extra)
+		if err := os.WriteFile(user, []byte(cfg), 0o600); err != nil {
 			b.Fatal(err)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("status %d", resp.StatusCode)
+		mgr := session.NewManager(session.Options{NoWatch: true, UserConfig: user})
+		defer mgr.Close()
+		if err := mgr.AddWorkspace(ws, nil); err != nil {
+			b.Fatal(err)
 		}
-		<-done // recorded
-	}
-	for _, tc := range []struct {
-		name   string
-		prefix int
-	}{{"repeat", 0}, {"repeat-60k-prefix", 60 << 10}} {
-		body := benchConversation(40, tc.prefix) // about 200k tokens
-		b.Run(tc.name, func(b *testing.B) {
-			send(body)
-			send(body)
-			b.SetBytes(int64(len(body)))
-			for b.Loop() {
-				send(body)
+		done := make(chan struct{}, 1)
+		srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr, AfterRequest: func() { done <- struct{}{} }}))
+		defer srv.Close()
+		c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+		send := func(body []byte) {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/messages?beta=true", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("x-api-key", "sk-bench")
+			req.Header.Set("anthropic-version", "2023-06-01")
+			req.Header.Set("x-claude-code-session-id", "bench-session")
+			resp, err := c.Do(req)
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatalf("status %d", resp.StatusCode)
+			}
+			<-done // recorded
+		}
+		for _, tc := range []struct {
+			name   string
+			prefix int
+		}{{"tiny-prefix", 0}, {"60k-prefix", 60 << 10}} {
+			body := benchConversation(40, tc.prefix) // about 200k tokens
+			b.Run(pc.name+"/"+tc.name, func(b *testing.B) {
+				send(body)
+				send(body)
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					send(body)
+				}
+			})
+		}
 	}
 }

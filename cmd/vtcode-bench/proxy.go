@@ -60,7 +60,9 @@ type ProxyVariant struct {
 }
 
 // proxyConversation builds a Claude Code-like streamed request of about
-// tokens o200k tokens: a prompt, then Read calls with their large results.
+// tokens o200k tokens: a prompt, then Read calls with their large results,
+// after a system prompt and tool schemas of Claude Code's size (some 16 kB
+// and 45 kB: an agent resends them with every request).
 func proxyConversation(est *history.Estimator, tokens int) ([]byte, int) {
 	msgs := []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Read the modules and explain the request flow."}}}}
 	total := 0
@@ -80,10 +82,24 @@ func proxyConversation(est *history.Estimator, tokens int) ([]byte, int) {
 	}
 	last := msgs[len(msgs)-1].(map[string]any)["content"].([]any)[0].(map[string]any)
 	last["cache_control"] = map[string]string{"type": "ephemeral"}
+	var system strings.Builder
+	system.WriteString("You are a coding agent.\n")
+	for i := 0; system.Len() < 16000; i++ {
+		fmt.Fprintf(&system, "- Rule %d: follow the repository's conventions, keep changes small and run the tests before you answer.\n", i)
+	}
+	tools := []any{}
+	for i := 0; i < 16; i++ {
+		var desc strings.Builder
+		for l := 0; desc.Len() < 2800; l++ {
+			fmt.Fprintf(&desc, "Tool %d, usage note %d: pass absolute paths; the output is truncated past 30000 characters. ", i, l)
+		}
+		tools = append(tools, map[string]any{"name": fmt.Sprintf("Tool%02d", i), "description": desc.String(),
+			"input_schema": map[string]any{"type": "object", "properties": map[string]any{"file_path": map[string]string{"type": "string", "description": "The absolute path"}}, "required": []string{"file_path"}}})
+	}
 	body, _ := json.Marshal(map[string]any{
 		"model": "claude-bench", "max_tokens": 8192, "stream": true,
-		"system":   []any{map[string]any{"type": "text", "text": "You are a coding agent.", "cache_control": map[string]string{"type": "ephemeral"}}},
-		"tools":    []any{map[string]any{"name": "Read", "description": "Read a file", "input_schema": map[string]any{"type": "object"}}},
+		"system":   []any{map[string]any{"type": "text", "text": system.String(), "cache_control": map[string]string{"type": "ephemeral"}}},
+		"tools":    tools,
 		"messages": msgs,
 	})
 	return body, total
@@ -254,7 +270,6 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 			return nil, fmt.Errorf("the proxy with clearing off changed the request")
 		}
 	}
-	res.ForwardedBytes = len(*last.Load())
 	var pt, ptot, st, stot, ct, ctot samples
 	for i := 0; i < reps; i++ {
 		if err := ctx.Err(); err != nil {
@@ -275,6 +290,9 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 			*v.ttfb, *v.total = append(*v.ttfb, a), append(*v.total, b)
 		}
 	}
+	// What the clearing proxy sent last, on the warm session (the first
+	// request of a session goes as it came, before the key is known good).
+	res.ForwardedBytes = len(*last.Load())
 	// The CPU of the whole process (client, upstream and proxy) over a run
 	// of requests through each; the difference is the proxy's own work per
 	// request beyond ReverseProxy's, its answer's recording included.

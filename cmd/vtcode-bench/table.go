@@ -247,8 +247,9 @@ func writeTable(w io.Writer, rep *Report) error {
 
 	// 6. Proxy.
 	if x := rep.Proxy; x != nil {
-		p("6. Proxy: a streamed Messages request of %s tokens (%s, %d SSE events back) through vtcode-ls proxy\n",
-			formatInt(int64(x.RequestTokens)), fmtBytes(int64(x.RequestBytes)), x.StreamEvents)
+		p("6. Proxy: a streamed Messages request of %s tokens of messages (%s with a Claude Code-sized system prompt and\n",
+			formatInt(int64(x.RequestTokens)), fmtBytes(int64(x.RequestBytes)))
+		p("   tool schemas, %d SSE events back) through vtcode-ls proxy\n", x.StreamEvents)
 		p("   vs httputil.ReverseProxy (FlushInterval -1), same upstream (drains the body, streams a canned answer);\n")
 		p("   the session knows the conversation\n")
 		p("   (a repeated request). \"same bytes\": clearing off, the upstream gets the agent's bytes; \"clearing\":\n")

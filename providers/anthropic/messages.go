@@ -348,12 +348,10 @@ func encodeMessages(wire []wireMessage, req []history.Message, origins []origin,
 				items = append(items, w.raw) // unchanged string content
 				continue
 			}
-			var fields map[string]json.RawMessage
-			if json.Unmarshal(w.raw, &fields) != nil || fields == nil {
-				fields = map[string]json.RawMessage{"role": marshal(w.role)}
-			}
-			fields["content"] = marshal(o.blocks)
-			items = append(items, marshal(fields))
+			// Only the content changes: the message's other members keep
+			// their bytes, and the rest of it (a large result) is not
+			// decoded again.
+			items = append(items, proxywire.SetMember(w.raw, "content", marshal(o.blocks)))
 			continue
 		}
 		items = append(items, marshal(message{Role: o.role, Content: o.blocks}))
