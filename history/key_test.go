@@ -1,6 +1,10 @@
 package history
 
-import "testing"
+import (
+	"encoding/hex"
+	"strings"
+	"testing"
+)
 
 // MessageKey tells the messages of successive requests of one conversation
 // apart the way an agent's resending needs: what agents change in place
@@ -44,6 +48,29 @@ func TestMessageKey(t *testing.T) {
 	for _, c := range differ {
 		if MessageKey(&c.a) == MessageKey(&c.b) {
 			t.Errorf("%s: same key", c.name)
+		}
+	}
+}
+
+// TestMessageKeyIsStable: the digests are stored with a proxied session's
+// mirror, so a session saved by an earlier release must line up with the
+// agent's next request: these digests, computed by the first spelling of
+// MessageKey (a streamed sha256 of the same bytes), never change.
+func TestMessageKeyIsStable(t *testing.T) {
+	long := strings.Repeat("a long assistant answer ", 40)
+	for _, tc := range []struct {
+		m    Message
+		want string
+	}{
+		{NewToolResult("toolu_01", "Read", "package a"), "be15e1cb704c92314451016120c9178c"},
+		{NewToolResult("", "Read", "a result without a call id"), "a04036a86b18eadf90217b86976797b2"},
+		{Message{Role: Assistant, Content: Text(" Reading it. "), ToolCalls: []ToolCall{{ID: "c1", Name: "Read"}, {ID: "c2", Name: "Grep"}}}, "bcca81104baf2b1e83de061720cada3c"},
+		{NewText(Assistant, long), "6a250f554a65a492606af49ab3bfe79e"},
+		{NewText(User, "fix the test"), "d491eb90d4fb5811da15ea61239596b5"},
+		{Message{Role: User, Content: Parts(TextPart("look"), Part{Type: "image", Raw: []byte(`{"type":"image"}`)})}, "909a790f1a8aef621c1c41e339cb8d79"},
+	} {
+		if got := hex.EncodeToString([]byte(MessageKey(&tc.m))); got != tc.want {
+			t.Errorf("MessageKey(%s %.30q) = %s, want %s", tc.m.Role, tc.m.Text(), got, tc.want)
 		}
 	}
 }
