@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"strings"
@@ -31,10 +32,33 @@ func MessageKey(m *Message) string {
 			b = append(append(append(append(b, 0), tc.ID...), 0), tc.Name...)
 		}
 	default:
-		b, _ = json.Marshal(m)
+		b = keyJSON(m)
 	}
 	sum := sha256.Sum256(b)
 	return string(sum[:16])
+}
+
+// keyJSON returns json.Marshal(m), the bytes MessageKey hashes for a user
+// or system message. A message of plain text holds no verbatim JSON, so its
+// own encoding is already compact and only needs json.Marshal's HTML
+// escaping: encoding/json's validating pass over every byte (most of the
+// proxy's digesting of a request with long user messages) is skipped.
+func keyJSON(m *Message) []byte {
+	plain := m.ToolCalls == nil && m.ReasoningDetails == nil && len(m.Extra) == 0
+	for _, p := range m.Content.parts {
+		plain = plain && p.Raw == nil
+	}
+	if !plain {
+		b, _ := json.Marshal(m)
+		return b
+	}
+	b, _ := m.MarshalJSON()
+	if !bytes.ContainsAny(b, "<>&") {
+		return b
+	}
+	var esc bytes.Buffer
+	json.HTMLEscape(&esc, b)
+	return esc.Bytes()
 }
 
 // Response is a provider's answer to one request: the assistant message,

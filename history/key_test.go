@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -68,9 +69,35 @@ func TestMessageKeyIsStable(t *testing.T) {
 		{NewText(Assistant, long), "6a250f554a65a492606af49ab3bfe79e"},
 		{NewText(User, "fix the test"), "d491eb90d4fb5811da15ea61239596b5"},
 		{Message{Role: User, Content: Parts(TextPart("look"), Part{Type: "image", Raw: []byte(`{"type":"image"}`)})}, "909a790f1a8aef621c1c41e339cb8d79"},
+		{Message{Role: User, Content: Parts(TextPart("<b>a & b</b>\u2028"), TextPart("\t\"q\"\xff"))}, "8a378dc04647403a53ff6ff0b2ddc26a"},
+		{Message{Role: System, ID: "s1", Content: Text("x > y && y < z\n")}, "0324c01e35b47e3d0d852a1a19ccd04d"},
+		{Message{Role: User, Content: Text("with extra"), Extra: map[string]json.RawMessage{"name": json.RawMessage(` "me" `)}}, "041a3e505bc97b28b3970a63e3aff2f6"},
 	} {
 		if got := hex.EncodeToString([]byte(MessageKey(&tc.m))); got != tc.want {
 			t.Errorf("MessageKey(%s %.30q) = %s, want %s", tc.m.Role, tc.m.Text(), got, tc.want)
+		}
+	}
+}
+
+// TestKeyJSONIsMarshal: the bytes MessageKey hashes for a user or system
+// message are json.Marshal's, whatever the text (escapes, HTML, invalid
+// UTF-8, line separators) and parts.
+func TestKeyJSONIsMarshal(t *testing.T) {
+	texts := []string{"", "plain", "<script>&amp;</script>", "a\u2028b\u2029c", "\x00\x1f\x7f", "bad \xff\xfe utf-8", "東京 🙂", `"quoted" \back\slash`, strings.Repeat("<&>", 500)}
+	for _, s := range texts {
+		for _, m := range []Message{
+			NewText(User, s),
+			{Role: System, ID: s, Content: Text(s)},
+			{Role: User, Content: Parts(TextPart(s), TextPart("and "+s))},
+			{Role: User, Content: Parts(TextPart(s), Part{Type: "image", Raw: json.RawMessage(` { "type" : "image" } `)})},
+		} {
+			want, err := json.Marshal(&m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keyJSON(&m); string(got) != string(want) {
+				t.Errorf("keyJSON(%.30q) = %.60s, json.Marshal %.60s", s, got, want)
+			}
 		}
 	}
 }
