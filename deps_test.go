@@ -35,9 +35,10 @@ var allow = map[string][]string{
 	"providers/chatcompat":   {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "providers/proxywire", "history"},
 	"providers/gemini":       {"providers", "providers/proxywire", "history"},
 	"providers/providertest": {"providers", "providers/httpapi", "history"},
-	"compaction":             {"history", "providers", "providers/catalog", "evidence"},
+	"compaction":             {"history", "providers", "providers/catalog", "evidence", "compaction/routepolicy"},
+	"compaction/routepolicy": {}, // the built-in numbers config and compaction both default to
 	"store":                  {"history"},
-	"config":                 {"clearing", "compaction"}, // the engine's own defaults
+	"config":                 {"clearing", "compaction/routepolicy"}, // the engine's own defaults
 	"transcript":             {"history"},
 	"corpus":                 {}, // locates the recorded sessions; standard library only
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/catalog"},

@@ -163,7 +163,7 @@ func TestRetainUserMessages(t *testing.T) {
 }
 
 func TestSelectForkKeepsOrderAndPins(t *testing.T) {
-	msgs := append([]history.Message{history.NewText(history.System, SummaryPrefix+"older summary")}, conv(20, 29, 471)...)
+	msgs := append([]history.Message{SummaryMessage("older summary")}, conv(20, 29, 471)...)
 	fork, n, err := selectFork(context.Background(), approx, msgs, 3000)
 	if err != nil {
 		t.Fatal(err)

@@ -87,6 +87,16 @@ type Options struct {
 	// -1 when unknown. It is called on Compact's goroutine only.
 	Progress func(message string, percent int)
 	TwoPass  *TwoPass // nil: single pass
+	// Answered, when set, is called with the usage of every provider call
+	// that answers, as it answers: also when the compaction then fails,
+	// changes nothing, is cancelled or its result is never used, and for
+	// the calls of a pass 1 on the pass's goroutine ([TwoPass.Prefire]). It
+	// must not block. A call that fails without an answer is not reported.
+	Answered func(history.Usage)
+	// Tag names this run to the caller: the note a pass 1 writes keeps it,
+	// and a Compact whose pass 2 uses that note reports it as
+	// [Result].NoteTag.
+	Tag string
 
 	// Hierarchical summarizes in two bands (older, then newer with the older
 	// band's note), both prepared and budget-checked before either call.
@@ -114,9 +124,15 @@ type Result struct {
 	Usage                 history.Usage // summed over every provider call that answered
 	Calls                 int           // provider calls made by this Compact
 	CachedNote            bool          // pass 2 of two-pass ran on a cached pass-1 note
+	NoteTag               string        // the Options.Tag of the pass 1 whose note pass 2 used
 	// WriterFallback says why the record's summary stands in for the
 	// model's (Options.RecordFallback); "" when it does not.
 	WriterFallback string
+	// SummaryIndex is the index in Messages of the summary message this
+	// compaction wrote ([SummaryMessage]; ModeLocal: 0), -1 when it wrote
+	// none (a provider's compaction). The engine knows its own summary by
+	// this index, never by its words.
+	SummaryIndex int
 }
 
 // Compact compacts msgs (the full live history) and returns the new history.
@@ -153,7 +169,7 @@ func Compact(ctx context.Context, msgs []history.Message, opts Options) (*Result
 	if err := warmEstimates(ctx, r.est, work); err != nil {
 		return nil, err
 	}
-	res := &Result{OriginalMessageCount: len(msgs), OriginalTokens: spanTokens(r.est, work)}
+	res := &Result{OriginalMessageCount: len(msgs), OriginalTokens: spanTokens(r.est, work), SummaryIndex: -1}
 	defer func() { res.Usage, res.Calls = r.usage, r.calls }()
 
 	strategy := StrategyFor(opts.Route)
@@ -257,12 +273,19 @@ func (r *run) newErr(kind string, input, budget int, err error) *Error {
 	return &Error{Kind: kind, Provider: r.opts.Route.Provider, Model: r.opts.Route.Model, InputTokens: input, Budget: budget, Err: err}
 }
 
+// addUsage adds the usage of a call that answered and reports it to
+// Options.Answered.
 func (r *run) addUsage(u history.Usage) {
 	r.usage.InputTokens += u.InputTokens
 	r.usage.OutputTokens += u.OutputTokens
 	r.usage.CacheReadTokens += u.CacheReadTokens
 	r.usage.CacheCreationTokens += u.CacheCreationTokens
+	r.usage.CacheCreation1hTokens += u.CacheCreation1hTokens
+	r.usage.ReasoningTokens += u.ReasoningTokens
 	r.usage.Iterations = append(r.usage.Iterations, u.Iterations...)
+	if r.opts.Answered != nil {
+		r.opts.Answered(u)
+	}
 }
 
 func (r *run) finish(res *Result, out []history.Message) (*Result, error) {
@@ -328,8 +351,8 @@ func (r *run) local(ctx context.Context, work []history.Message, res *Result) ([
 	summary = withPins(summary, r.opts.Pin)
 	res.Summary = summary
 
-	sum := history.NewText(history.System, SummaryPrefix+summary)
-	return boundToWindow(r.est, sum, retained, tail, WindowBound(r.opts.Capacity, r.opts.ReservedOutput, r.opts.Prefix)), nil
+	res.SummaryIndex = 0 // boundToWindow leads with the summary
+	return boundToWindow(r.est, SummaryMessage(summary), retained, tail, WindowBound(r.opts.Capacity, r.opts.ReservedOutput, r.opts.Prefix)), nil
 }
 
 // summary produces the summary text of work (pruned is work with oversized
@@ -341,12 +364,12 @@ func (r *run) summary(ctx context.Context, work, pruned []history.Message, repla
 		return r.summarizeWhole(ctx, s, work, replaced)
 	}
 	if tp := r.opts.TwoPass; tp != nil {
-		if note, n, ok := tp.lookup(work, r.opts.Route); ok {
+		if note, n, tag, ok := tp.lookup(work, r.opts.Route); ok {
 			lead := []history.Message{carrier(r.est, note)}
 			s, err := r.summarize(ctx, lead, pruned[n:], "local, two-pass", 40)
 			switch {
 			case err == nil:
-				res.CachedNote = true
+				res.CachedNote, res.NoteTag = true, tag
 				tp.consume()
 				return s, nil
 			case ctx.Err() != nil:
@@ -371,7 +394,7 @@ func nothingNew(prefix, retained []history.Message) bool {
 	for i := range prefix {
 		m := &prefix[i]
 		switch {
-		case m.Role == history.System && strings.HasPrefix(m.Text(), SummaryPrefix):
+		case IsSummaryMessage(m):
 			summaries++
 		case m.Role == history.User && slices.ContainsFunc(retained, func(k history.Message) bool { return history.Equal(k, *m) }):
 		default:
@@ -495,11 +518,13 @@ func (r *run) summarize(ctx context.Context, lead, body []history.Message, label
 		r.progress(fmt.Sprintf("Summarizing %d messages (%s)", len(lead)+len(fork), label), pct)
 		r.calls++
 		resp, err := r.opts.Client.Generate(ctx, req)
+		if resp != nil {
+			r.addUsage(resp.Usage) // billed whatever becomes of the answer
+		}
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
 		if err == nil {
-			r.addUsage(resp.Usage)
 			text := strings.TrimSpace(resp.Message.Text())
 			if text == "" {
 				return "", r.newErr(KindEmpty, input, budget, errEmptySummary)
@@ -552,6 +577,9 @@ func (r *run) summarizeWhole(ctx context.Context, s providers.Summarizer, work [
 		Prompt:          r.opts.Prompt,
 		MaxOutputTokens: limit,
 	})
+	if resp != nil {
+		r.addUsage(resp.Usage)
+	}
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -559,7 +587,6 @@ func (r *run) summarizeWhole(ctx context.Context, s providers.Summarizer, work [
 	if err != nil {
 		return "", r.newErr(KindProvider, input, 0, err)
 	}
-	r.addUsage(resp.Usage)
 	text := strings.TrimSpace(resp.Message.Text())
 	if text == "" {
 		return "", r.newErr(KindEmpty, input, 0, errEmptySummary)
@@ -588,13 +615,15 @@ func (r *run) standalone(ctx context.Context, work []history.Message) (out []his
 	}
 	r.calls++
 	resp, cerr := c.Compact(ctx, &providers.CompactRequest{Model: r.opts.Route.Model, Input: input, Instructions: instructions})
+	if resp != nil {
+		r.addUsage(resp.Usage)
+	}
 	if ctx.Err() != nil {
 		return nil, "", ctx.Err()
 	}
 	if cerr != nil {
 		return nil, "native standalone compaction failed: " + providers.Bound(redact(cerr.Error()), 512), nil
 	}
-	r.addUsage(resp.Usage)
 	if len(resp.Output) == 0 {
 		return nil, "native standalone compaction returned no output", nil
 	}
@@ -633,13 +662,15 @@ func (r *run) inline(ctx context.Context, work []history.Message, res *Result) (
 			TriggerTokens: InlineTriggerFloor,
 		},
 	})
+	if resp != nil {
+		r.addUsage(resp.Usage)
+	}
 	if ctx.Err() != nil {
 		return nil, "", ctx.Err()
 	}
 	if gerr != nil {
 		return nil, "native inline compaction was rejected: " + providers.Bound(redact(gerr.Error()), 512), nil
 	}
-	r.addUsage(resp.Usage)
 	block := resp.Compaction
 	if len(block) == 0 {
 		reason := "native inline compaction did not fire"

@@ -476,8 +476,8 @@ func TestRebuiltHistoryBoundedToWindow(t *testing.T) {
 	if res.CompactedTokens > 28160 {
 		t.Errorf("compacted %d tokens, want ≤ 28,160", res.CompactedTokens)
 	}
-	if s := res.Messages[0]; s.Role != history.System || !strings.HasPrefix(s.Text(), SummaryPrefix) {
-		t.Errorf("first message = %.40q", s.Text())
+	if s := res.Messages[0]; res.SummaryIndex != 0 || !IsSummaryMessage(&s) {
+		t.Errorf("summary index %d, first message = %.40q", res.SummaryIndex, s.Text())
 	}
 	if err := history.CheckPairing(res.Messages); err != nil {
 		t.Error(err)
@@ -577,7 +577,7 @@ func TestNativeStandalone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Strategy != NativeStandalone || res.Mode != ModeProvider || res.Fallback != "" {
+		if res.Strategy != NativeStandalone || res.Mode != ModeProvider || res.Fallback != "" || res.SummaryIndex != -1 {
 			t.Errorf("result = %+v", res)
 		}
 		if diff := cmp.Diff(snapshot(output), snapshot(res.Messages)); diff != "" {
@@ -702,7 +702,7 @@ func TestNativeInline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Strategy != NativeInline || res.Mode != ModeProvider || res.Summary != "inline summary" {
+		if res.Strategy != NativeInline || res.Mode != ModeProvider || res.Summary != "inline summary" || res.SummaryIndex != -1 {
 			t.Errorf("result = %+v", res)
 		}
 		first := res.Messages[0]

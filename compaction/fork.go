@@ -136,153 +136,217 @@ type plan map[int]history.Message
 //
 // hs and typed are msgs' hints and typed-message flags ([hintsFor]).
 func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typed []bool, us []unit, allowance int) (plan, int, error) {
-	p := plan{}
-	n := len(us)
-	if n == 0 {
-		return p, 0, nil
+	if len(us) == 0 {
+		return plan{}, 0, nil
 	}
-	// rank orders older units for previews when not all fit: what the user
-	// typed first, then units that carry evidence, then the rest.
-	rank := make([]int, n)
+	c := newChooser(est, msgs, hs, typed, us, allowance)
+	if allowance <= 0 {
+		_, floor := c.preview(c.n-1, 0)
+		return nil, 0, &budgetError{need: max(1, floor-allowance)}
+	}
+	if c.sumBound <= allowance {
+		total := c.previewOldest(allowance)
+		return c.p, total, nil
+	}
+	used, k, err := c.newestWhole(allowance)
+	if err != nil {
+		return nil, 0, err
+	}
+	left := c.previewByRank(k, allowance-used)
+	return c.p, allowance - left, nil
+}
+
+// rankTyped and rankEvidence order older units for previews when not all
+// fit: what the user typed first, then units that carry evidence, then the
+// rest (rank 0).
+const (
+	rankEvidence = 1
+	rankTyped    = 2
+)
+
+// chooser is the state of one [chooseUnits]: the units, their sizes whole
+// and the bound of their previews, the previews made so far, and the plan.
+type chooser struct {
+	est      *history.Estimator
+	msgs     []history.Message
+	hs       []*hint
+	us       []unit
+	n        int
+	rank     []int
+	whole    []int // tokens of each unit whole
+	bound    []int // a bound of each unit's preview: the cap plus its protocol floor
+	sumBound int
+	capTok   int // the preview share of a unit
+	pv       [][]history.Message
+	pt       []int
+	made     []bool
+	p        plan
+}
+
+func newChooser(est *history.Estimator, msgs []history.Message, hs []*hint, typed []bool, us []unit, allowance int) *chooser {
+	n := len(us)
+	c := &chooser{est: est, msgs: msgs, hs: hs, us: us, n: n, rank: make([]int, n), whole: make([]int, n), bound: make([]int, n),
+		pv: make([][]history.Message, n), pt: make([]int, n), made: make([]bool, n), p: plan{}}
 	for k, u := range us {
 		for j := u.start; j < u.end; j++ {
 			switch {
 			case typed[j]:
-				rank[k] = 2
+				c.rank[k] = rankTyped
 			case !hs[j].empty():
-				rank[k] = max(rank[k], 1)
+				c.rank[k] = max(c.rank[k], rankEvidence)
 			}
-		}
-	}
-	span := func(k int) []history.Message { return msgs[us[k].start:us[k].end] }
-	previewK := func(k, budget int) ([]history.Message, int) {
-		u := us[k]
-		return previewUnit(est, msgs[u.start:u.end], hs[u.start:u.end], budget)
-	}
-	put := func(k int, ms []history.Message) {
-		for i, m := range ms {
-			p[us[k].start+i] = m
 		}
 	}
 	if allowance <= 0 {
-		_, floor := previewK(n-1, 0)
-		return nil, 0, &budgetError{need: max(1, floor-allowance)}
+		return c
 	}
-	whole := make([]int, n)
-	for k := range us {
-		whole[k] = spanTokens(est, span(k))
-	}
-	capTok := min(max(allowance/(2*n), minUnitPreview), maxUnitPreview)
-	capOf := func(k int) int {
-		if rank[k] == 2 { // a user's words get a larger share
-			return min(4*capTok, SummaryMessageCap)
-		}
-		return capTok
-	}
+	c.capTok = min(max(allowance/(2*n), minUnitPreview), maxUnitPreview)
 	// Previews are made only for the units that end up previewed; the
 	// choice is made on a bound of their size (the cap plus the unit's
 	// protocol floor, which a preview never exceeds).
-	floor := func(k int) int {
-		f := 0
-		for i := us[k].start; i < us[k].end; i++ {
-			f += floorTokens(est, &msgs[i])
-		}
-		return f
-	}
-	bound := make([]int, n)
-	sumB := 0
 	for k := range us {
-		bound[k] = min(whole[k], capOf(k)+floor(k))
-		sumB += bound[k]
+		c.whole[k] = spanTokens(est, c.span(k))
+		c.bound[k] = min(c.whole[k], c.capOf(k)+c.floor(k))
+		c.sumBound += c.bound[k]
 	}
-	pv := make([][]history.Message, n)
-	pt := make([]int, n)
-	made := make([]bool, n)
-	previewed := func(k int) ([]history.Message, int) {
-		if !made[k] {
-			if whole[k] <= capOf(k) {
-				pv[k], pt[k] = span(k), whole[k]
-			} else {
-				pv[k], pt[k] = previewK(k, capOf(k))
-			}
-			made[k] = true
-		}
-		return pv[k], pt[k]
+	return c
+}
+
+func (c *chooser) span(k int) []history.Message { return c.msgs[c.us[k].start:c.us[k].end] }
+
+// preview previews unit k to budget tokens.
+func (c *chooser) preview(k, budget int) ([]history.Message, int) {
+	u := c.us[k]
+	return previewUnit(c.est, c.msgs[u.start:u.end], c.hs[u.start:u.end], budget)
+}
+
+// put sends ms for unit k.
+func (c *chooser) put(k int, ms []history.Message) {
+	for i, m := range ms {
+		c.p[c.us[k].start+i] = m
 	}
-	if sumB <= allowance {
-		// cost(k) = previews of us[:k] + us[k:] whole; it only grows as k
-		// decreases, so the smallest k that fits keeps the most whole.
-		cost, k := sumB, n
-		for k > 0 && cost-bound[k-1]+whole[k-1] <= allowance {
-			cost += whole[k-1] - bound[k-1]
-			k--
-		}
-		total := 0
-		for i := range n {
-			if i < k {
-				_, t := previewed(i)
-				total += t
-			} else {
-				total += whole[i]
-			}
-		}
-		// The real previews are smaller than their bounds: upgrade more.
-		for k > 0 && total-pt[k-1]+whole[k-1] <= allowance {
-			total += whole[k-1] - pt[k-1]
-			k--
-		}
-		for i := range n {
-			if i < k {
-				put(i, pv[i])
-			} else {
-				put(i, span(i))
-			}
-		}
-		if k == n { // not even the newest unit fits whole: give it the slack
-			room := allowance - (total - pt[n-1])
-			if q, t := previewK(n-1, room); t <= room && t > pt[n-1] {
-				total += t - pt[n-1]
-				put(n-1, q)
-			}
-		}
-		return p, total, nil
+}
+
+// capOf is unit k's preview share: a user's words get a larger one.
+func (c *chooser) capOf(k int) int {
+	if c.rank[k] == rankTyped {
+		return min(4*c.capTok, SummaryMessageCap)
 	}
+	return c.capTok
+}
+
+// floor is the protocol skeleton of unit k, which no preview goes below.
+func (c *chooser) floor(k int) int {
+	f := 0
+	for i := c.us[k].start; i < c.us[k].end; i++ {
+		f += floorTokens(c.est, &c.msgs[i])
+	}
+	return f
+}
+
+// previewed is unit k at its share: whole when that fits, else its
+// preview, made once.
+func (c *chooser) previewed(k int) ([]history.Message, int) {
+	if !c.made[k] {
+		if c.whole[k] <= c.capOf(k) {
+			c.pv[k], c.pt[k] = c.span(k), c.whole[k]
+		} else {
+			c.pv[k], c.pt[k] = c.preview(k, c.capOf(k))
+		}
+		c.made[k] = true
+	}
+	return c.pv[k], c.pt[k]
+}
+
+// previewOldest plans for an allowance the previews of every unit fit in:
+// the oldest units previewed, as many of the newest whole as fit. It
+// returns the tokens planned.
+func (c *chooser) previewOldest(allowance int) int {
+	n := c.n
+	// cost(k) = previews of us[:k] + us[k:] whole; it only grows as k
+	// decreases, so the smallest k that fits keeps the most whole.
+	cost, k := c.sumBound, n
+	for k > 0 && cost-c.bound[k-1]+c.whole[k-1] <= allowance {
+		cost += c.whole[k-1] - c.bound[k-1]
+		k--
+	}
+	total := 0
+	for i := range n {
+		if i < k {
+			_, t := c.previewed(i)
+			total += t
+		} else {
+			total += c.whole[i]
+		}
+	}
+	// The real previews are smaller than their bounds: upgrade more.
+	for k > 0 && total-c.pt[k-1]+c.whole[k-1] <= allowance {
+		total += c.whole[k-1] - c.pt[k-1]
+		k--
+	}
+	for i := range n {
+		if i < k {
+			c.put(i, c.pv[i])
+		} else {
+			c.put(i, c.span(i))
+		}
+	}
+	if k == n { // not even the newest unit fits whole: give it the slack
+		room := allowance - (total - c.pt[n-1])
+		if q, t := c.preview(n-1, room); t <= room && t > c.pt[n-1] {
+			total += t - c.pt[n-1]
+			c.put(n-1, q)
+		}
+	}
+	return total
+}
+
+// newestWhole plans, when not even the previews of every unit fit, the
+// newest units that fit in half the allowance whole (the newest one
+// previewed when it alone is larger). It returns the tokens used and the
+// number k of older units left to preview.
+func (c *chooser) newestWhole(allowance int) (used, k int, err error) {
+	n := c.n
 	half := allowance / 2
-	k, used := n, 0
-	for k > 0 && used+whole[k-1] <= half {
-		used += whole[k-1]
+	k = n
+	for k > 0 && used+c.whole[k-1] <= half {
+		used += c.whole[k-1]
 		k--
 	}
 	for i := k; i < n; i++ {
-		put(i, span(i))
+		c.put(i, c.span(i))
 	}
 	if k == n {
-		q, t := previewK(n-1, half)
+		q, t := c.preview(n-1, half)
 		if t > half {
-			if q, t = previewK(n-1, allowance); t > allowance {
-				return nil, 0, &budgetError{need: t}
+			if q, t = c.preview(n-1, allowance); t > allowance {
+				return 0, 0, &budgetError{need: t}
 			}
 		}
-		put(n-1, q)
+		c.put(n-1, q)
 		used, k = t, n-1
 	}
-	left := allowance - used
-	// Every typed request gets a share before anything else when their
-	// previews do not all fit.
+	return used, k, nil
+}
+
+// previewByRank spends left tokens on previews of the units us[:k]: every
+// typed request gets a share first when their previews do not all fit,
+// then units go by rank, newest first within one. It returns what is left.
+func (c *chooser) previewByRank(k, left int) int {
 	var typedUnits []int
 	sumT := 0
 	for i := range k {
-		if rank[i] == 2 {
+		if c.rank[i] == rankTyped {
 			typedUnits = append(typedUnits, i)
-			_, t := previewed(i)
+			_, t := c.previewed(i)
 			sumT += t
 		}
 	}
 	if sumT > left && len(typedUnits) > 0 {
 		share := max(minUnitPreview, left/len(typedUnits))
 		for _, i := range typedUnits {
-			if pt[i] > share {
-				pv[i], pt[i] = previewK(i, share)
+			if c.pt[i] > share {
+				c.pv[i], c.pt[i] = c.preview(i, share)
 			}
 		}
 	}
@@ -291,21 +355,21 @@ func chooseUnits(est *history.Estimator, msgs []history.Message, hs []*hint, typ
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool {
-		if ra, rb := rank[order[a]], rank[order[b]]; ra != rb {
+		if ra, rb := c.rank[order[a]], c.rank[order[b]]; ra != rb {
 			return ra > rb
 		}
 		return order[a] > order[b]
 	})
 	for _, i := range order {
-		if left < minUnitPreview && left < whole[i] || floor(i) > left {
+		if left < minUnitPreview && left < c.whole[i] || c.floor(i) > left {
 			continue // cannot fit; do not make its preview
 		}
-		if q, t := previewed(i); t <= left {
-			put(i, q)
+		if q, t := c.previewed(i); t <= left {
+			c.put(i, q)
 			left -= t
 		}
 	}
-	return p, allowance - left, nil
+	return left
 }
 
 // selectFork bounds msgs (normalized, already pruned) to allowance tokens for
@@ -704,9 +768,57 @@ func selectLines(est *history.Estimator, s string, n int, must []string) string 
 		return ""
 	}
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	cands := rankLines(lines, must)
+	picked := make([]bool, len(lines))
+	// Greedy by estimate (line + a possible gap marker), verified at the end.
+	budget := n
+	const lineSlack = 1 + 8 // the newline and a possible gap marker
+	npicked := 0
+	for _, c := range cands {
+		if budget <= lineSlack {
+			break
+		}
+		cost := est.Text(clipLine(lines[c.i])) + lineSlack
+		if cost > budget {
+			continue
+		}
+		picked[c.i] = true
+		npicked++
+		budget -= cost
+	}
+	out := renderLines(lines, picked)
+	for est.Text(out) > n {
+		// Drop the lowest-ranked tenth of the picked lines and try again.
+		drop := max(1, npicked/10)
+		for k := len(cands) - 1; k >= 0 && drop > 0; k-- {
+			if picked[cands[k].i] {
+				picked[cands[k].i] = false
+				npicked--
+				drop--
+			}
+		}
+		if npicked == 0 {
+			return truncateMiddle(est, s, n, "output")
+		}
+		out = renderLines(lines, picked)
+	}
+	if strings.TrimSpace(out) == "" || strings.HasPrefix(out, "[…") && !strings.Contains(out, "\n") {
+		return truncateMiddle(est, s, n, "output")
+	}
+	return out
+}
+
+// lineCand is a line of an output selectLines may keep: its index, its
+// score and its distance from the nearer end.
+type lineCand struct{ i, score, dist int }
+
+// rankLines orders the non-blank lines best first: a line naming one of
+// must, then the first and last lines and the verdicts and exit codes, then
+// errors, then paths ([lineScore]); a repeat of a scored line ranks below
+// plain lines; ties go to the line nearer an end.
+func rankLines(lines, must []string) []lineCand {
 	last := len(lines) - 1
-	type cand struct{ i, score, dist int }
-	cands := make([]cand, 0, len(lines))
+	cands := make([]lineCand, 0, len(lines))
 	seen := map[string]bool{}
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
@@ -727,7 +839,7 @@ func selectLines(est *history.Estimator, s string, n int, must []string) string 
 		if (i == 0 || i == last) && sc < 4 {
 			sc = 4
 		}
-		cands = append(cands, cand{i, sc, min(i, last-i)})
+		cands = append(cands, lineCand{i, sc, min(i, last-i)})
 	}
 	sort.SliceStable(cands, func(a, b int) bool {
 		if cands[a].score != cands[b].score {
@@ -735,68 +847,37 @@ func selectLines(est *history.Estimator, s string, n int, must []string) string 
 		}
 		return cands[a].dist < cands[b].dist
 	})
-	clipLine := func(l string) string {
-		if len(l) <= maxPreviewLine {
-			return l
-		}
-		return l[:snapBack(l, maxPreviewLine)] + " […]"
+	return cands
+}
+
+// clipLine bounds one selected line to maxPreviewLine bytes.
+func clipLine(l string) string {
+	if len(l) <= maxPreviewLine {
+		return l
 	}
-	picked := make([]bool, len(lines))
-	render := func() string {
-		var b strings.Builder
-		gap := 0
-		flush := func() {
-			if gap > 0 {
-				fmt.Fprintf(&b, "[… %d lines omitted …]\n", gap)
-				gap = 0
-			}
+	return l[:snapBack(l, maxPreviewLine)] + " […]"
+}
+
+// renderLines writes the picked lines, clipped, in their order, with a
+// marker for every gap.
+func renderLines(lines []string, picked []bool) string {
+	var b strings.Builder
+	gap := 0
+	flush := func() {
+		if gap > 0 {
+			fmt.Fprintf(&b, "[… %d lines omitted …]\n", gap)
+			gap = 0
 		}
-		for i, l := range lines {
-			if !picked[i] {
-				gap++
-				continue
-			}
-			flush()
-			b.WriteString(clipLine(l))
-			b.WriteByte('\n')
-		}
-		flush()
-		return strings.TrimRight(b.String(), "\n")
 	}
-	// Greedy by estimate (line + a possible gap marker), verified at the end.
-	budget := n
-	const lineSlack = 1 + 8 // the newline and a possible gap marker
-	npicked := 0
-	for _, c := range cands {
-		if budget <= lineSlack {
-			break
-		}
-		cost := est.Text(clipLine(lines[c.i])) + lineSlack
-		if cost > budget {
+	for i, l := range lines {
+		if !picked[i] {
+			gap++
 			continue
 		}
-		picked[c.i] = true
-		npicked++
-		budget -= cost
+		flush()
+		b.WriteString(clipLine(l))
+		b.WriteByte('\n')
 	}
-	out := render()
-	for est.Text(out) > n {
-		// Drop the lowest-ranked tenth of the picked lines and try again.
-		drop := max(1, npicked/10)
-		for k := len(cands) - 1; k >= 0 && drop > 0; k-- {
-			if picked[cands[k].i] {
-				picked[cands[k].i] = false
-				npicked--
-				drop--
-			}
-		}
-		if npicked == 0 {
-			return truncateMiddle(est, s, n, "output")
-		}
-		out = render()
-	}
-	if strings.TrimSpace(out) == "" || strings.HasPrefix(out, "[…") && !strings.Contains(out, "\n") {
-		return truncateMiddle(est, s, n, "output")
-	}
-	return out
+	flush()
+	return strings.TrimRight(b.String(), "\n")
 }

@@ -28,7 +28,7 @@ func TestPinnedTextInEverySummary(t *testing.T) {
 	}
 	// A summarizer that carried the earlier summary's block itself.
 	opts.Client = answer(res.Summary)
-	second, err := Compact(context.Background(), append([]history.Message{history.NewText(history.System, SummaryPrefix+res.Summary)}, conv(60, 29, 471)...), opts)
+	second, err := Compact(context.Background(), append([]history.Message{SummaryMessage(res.Summary)}, conv(60, 29, 471)...), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

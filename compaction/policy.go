@@ -4,18 +4,12 @@ import (
 	"math"
 	"strings"
 
+	"github.com/vtcode/vtcode-ls/compaction/routepolicy"
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
-// Defaults of docs/design.md §8.1 and §8.7.
-const (
-	DefaultThresholdRatio     = 0.75 // auto_compaction_threshold_ratio
-	DefaultRouteThreshold     = 1.0  // route_policy.threshold_ratio
-	DefaultRetainRatio        = 0.16 // route_policy.retain_ratio
-	DefaultMaxOverflowRetries = 1    // route_policy.max_overflow_retries
-	// MaxTailTokens caps the continuity tail: min(20,000, window × retain_ratio).
-	MaxTailTokens = 20000
-)
+// MaxTailTokens caps the continuity tail: min(20,000, window × retain_ratio).
+const MaxTailTokens = 20000
 
 // RoutePolicy tunes compaction for one provider/model route (docs/design.md §8.7).
 type RoutePolicy struct {
@@ -29,9 +23,10 @@ type RoutePolicy struct {
 	MaxOverflowRetries int
 }
 
-// DefaultRoutePolicy returns the built-in route policy: 1.0, 0.16, 1.
+// DefaultRoutePolicy returns the built-in route policy (package
+// routepolicy): 1.0, 0.16, 1.
 func DefaultRoutePolicy() RoutePolicy {
-	return RoutePolicy{ThresholdRatio: DefaultRouteThreshold, RetainRatio: DefaultRetainRatio, MaxOverflowRetries: DefaultMaxOverflowRetries}
+	return RoutePolicy{ThresholdRatio: routepolicy.RouteThreshold, RetainRatio: routepolicy.RetainRatio, MaxOverflowRetries: routepolicy.MaxOverflowRetries}
 }
 
 // RouteOverride is one [[compaction.routes]] entry. Provider and Model are
@@ -80,7 +75,7 @@ type Thresholds struct {
 //	          = round(effective × ratio × min(1, rp.ThresholdRatio)) otherwise
 //	soft      = threshold − floor(threshold / 10)
 //
-// ratio ≤ 0 means [DefaultThresholdRatio]; rp.ThresholdRatio ≤ 0 means 1. With
+// ratio ≤ 0 means [routepolicy.ThresholdRatio]; rp.ThresholdRatio ≤ 0 means 1. With
 // unknown capacity (≤ 0) only an explicit thresholdTokens is known; everything
 // else is 0. A known threshold is at least 1.
 func Readiness(capacity, reservedOutput, thresholdTokens int, ratio float64, rp RoutePolicy) Thresholds {
@@ -97,7 +92,7 @@ func Readiness(capacity, reservedOutput, thresholdTokens int, ratio float64, rp 
 		t.Threshold = min(thresholdTokens, t.Effective)
 	} else {
 		if ratio <= 0 {
-			ratio = DefaultThresholdRatio
+			ratio = routepolicy.ThresholdRatio
 		}
 		route := rp.ThresholdRatio
 		if route <= 0 || route > 1 {

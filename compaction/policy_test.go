@@ -3,8 +3,23 @@ package compaction
 import (
 	"testing"
 
+	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/providers"
 )
+
+// A session whose policy leaves the route policy and the threshold ratio
+// unconfigured compacts as a caller that leaves the options zero.
+func TestPolicyDefaultsAreTheEngines(t *testing.T) {
+	pol := config.Default()
+	rp := RoutePolicy{ThresholdRatio: pol.RoutePolicy.ThresholdRatio, RetainRatio: pol.RoutePolicy.RetainRatio,
+		MaxOverflowRetries: pol.RoutePolicy.MaxOverflowRetries}
+	if rp != DefaultRoutePolicy() {
+		t.Errorf("config's route policy %+v, the engine's %+v", rp, DefaultRoutePolicy())
+	}
+	if got, want := Readiness(32768, 4096, 0, pol.AutoCompaction.ThresholdRatio, rp), Readiness(32768, 4096, 0, 0, RoutePolicy{}); got != want {
+		t.Errorf("thresholds under config's ratio %+v, under the engine's default %+v", got, want)
+	}
+}
 
 func TestReadiness(t *testing.T) {
 	def := DefaultRoutePolicy()

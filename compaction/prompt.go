@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/evidence"
+	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 )
 
@@ -23,9 +24,28 @@ import (
 //go:embed prompt.md
 var DefaultPrompt string
 
-// SummaryPrefix starts the system message that carries a local summary in a
-// rebuilt history.
-const SummaryPrefix = "Previous conversation summary:\n"
+// SummaryMessage is the system message that carries a local summary in a
+// rebuilt history: [evidence.SummaryHeading], a new line, the summary.
+func SummaryMessage(summary string) history.Message {
+	return history.NewText(history.System, evidence.SummaryHeading+"\n"+summary)
+}
+
+// SummaryText is the summary a [SummaryMessage] carries, without its
+// heading: read it at [Result.SummaryIndex] (or the index a session's
+// boundary recorded).
+func SummaryText(m *history.Message) string {
+	return strings.TrimPrefix(m.Text(), evidence.SummaryHeading+"\n")
+}
+
+// IsSummaryMessage reports whether m reads as a summary message of this
+// engine: a system message opening with [evidence.SummaryHeading]. It is for
+// histories nobody marked: the input of [Compact] (an agent may send an
+// earlier summary back) and a session log older than the boundary's
+// summary index. Where a [Result] or a boundary records the index, the
+// index decides.
+func IsSummaryMessage(m *history.Message) bool {
+	return m.Role == history.System && evidence.HasSummaryHeading(m.Text())
+}
 
 // instructionsHeader introduces caller-supplied instructions after the prompt.
 const instructionsHeader = "\n\n" + providers.SummaryInstructions + "\n"

@@ -17,7 +17,7 @@ import (
 // the typed prompt, instructions and output bound, in one call, however
 // small the window; the result is rebuilt like any local summary.
 func TestSummarizerReadsWholeHistory(t *testing.T) {
-	earlier := history.NewText(history.System, SummaryPrefix+"## Goal\nPort the config loader to TOML.")
+	earlier := SummaryMessage("## Goal\nPort the config loader to TOML.")
 	msgs := append([]history.Message{earlier}, longTurn()...)
 	for _, w := range ltWindows {
 		for _, mode := range []string{"single", "hierarchical", "two-pass"} {
@@ -59,7 +59,7 @@ func TestSummarizerReadsWholeHistory(t *testing.T) {
 				if req.Prompt != "workspace prompt" || req.Instructions != "focus on the port default" || req.MaxOutputTokens != 1500 {
 					t.Errorf("request = prompt %q, instructions %q, max %d", req.Prompt, req.Instructions, req.MaxOutputTokens)
 				}
-				if res.Summary != "whole summary" || res.Messages[0].Text() != SummaryPrefix+"whole summary" {
+				if s := res.Messages[res.SummaryIndex]; res.Summary != "whole summary" || res.SummaryIndex != 0 || !IsSummaryMessage(&s) || SummaryText(&s) != "whole summary" {
 					t.Errorf("summary message = %.60q", res.Messages[0].Text())
 				}
 				checkRebuilt(t, res.Messages)

@@ -46,6 +46,7 @@ type note struct {
 	prefixLen       int
 	fingerprint     [32]byte
 	provider, model string
+	tag             string // the Options.Tag of the pass 1 that wrote it
 }
 
 // NewTwoPass returns an empty two-pass state. A nil logger discards.
@@ -62,7 +63,9 @@ func NewTwoPass(logger *slog.Logger) *TwoPass {
 // would not compact locally, when the client is a [providers.Summarizer]
 // (it reads the whole history in one call anyway), or after Close. msgs is copied before Prefire
 // returns; opts is used as for Compact, except that Progress and TwoPass are
-// ignored.
+// ignored: Answered hears the usage of pass 1's calls as they answer, on
+// the pass's goroutine, whether or not the note is then kept or used (a
+// pass abandoned by Invalidate or Close included), and the note keeps Tag.
 //
 // ctx bounds pass 1: pass a context that lives as long as the session (for
 // example context.WithoutCancel of the request's), not one that ends with the
@@ -144,25 +147,26 @@ func (t *TwoPass) Close() {
 }
 
 // lookup returns the cached note when it is valid for work on route r: same
-// provider and model, and a fingerprint equal to that of work's prefix. An
+// provider and model, and a fingerprint equal to that of work's prefix,
+// with the prefix length and the tag of the pass 1 that wrote it. An
 // invalid note is dropped.
-func (t *TwoPass) lookup(work []history.Message, r providers.Route) (string, int, bool) {
+func (t *TwoPass) lookup(work []history.Message, r providers.Route) (string, int, string, bool) {
 	t.mu.Lock()
 	n := t.note
 	t.mu.Unlock()
 	if n == nil {
-		return "", 0, false
+		return "", 0, "", false
 	}
 	if strings.EqualFold(n.provider, r.Provider) && n.model == r.Model &&
 		n.prefixLen > 0 && n.prefixLen < len(work) && fingerprint(work[:n.prefixLen]) == n.fingerprint {
-		return n.text, n.prefixLen, true
+		return n.text, n.prefixLen, n.tag, true
 	}
 	t.mu.Lock()
 	if t.note == n {
 		t.note = nil
 	}
 	t.mu.Unlock()
-	return "", 0, false
+	return "", 0, "", false
 }
 
 // consume drops the note after a successful pass 2.
@@ -197,7 +201,7 @@ func pass1(ctx context.Context, msgs []history.Message, opts Options, existing *
 	if err != nil {
 		return nil, err
 	}
-	return &note{text: text, prefixLen: split, fingerprint: fingerprint(work[:split]), provider: opts.Route.Provider, model: opts.Route.Model}, nil
+	return &note{text: text, prefixLen: split, fingerprint: fingerprint(work[:split]), provider: opts.Route.Provider, model: opts.Route.Model, tag: opts.Tag}, nil
 }
 
 // splitIndex returns the index that splits msgs (normalized) at fraction f of

@@ -113,7 +113,7 @@ func TestTwoPassCacheHit(t *testing.T) {
 		t.Errorf("result = %+v", res)
 	}
 	// The note is single-use.
-	if _, _, ok := tp.lookup(msgs, opts.Route); ok {
+	if _, _, _, ok := tp.lookup(msgs, opts.Route); ok {
 		t.Error("note still cached after use")
 	}
 }
@@ -219,7 +219,7 @@ func TestTwoPassCancellation(t *testing.T) {
 		<-started
 		tp.Invalidate()
 		tp.Wait()
-		if _, _, ok := tp.lookup(msgs, opts.Route); ok {
+		if _, _, _, ok := tp.lookup(msgs, opts.Route); ok {
 			t.Error("a note was cached")
 		}
 	})

@@ -599,196 +599,27 @@ func (d *decoder) pin(raw map[string]any) []string {
 // storage.dir the file sets, if any, or every problem of the file; on error c
 // is left unchanged.
 func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs []*FileError) {
-	var raw map[string]any
-	if _, err := toml.Decode(string(src), &raw); err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			msg := pe.Message
-			if pe.LastKey != "" {
-				msg = pe.LastKey + ": " + msg
-			}
-			return nil, []*FileError{{File: file, Line: pe.Position.Line, Msg: bound(msg)}}
-		}
-		return nil, []*FileError{{File: file, Msg: bound(err.Error())}}
+	raw, perr := parseFile(file, src)
+	if perr != nil {
+		return nil, []*FileError{perr}
 	}
 	d := &decoder{file: file, pos: scanKeys(src), trust: t}
 	d.checkKeys(raw, nil, "", -1)
 
-	policy := c.Policy
-	for i := range policyFields {
-		f := &policyFields[i]
-		path := strings.Split(f.toml, ".")
-		tkey, k := path[:len(path)-1], path[len(path)-1]
-		if t := tableAt(raw, tkey...); t != nil {
-			if v, ok := d.value(t, tkey, k, -1, f.rule); ok {
-				f.set(&policy, v)
-			}
-		}
-	}
-
-	summarizer := c.Summarizer
-	if t := tableAt(raw, "compaction", "summarizer"); t != nil {
-		key := []string{"compaction", "summarizer"}
-		if s, ok := d.str(t, key, "provider", -1, ruleString); ok {
-			summarizer.Provider = *s
-		}
-		if s, ok := d.str(t, key, "model", -1, ruleString); ok {
-			summarizer.Model = *s
-		}
-	}
-
-	var routes []RouteOverride
-	if t := tableAt(raw, "compaction"); t != nil {
-		entries, _ := tableArray(t["routes"])
-		key := []string{"compaction", "routes"}
-		for i, e := range entries {
-			var r RouteOverride
-			if s, ok := d.str(e, key, "provider", i, ruleString); ok {
-				r.Provider = *s
-			}
-			if s, ok := d.str(e, key, "model", i, ruleString); ok {
-				r.Model = *s
-			}
-			if s, ok := d.str(e, key, "agent", i, ruleString); ok {
-				r.Agent = *s
-			}
-			r.ThresholdRatio = d.float(e, key, "threshold_ratio", i, ruleRatio)
-			r.RetainRatio = d.float(e, key, "retain_ratio", i, ruleUnit)
-			r.MaxOverflowRetries = d.integer(e, key, "max_overflow_retries", i, ruleNonNeg)
-			routes = append(routes, r)
-		}
-	}
-
-	providers := make(map[string]ProviderConfig, len(c.Providers))
-	for name, p := range c.Providers {
-		providers[name] = p
-	}
-	if t := tableAt(raw, "providers"); t != nil {
-		for name, v := range t {
-			pt, ok := v.(map[string]any)
-			if !ok {
-				continue // reported by checkKeys
-			}
-			key := []string{"providers", name}
-			p := providers[name]
-			if s, ok := d.str(pt, key, "base_url", -1, ruleString); ok && d.allowed("providers.*.base_url", sub(key, "base_url")) {
-				p.BaseURL = *s
-			}
-			if s, ok := d.str(pt, key, "api_key_env", -1, ruleString); ok && d.allowed("providers.*.api_key_env", sub(key, "api_key_env")) {
-				p.APIKeyEnv = *s
-			}
-			if s, ok := d.str(pt, key, "native_compaction", -1, ruleNative); ok {
-				p.NativeCompaction = *s
-			}
-			if v, ok := d.value(pt, key, "supports_context_edits", -1, ruleBool); ok {
-				b := v.(bool)
-				p.SupportsContextEdits = &b
-			}
-			providers[name] = p
-		}
-	}
-
-	models := append([]ModelEntry(nil), c.Models...)
-	if entries, ok := tableArray(raw["models"]); ok {
-		key := []string{"models"}
-		for i, e := range entries {
-			provider, okP := d.str(e, key, "provider", i, ruleString)
-			model, okM := d.str(e, key, "model", i, ruleString)
-			window := d.integer(e, key, "context_window", i, rulePositive)
-			output := d.integer(e, key, "max_output_tokens", i, rulePositive)
-			cacheRead := d.float(e, key, "cache_read_multiplier", i, ruleMultiplier)
-			cacheWrite := d.float(e, key, "cache_write_multiplier", i, ruleMultiplier)
-			cacheTTL := d.integer(e, key, "cache_ttl_seconds", i, rulePositive)
-			var prices [5]*float64
-			for k, name := range []string{"input_price", "cache_read_price", "cache_write_price", "cache_write_1h_price", "output_price"} {
-				prices[k] = d.float(e, key, name, i, rulePrice)
-			}
-			tierTokens := d.integer(e, key, "price_tier_tokens", i, rulePositive)
-			tierIn := d.float(e, key, "price_tier_input_multiplier", i, ruleMultiplier)
-			tierOut := d.float(e, key, "price_tier_output_multiplier", i, ruleMultiplier)
-			asOf, _ := d.str(e, key, "prices_as_of", i, ruleString)
-			if !okP || *provider == "" {
-				if _, present := e["provider"]; !present || okP {
-					d.fail(sub(key, "provider"), i, "must be set")
-				}
-				continue
-			}
-			if !okM || *model == "" {
-				if _, present := e["model"]; !present || okM {
-					d.fail(sub(key, "model"), i, "must be set")
-				}
-				continue
-			}
-			j := 0
-			for j < len(models) && (models[j].Provider != *provider || models[j].Model != *model) {
-				j++
-			}
-			if j == len(models) {
-				models = append(models, ModelEntry{Provider: *provider, Model: *model})
-			}
-			if window != nil {
-				models[j].ContextWindow = *window
-			}
-			if output != nil {
-				models[j].MaxOutputTokens = *output
-			}
-			if cacheRead != nil {
-				models[j].CacheRead = *cacheRead
-			}
-			if cacheWrite != nil {
-				models[j].CacheWrite = *cacheWrite
-			}
-			if cacheTTL != nil {
-				models[j].CacheTTLSeconds = *cacheTTL
-			}
-			for k, dst := range []*float64{&models[j].InputPrice, &models[j].CacheReadPrice, &models[j].CacheWritePrice,
-				&models[j].CacheWrite1hPrice, &models[j].OutputPrice} {
-				if prices[k] != nil {
-					*dst = *prices[k]
-				}
-			}
-			if tierTokens != nil {
-				models[j].PriceTierTokens = *tierTokens
-			}
-			if tierIn != nil {
-				models[j].PriceTierInput = *tierIn
-			}
-			if tierOut != nil {
-				models[j].PriceTierOutput = *tierOut
-			}
-			if asOf != nil {
-				models[j].PricesAsOf = *asOf
-			}
-		}
-	}
-
-	var keep *int
-	if st := tableAt(raw, "storage"); st != nil {
-		dir, _ = d.str(st, []string{"storage"}, "dir", -1, ruleString)
-		if dir != nil {
-			if msg := t.storageDir(*dir); msg != "" {
-				d.warn([]string{"storage", "dir"}, -1, msg)
-				dir = nil
-			}
-		}
-		keep = d.integer(st, []string{"storage"}, "keep_artifacts", -1, ruleNonNeg)
-	}
+	// Each table is decoded onto a copy of what the earlier layers set, so
+	// that a file with an error changes nothing.
+	policy := d.policy(raw, c.Policy)
+	summarizer := d.summarizer(raw, c.Summarizer)
+	routes := d.routes(raw)
+	providers := d.providers(raw, c.Providers)
+	models := d.models(raw, c.Models)
+	dir, keep := d.storage(raw)
 	px := c.Proxy
 	d.decodeProxy(raw, &px)
 	dm := c.Daemon
 	d.decodeDaemon(raw, &dm)
 	pin := d.pin(raw)
-	writer := c.Writer
-	if t := tableAt(raw, "compaction"); t != nil {
-		if w, ok := d.str(t, []string{"compaction"}, "writer", -1, ruleString); ok {
-			switch *w {
-			case "offline", "model", "auto":
-				writer = *w
-			default:
-				d.fail([]string{"compaction", "writer"}, -1, `must be "offline", "model" or "auto"`)
-			}
-		}
-	}
+	writer := d.writer(raw, c.Writer)
 
 	if len(d.errs) > 0 {
 		sortByLine(d.errs)
@@ -813,6 +644,240 @@ func decodeLayer(file string, src []byte, c *Config, t trust) (dir *string, errs
 	c.Proxy = px
 	c.Daemon = dm
 	return dir, nil
+}
+
+// parseFile decodes the TOML of file into its tables, or reports the
+// syntax error at its line.
+func parseFile(file string, src []byte) (map[string]any, *FileError) {
+	var raw map[string]any
+	if _, err := toml.Decode(string(src), &raw); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			msg := pe.Message
+			if pe.LastKey != "" {
+				msg = pe.LastKey + ": " + msg
+			}
+			return nil, &FileError{File: file, Line: pe.Position.Line, Msg: bound(msg)}
+		}
+		return nil, &FileError{File: file, Msg: bound(err.Error())}
+	}
+	return raw, nil
+}
+
+// policy applies the policy keys of raw ([policyFields]) to base.
+func (d *decoder) policy(raw map[string]any, base Policy) Policy {
+	for i := range policyFields {
+		f := &policyFields[i]
+		path := strings.Split(f.toml, ".")
+		tkey, k := path[:len(path)-1], path[len(path)-1]
+		if t := tableAt(raw, tkey...); t != nil {
+			if v, ok := d.value(t, tkey, k, -1, f.rule); ok {
+				f.set(&base, v)
+			}
+		}
+	}
+	return base
+}
+
+// summarizer applies [compaction.summarizer] to base.
+func (d *decoder) summarizer(raw map[string]any, base Summarizer) Summarizer {
+	t := tableAt(raw, "compaction", "summarizer")
+	if t == nil {
+		return base
+	}
+	key := []string{"compaction", "summarizer"}
+	if s, ok := d.str(t, key, "provider", -1, ruleString); ok {
+		base.Provider = *s
+	}
+	if s, ok := d.str(t, key, "model", -1, ruleString); ok {
+		base.Model = *s
+	}
+	return base
+}
+
+// routes reads the [[compaction.routes]] entries of raw, in file order.
+func (d *decoder) routes(raw map[string]any) []RouteOverride {
+	t := tableAt(raw, "compaction")
+	if t == nil {
+		return nil
+	}
+	var routes []RouteOverride
+	entries, _ := tableArray(t["routes"])
+	key := []string{"compaction", "routes"}
+	for i, e := range entries {
+		var r RouteOverride
+		if s, ok := d.str(e, key, "provider", i, ruleString); ok {
+			r.Provider = *s
+		}
+		if s, ok := d.str(e, key, "model", i, ruleString); ok {
+			r.Model = *s
+		}
+		if s, ok := d.str(e, key, "agent", i, ruleString); ok {
+			r.Agent = *s
+		}
+		r.ThresholdRatio = d.float(e, key, "threshold_ratio", i, ruleRatio)
+		r.RetainRatio = d.float(e, key, "retain_ratio", i, ruleUnit)
+		r.MaxOverflowRetries = d.integer(e, key, "max_overflow_retries", i, ruleNonNeg)
+		routes = append(routes, r)
+	}
+	return routes
+}
+
+// providers applies the [providers.<name>] tables of raw, key by key, to a
+// copy of base.
+func (d *decoder) providers(raw map[string]any, base map[string]ProviderConfig) map[string]ProviderConfig {
+	providers := make(map[string]ProviderConfig, len(base))
+	for name, p := range base {
+		providers[name] = p
+	}
+	t := tableAt(raw, "providers")
+	for name, v := range t {
+		pt, ok := v.(map[string]any)
+		if !ok {
+			continue // reported by checkKeys
+		}
+		key := []string{"providers", name}
+		p := providers[name]
+		if s, ok := d.str(pt, key, "base_url", -1, ruleString); ok && d.allowed("providers.*.base_url", sub(key, "base_url")) {
+			p.BaseURL = *s
+		}
+		if s, ok := d.str(pt, key, "api_key_env", -1, ruleString); ok && d.allowed("providers.*.api_key_env", sub(key, "api_key_env")) {
+			p.APIKeyEnv = *s
+		}
+		if s, ok := d.str(pt, key, "native_compaction", -1, ruleNative); ok {
+			p.NativeCompaction = *s
+		}
+		if v, ok := d.value(pt, key, "supports_context_edits", -1, ruleBool); ok {
+			b := v.(bool)
+			p.SupportsContextEdits = &b
+		}
+		providers[name] = p
+	}
+	return providers
+}
+
+// modelKeys is one [[models]] entry as read: nil for a key it does not set.
+type modelKeys struct {
+	window, output, cacheTTL, tierTokens   *int
+	cacheRead, cacheWrite, tierIn, tierOut *float64
+	prices                                 [5]*float64 // input, cache read, cache write, cache write 1h, output
+	asOf                                   *string
+}
+
+// modelPriceKeys are the keys of modelKeys.prices, in order.
+var modelPriceKeys = [...]string{"input_price", "cache_read_price", "cache_write_price", "cache_write_1h_price", "output_price"}
+
+// models applies the [[models]] entries of raw to a copy of base: an entry
+// for a provider and model base has replaces its keys one by one, another
+// one is added.
+func (d *decoder) models(raw map[string]any, base []ModelEntry) []ModelEntry {
+	models := append([]ModelEntry(nil), base...)
+	entries, ok := tableArray(raw["models"])
+	if !ok {
+		return models
+	}
+	key := []string{"models"}
+	for i, e := range entries {
+		provider, okP := d.str(e, key, "provider", i, ruleString)
+		model, okM := d.str(e, key, "model", i, ruleString)
+		k := d.modelKeys(e, key, i)
+		if !okP || *provider == "" {
+			if _, present := e["provider"]; !present || okP {
+				d.fail(sub(key, "provider"), i, "must be set")
+			}
+			continue
+		}
+		if !okM || *model == "" {
+			if _, present := e["model"]; !present || okM {
+				d.fail(sub(key, "model"), i, "must be set")
+			}
+			continue
+		}
+		j := slices.IndexFunc(models, func(m ModelEntry) bool { return m.Provider == *provider && m.Model == *model })
+		if j < 0 {
+			j = len(models)
+			models = append(models, ModelEntry{Provider: *provider, Model: *model})
+		}
+		k.applyTo(&models[j])
+	}
+	return models
+}
+
+// modelKeys reads the keys of [[models]] entry i (e) other than provider and
+// model.
+func (d *decoder) modelKeys(e map[string]any, key []string, i int) modelKeys {
+	k := modelKeys{
+		window:     d.integer(e, key, "context_window", i, rulePositive),
+		output:     d.integer(e, key, "max_output_tokens", i, rulePositive),
+		cacheRead:  d.float(e, key, "cache_read_multiplier", i, ruleMultiplier),
+		cacheWrite: d.float(e, key, "cache_write_multiplier", i, ruleMultiplier),
+		cacheTTL:   d.integer(e, key, "cache_ttl_seconds", i, rulePositive),
+	}
+	for p, name := range modelPriceKeys {
+		k.prices[p] = d.float(e, key, name, i, rulePrice)
+	}
+	k.tierTokens = d.integer(e, key, "price_tier_tokens", i, rulePositive)
+	k.tierIn = d.float(e, key, "price_tier_input_multiplier", i, ruleMultiplier)
+	k.tierOut = d.float(e, key, "price_tier_output_multiplier", i, ruleMultiplier)
+	k.asOf, _ = d.str(e, key, "prices_as_of", i, ruleString)
+	return k
+}
+
+// applyTo sets the keys k holds on m.
+func (k *modelKeys) applyTo(m *ModelEntry) {
+	set(&m.ContextWindow, k.window)
+	set(&m.MaxOutputTokens, k.output)
+	set(&m.CacheRead, k.cacheRead)
+	set(&m.CacheWrite, k.cacheWrite)
+	set(&m.CacheTTLSeconds, k.cacheTTL)
+	for p, dst := range []*float64{&m.InputPrice, &m.CacheReadPrice, &m.CacheWritePrice, &m.CacheWrite1hPrice, &m.OutputPrice} {
+		set(dst, k.prices[p])
+	}
+	set(&m.PriceTierTokens, k.tierTokens)
+	set(&m.PriceTierInput, k.tierIn)
+	set(&m.PriceTierOutput, k.tierOut)
+	set(&m.PricesAsOf, k.asOf)
+}
+
+// set stores *v in dst when a key gave v.
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// storage reads [storage]: the folder this file may set (nil when it sets
+// none or its trust does not allow it) and keep_artifacts.
+func (d *decoder) storage(raw map[string]any) (dir *string, keep *int) {
+	st := tableAt(raw, "storage")
+	if st == nil {
+		return nil, nil
+	}
+	dir, _ = d.str(st, []string{"storage"}, "dir", -1, ruleString)
+	if dir != nil {
+		if msg := d.trust.storageDir(*dir); msg != "" {
+			d.warn([]string{"storage", "dir"}, -1, msg)
+			dir = nil
+		}
+	}
+	return dir, d.integer(st, []string{"storage"}, "keep_artifacts", -1, ruleNonNeg)
+}
+
+// writer applies compaction.writer to base.
+func (d *decoder) writer(raw map[string]any, base string) string {
+	t := tableAt(raw, "compaction")
+	if t == nil {
+		return base
+	}
+	if w, ok := d.str(t, []string{"compaction"}, "writer", -1, ruleString); ok {
+		switch *w {
+		case "offline", "model", "auto":
+			return *w
+		default:
+			d.fail([]string{"compaction", "writer"}, -1, `must be "offline", "model" or "auto"`)
+		}
+	}
+	return base
 }
 
 // sortByLine orders the problems of one file by line, unknown lines last.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/vtcode/vtcode-ls/clearing"
-	"github.com/vtcode/vtcode-ls/compaction"
+	"github.com/vtcode/vtcode-ls/compaction/routepolicy"
 )
 
 // Policy is the run-time adjustable part of the configuration. Its JSON form
@@ -85,12 +85,11 @@ func Default() Policy {
 	// The engine's packages own their defaults; the policy reads them, so
 	// a zero field left to a package and an unconfigured key agree.
 	cl := clearing.DefaultPolicy()
-	rp := compaction.DefaultRoutePolicy()
 	return Policy{
 		AutoCompaction: AutoCompaction{
 			Enabled:              true,
 			ThresholdTokens:      0,
-			ThresholdRatio:       compaction.DefaultThresholdRatio,
+			ThresholdRatio:       routepolicy.ThresholdRatio,
 			CompactOnModelSwitch: true,
 			Mode:                 "auto",
 		},
@@ -112,9 +111,9 @@ func Default() Policy {
 			StayBelowPriceTier:   true,
 		},
 		RoutePolicy: RoutePolicy{
-			ThresholdRatio:     rp.ThresholdRatio,
-			RetainRatio:        rp.RetainRatio,
-			MaxOverflowRetries: rp.MaxOverflowRetries,
+			ThresholdRatio:     routepolicy.RouteThreshold,
+			RetainRatio:        routepolicy.RetainRatio,
+			MaxOverflowRetries: routepolicy.MaxOverflowRetries,
 		},
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/daemon"
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/history/historytest"
 	"github.com/vtcode/vtcode-ls/proxy"
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
 	"github.com/vtcode/vtcode-ls/rpc"
@@ -185,23 +186,6 @@ func replayGoldens(t *testing.T, attach func(ctx context.Context, socket string,
 
 func user(text string) history.Message { return history.NewText(history.User, text) }
 
-// turns is a conversation of n tool-using turns with results of about size
-// bytes: enough to compact.
-func turns(n, size int) []history.Message {
-	var msgs []history.Message
-	for i := range n {
-		id := fmt.Sprintf("call_%d", i)
-		msgs = append(msgs,
-			history.NewText(history.User, fmt.Sprintf("Step %d: run the tests of p%d.", i, i)),
-			history.Message{Role: history.Assistant, Content: history.Text("Running them."),
-				ToolCalls: []history.ToolCall{{ID: id, Name: "run_command", Arguments: fmt.Sprintf(`{"cmd":"go test ./p%d"}`, i)}}},
-			history.NewToolResult(id, "run_command", strings.Repeat(fmt.Sprintf("--- FAIL: TestCase%d\n", i), size/20)),
-			history.NewText(history.Assistant, fmt.Sprintf("Fixed p%d.", i)),
-		)
-	}
-	return msgs
-}
-
 func realDir(t *testing.T) string {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
@@ -242,7 +226,7 @@ func TestClientsShareWorkspaceSessions(t *testing.T) {
 				}
 				// Both windows of A work on the same session: the second
 				// appends and compacts, the first sees the boundary.
-				a2.Append(sa, turns(16, 400)...)
+				a2.Append(sa, historytest.Turns(16, 400)...)
 				if h := a1.History(sa); len(h.Messages) != 1+16*4 {
 					t.Errorf("window one sees %d messages, want %d (both windows' appends)", len(h.Messages), 1+16*4)
 				}

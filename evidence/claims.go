@@ -29,6 +29,8 @@ import (
 //     fail or a later run fixed it, "Poll `X`" while X is not running;
 //   - a file only read: "`p`: read" (without a change word) while the
 //     record shows p changed;
+//   - a stale check: "`X` … not re-run since the edit of `P`" while a run
+//     of X came after the last change of P;
 //   - no checks: a "## Checks" section that says none while the summary
 //     names a command the record ran as a check.
 //
@@ -80,6 +82,9 @@ func Contradictions(summary string, rec *Record) []string {
 		if c := readClaim(line, ticks, rec); c != "" {
 			out = append(out, c)
 		}
+		if c := staleClaim(line, ticks, rec); c != "" {
+			out = append(out, c)
+		}
 	}
 	if checksNone && namesCheck != "" {
 		out = append(out, fmt.Sprintf("says no checks ran; it names `%s`, which the record ran", namesCheck))
@@ -124,6 +129,39 @@ func stepClaim(line string, ticks []string, rec *Record) string {
 	return ""
 }
 
+// staleEditRE finds the path a line says a check was not re-run since the
+// edit of.
+var staleEditRE = regexp.MustCompile("(?i)\\bnot re-?run since the (?:last )?edit of `([^`]+)`")
+
+// staleClaim reads a line that says a check went stale: its command is the
+// line's first backquoted string (with " in `DIR`"), and a run of it after
+// the path's last change re-ran it.
+func staleClaim(line string, ticks []string, rec *Record) string {
+	m := staleEditRE.FindStringSubmatch(line)
+	if m == nil || len(ticks) == 0 {
+		return ""
+	}
+	dir := ""
+	at := strings.Index(line, "`"+ticks[0]+"`")
+	if len(ticks) > 1 && strings.HasPrefix(line[at+len(ticks[0])+2:], " in `"+ticks[1]+"`") {
+		dir = ticks[1]
+	}
+	i := matchCommand(ticks[0], dir, rec)
+	if i < 0 {
+		return ""
+	}
+	edit := -1
+	for _, ch := range rec.Changes {
+		if ch.Path == m[1] || strings.HasSuffix(ch.Path, "/"+m[1]) || strings.HasSuffix(m[1], "/"+ch.Path) {
+			edit = max(edit, ch.Index)
+		}
+	}
+	if edit >= 0 && rec.Checks[i].Index > edit {
+		return fmt.Sprintf("says `%s` was not re-run since the edit of `%s`; it ran after that edit", ticks[0], m[1])
+	}
+	return ""
+}
+
 // readClaim reads a file line that says a file was only read.
 func readClaim(line string, ticks []string, rec *Record) string {
 	if len(ticks) == 0 || !readOnlyRE.MatchString(line) || changeWordRE.MatchString(line) || negatedEditRE.MatchString(line) {
@@ -159,18 +197,29 @@ var (
 // matchCommand returns the index in rec.Checks of the last run of the
 // command a summary names (exactly, or clipped with "…"), -1 when none.
 //
-// Commands compare in their normalized form (Normalize); a clipped
+// Commands compare in their normalized form (Normalize), or with their
+// lines joined (Spelled); a clipped
 // one names the last run of any command it is a prefix of, as a summary that
 // groups runs by what it shows means it.
 //
 // A command followed by " in `DIR`" ran in DIR (WorkDir); one
 // without ran where the record's command does not say, unless it is the
 // line as the record spells it (whitespace collapsed), "cd DIR &&" and all.
+//
+// A clipped command that ends in "# script D" (ScriptMark) names only runs
+// whose inline script has the digest D.
 func matchCommand(s, dir string, rec *Record) int {
+	script := ""
+	if m := scriptMarkRE.FindStringSubmatchIndex(s); m != nil {
+		script, s = s[m[2]:m[3]], strings.TrimSpace(s[:m[0]])
+	}
 	p, clipped := strings.CutSuffix(s, "…")
 	p = strings.TrimSpace(p)
 	for i := len(rec.Checks) - 1; i >= 0; i-- {
 		c := rec.Checks[i].Command
+		if script != "" && Script(c) != script {
+			continue
+		}
 		if spelled := strings.Join(strings.Fields(c), " "); spelled == s {
 			return i // the line as the record spells it
 		}
@@ -181,8 +230,27 @@ func matchCommand(s, dir string, rec *Record) int {
 		if n == s || c == s || clipped && len(p) >= 8 && strings.HasPrefix(n, p) {
 			return i
 		}
+		if strings.Contains(c, "\n") {
+			// Its lines joined as a summary spells them (Spelled).
+			if sp := Spelled(c); sp == s || clipped && len(p) >= 8 && strings.HasPrefix(sp, p) {
+				return i
+			}
+		}
 	}
 	return -1
+}
+
+// scriptMarkRE finds the mark ScriptMark appends to a clipped command.
+var scriptMarkRE = regexp.MustCompile(`\s#\s?script ([0-9a-f]{6})$`)
+
+// ScriptMark returns what a summary appends to a command line it clips
+// (" # script D", a shell comment) so that the line names its inline script
+// (see [Script]), "" for a line without one.
+func ScriptMark(cmd string) string {
+	if d := Script(cmd); d != "" {
+		return " # script " + d
+	}
+	return ""
 }
 
 func checkClaim(line, lower string, ticks []string, rec *Record) string {

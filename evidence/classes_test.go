@@ -357,3 +357,133 @@ func TestPullRequestFromShell(t *testing.T) {
 		t.Errorf("artifacts: %+v", r.Artifacts)
 	}
 }
+
+// TestInlineScriptIdentity: rule "inline script identity" (Claude Code Bash
+// heredocs, Codex bash -lc, python -c, node -e). Two runs that read the same
+// up to their script are different commands when their scripts differ; a
+// rerun of the same script shares the digest; a commit message or a file's
+// text written through cat is no script.
+func TestInlineScriptIdentity(t *testing.T) {
+	a := ".venv/bin/python - <<'PY'\nimport app\nassert app.tools() == 3\nPY"
+	b := ".venv/bin/python - <<'PY'\nimport app\nprint(len(app.routes()))\nPY"
+	if Script(a) == "" || Script(a) == Script(b) {
+		t.Errorf("heredoc scripts: %q and %q", Script(a), Script(b))
+	}
+	if Script(a) != Script("cd /w && .venv/bin/python - <<'PY'\nimport   app\nassert app.tools() == 3\nPY") {
+		t.Error("the same script (another folder prefix, other spacing) has another digest")
+	}
+	for _, c := range []string{`python3 -c 'import a; a.run()'`, `bash -lc "go test ./..."`, `node -e 'console.log(1)'`} {
+		if Script(c) == "" {
+			t.Errorf("Script(%q) is empty", c)
+		}
+	}
+	for _, c := range []string{"git commit -q -F - <<'MSG'\nFix it\nMSG", "cat > a.txt <<'EOF'\nhello\nEOF", `gh pr create --body "$(cat <<'EOF'` + "\nbody\nEOF\n)\"", "go test ./..."} {
+		if Script(c) != "" {
+			t.Errorf("Script(%q) = %q, want none", c, Script(c))
+		}
+	}
+}
+
+// TestScriptRevisionFixes: rule "script revision" (Claude Code: a heredoc
+// assertion fails, the agent edits the heredoc and runs it again). A failed
+// inline script is fixed by a later passing run of a revision of it (most of
+// its lines kept); an unrelated script run through the same interpreter
+// fixes nothing, and the claim checker tells the scripts apart.
+func TestScriptRevisionFixes(t *testing.T) {
+	body := "import app\nfrom pathlib import Path\nroot = Path('src')\nnames = app.names(root)\n"
+	failed := ".venv/bin/python - <<'PY'\n" + body + "assert names == ['a']\nPY"
+	revised := ".venv/bin/python - <<'PY'\n" + body + "assert names == ['a', 'b']\nPY"
+	other := ".venv/bin/python - <<'PY'\nimport json\nprint(json.dumps({}))\nPY"
+	fail := call("s1", "Bash", map[string]string{"command": failed}, "Exit code 1\nAssertionError")
+	fail[1] = flagged(fail[1])
+	r := extract(t,
+		fail,
+		call("s2", "Bash", map[string]string{"command": other}, "{}"),
+	)
+	if r.Checks[0].Outcome != Failed || r.Checks[1].Outcome != Passed {
+		t.Fatalf("outcomes %v %v", r.Checks[0].Outcome, r.Checks[1].Outcome)
+	}
+	if r.Checks[0].FixedBy >= 0 {
+		t.Errorf("an unrelated script fixed the failure: FixedBy = %d", r.Checks[0].FixedBy)
+	}
+	shown := ".venv/bin/python - <<'PY' …" + ScriptMark(failed)
+	if c := Contradictions("- failed: `"+shown+"` (exit 1)", r); len(c) != 0 {
+		t.Errorf("the failed script is said to have passed later: %q", c)
+	}
+	if c := Contradictions("- passed: `"+shown+"`", r); len(c) == 0 {
+		t.Error("saying the failed script passed is no contradiction")
+	}
+	r = extract(t,
+		fail,
+		call("s3", "Bash", map[string]string{"command": revised}, "ok"),
+	)
+	if r.Checks[0].FixedBy != 1 {
+		t.Errorf("the revised script's pass did not fix the failure: FixedBy = %d", r.Checks[0].FixedBy)
+	}
+}
+
+// TestCommitSeenThroughGitShow: rule "commit seen through git show" (Claude
+// Code amends quietly and shows HEAD): `git commit -q --amend && git show
+// --stat --oneline HEAD` records the amended commit; a git show of another
+// revision records nothing.
+func TestCommitSeenThroughGitShow(t *testing.T) {
+	r := extract(t,
+		call("c1", "Bash", map[string]string{"command": "git commit -qm 'fix: waf fields' && git log --oneline -1"}, "c292888 fix: waf fields"),
+		call("c2", "Bash", map[string]string{"command": `git rm -q "a 2.py" && git commit -q --amend --no-edit && git show --stat --oneline HEAD | head -6`}, "f59b0a2 fix: waf fields\n a.py | 4 ++--\n 1 file changed"),
+	)
+	n := len(r.Final.Commits)
+	if n == 0 || r.Final.Commits[n-1].Ref != "f59b0a2" {
+		t.Errorf("commits = %+v, want the last one f59b0a2 (the amend)", r.Final.Commits)
+	}
+	r = extract(t,
+		call("c1", "Bash", map[string]string{"command": "git commit -q -m 'x'"}, ""),
+		call("s1", "Bash", map[string]string{"command": "git show --oneline --stat 1111111"}, "1111111 older\n a.py | 1 +"),
+	)
+	if len(r.Final.Commits) != 0 {
+		t.Errorf("a git show of another revision made commits %+v", r.Final.Commits)
+	}
+}
+
+// TestStaleSaidOfACheckThatRanAfterTheEdit: "not re-run since the edit of
+// `P`" is a contradiction when the check ran after P's last change, and a
+// true one when it did not.
+func TestStaleSaidOfACheckThatRanAfterTheEdit(t *testing.T) {
+	r := extract(t,
+		call("t1", "Bash", map[string]string{"command": "pnpm test"}, " Tests  24 passed (24)"),
+		call("e1", "Edit", map[string]string{"file_path": "/w/app/src/page.tsx", "old_string": "a", "new_string": "b"}, "The file /w/app/src/page.tsx has been updated."),
+		call("t2", "Bash", map[string]string{"command": "pnpm test"}, " Tests  24 passed (24)"),
+		call("e2", "Edit", map[string]string{"file_path": "/w/app/src/list.tsx", "old_string": "a", "new_string": "b"}, "The file /w/app/src/list.tsx has been updated."),
+	)
+	if c := Contradictions("- Stale check: `pnpm test` passed, not re-run since the edit of `src/page.tsx`", r); len(c) == 0 {
+		t.Error("a check that ran after the edit is said to be stale, and no contradiction is found")
+	}
+	if c := Contradictions("1. Re-run `pnpm test` (it passed): not re-run since the edit of `/w/app/src/list.tsx`.", r); len(c) != 0 {
+		t.Errorf("a true stale claim is a contradiction: %q", c)
+	}
+}
+
+// TestSpelledJoinsLines: rule "lines as the shell runs them" (Codex
+// code-mode scripts that call the shell several times, multi-line Bash
+// calls): a summary spells a multi-line command with its lines joined by
+// "; " (a line that continues joins with a space, a quoted newline stays
+// inside its quotes), and Contradictions reads that spelling as the command.
+func TestSpelledJoinsLines(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"vp test run\nvp check\ngit diff --name-only": "vp test run; vp check; git diff --name-only",
+		"cd /w && make \\\n  test\nmake lint":         "make test; make lint",
+		"pnpm build &&\npnpm test":                    "pnpm build && pnpm test",
+		"for f in a b; do\n  echo $f\ndone":           "for f in a b; do echo $f; done",
+		"git commit -m 'one\ntwo'\ngit push":          "git commit -m 'one two'; git push",
+		"python - <<'PY'\nprint(1)\nPY":               "python - <<'PY' print(1) PY",
+	} {
+		if got := Spelled(cmd); got != want {
+			t.Errorf("Spelled(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+	fail := call("c1", "Bash", map[string]string{"command": "vp test run\nvp check"}, "Exit code 1\n Tests  1 failed | 25 passed (26)")
+	fail[1] = flagged(fail[1])
+	r := extract(t, fail)
+	if c := Contradictions("- passed: `vp test run; vp check`", r); len(c) == 0 {
+		t.Error("saying the failed two-line command passed is no contradiction")
+	}
+}

@@ -108,3 +108,59 @@ func codeModeResult(out string) (state, rest string, ok bool) {
 	}
 	return m[1], out[len(m[0]):], true
 }
+
+// codeModePatches returns the patches a code-mode script passes to the
+// harness's patch tool (`tools.apply_patch(patch)`) as JavaScript string
+// literals, decoded: rule "code-mode apply_patch" (Codex CLI rollouts whose
+// `exec` scripts edit files through apply_patch; the patch is a "…" or `…`
+// literal holding "*** Begin Patch"). None when the script calls no patch
+// tool.
+func codeModePatches(input string) []string {
+	s := HeadBytes(input, 4*maxScan)
+	if !strings.Contains(s, "apply_patch") {
+		return nil
+	}
+	var out []string
+	for i := 0; i < len(s); i++ {
+		q := s[i]
+		if q != '"' && q != '\'' && q != '`' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && s[j] != q {
+			if s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(s) {
+			break
+		}
+		lit := s[i : j+1]
+		i = j
+		if !strings.Contains(lit, "*** Begin Patch") {
+			continue
+		}
+		if p, ok := jsString(lit); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// jsString decodes a JavaScript string literal (its quotes included): the
+// escapes JSON shares, \' and \`, and a template's text as written.
+func jsString(lit string) (string, bool) {
+	q, body := lit[0], lit[1:len(lit)-1]
+	if q == '`' {
+		return strings.ReplaceAll(strings.ReplaceAll(body, "\\`", "`"), "\\\\", "\\"), true
+	}
+	if q == '\'' {
+		body = strings.ReplaceAll(strings.ReplaceAll(body, `\'`, `'`), `"`, `\"`)
+	}
+	var v string
+	if json.Unmarshal([]byte(`"`+body+`"`), &v) != nil {
+		return "", false
+	}
+	return v, true
+}

@@ -66,3 +66,34 @@ func TestStatusLineNeedsAState(t *testing.T) {
 		t.Errorf("dirty = %+v, want only src/a.go", d)
 	}
 }
+
+// TestCodeModeApplyPatch: rule "code-mode apply_patch" (Codex CLI rollouts
+// whose `exec` scripts edit through tools.apply_patch): the files the patch
+// literal names are changed (a "…" literal with \n escapes and a template
+// literal alike), beside the inner shell call of the same script; a script
+// that only prints a patch-like string without calling apply_patch changes
+// nothing.
+func TestCodeModeApplyPatch(t *testing.T) {
+	r := extract(t,
+		script("p1", `const patch = "*** Begin Patch\n*** Update File: /w/app/src/db/schema.ts\n@@\n-import { a } from \"./a\";\n+import { a, b } from \"./a\";\n*** Add File: /w/app/migrations/0005_x.sql\n+CREATE TABLE t (id text);\n*** End Patch";
+text(await tools.apply_patch(patch));`, "Script completed\nWall time 0.1 seconds\nOutput:\nSuccess. Updated the following files:\nM /w/app/src/db/schema.ts\nA /w/app/migrations/0005_x.sql\n"),
+		script("p2", "const r = await tools.exec_command({cmd: \"pnpm test\", workdir: \"/w/app\"});\nawait tools.apply_patch(`*** Begin Patch\n*** Delete File: /w/app/src/old.ts\n*** End Patch`);\ntext(r.output);", "Script completed\nWall time 3.0 seconds\nOutput:\n Tests  3 passed (3)\n"),
+		script("p3", `text("*** Begin Patch\n*** Update File: /w/app/README.md\n*** End Patch");`, "Script completed\nWall time 0.0 seconds\nOutput:\n"),
+	)
+	got := map[string]Op{}
+	for _, c := range r.Changes {
+		got[c.Path] = c.Op
+	}
+	want := map[string]Op{"/w/app/src/db/schema.ts": Modified, "/w/app/migrations/0005_x.sql": Created, "/w/app/src/old.ts": Deleted}
+	for p, op := range want {
+		if got[p] != op {
+			t.Errorf("%s: %q, want %q (changes %+v)", p, got[p], op, r.Changes)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("changes = %+v, want only %v", r.Changes, want)
+	}
+	if len(r.Checks) != 1 || r.Checks[0].Command != "pnpm test" {
+		t.Errorf("checks = %+v, want the inner pnpm test", r.Checks)
+	}
+}

@@ -18,7 +18,10 @@ package evidence
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -944,7 +947,7 @@ func (x *extractor) finish() error {
 			if words[j] == nil {
 				words[j] = commandWords(r.Checks[j].Command)
 			}
-			if coversWords(words[j], want) || r.Checks[j].Dir == r.Checks[i].Dir && rechecksAll(r.Checks[j].Command, segs) {
+			if coversWords(words[j], want) || r.Checks[j].Dir == r.Checks[i].Dir && (rechecksAll(r.Checks[j].Command, segs) || revises(r.Checks[j].Command, r.Checks[i].Command)) {
 				r.Checks[i].FixedBy = j
 				break
 			}
@@ -1154,6 +1157,159 @@ func Normalize(cmd string) string {
 	}
 	return gitDirRE.ReplaceAllString(c, "git ")
 }
+
+// Script returns a short digest (6 hex digits) of the code a command line
+// carries inline, "" when it carries none: rule "inline script identity"
+// (Claude Code's Bash heredocs `.venv/bin/python - <<'PY'`, Codex's
+// `bash -lc '…'`, `python -c '…'`, `node -e '…'`). A summary clips such a
+// line to its first words, which two different scripts share; the digest
+// keeps them apart, and two runs of the same script share it.
+func Script(cmd string) string {
+	body := scriptBody(cmd)
+	if body == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(body))
+	return hex.EncodeToString(sum[:3])
+}
+
+// inlineCodeRE finds an interpreter's inline-code option: python -c,
+// bash/sh -c or -lc, node/ruby/perl -e, as the word before its code.
+var inlineCodeRE = regexp.MustCompile(`(?:^|[\s;&|(])(?:\S*/)?(?:python[\d.]*|node|bash|sh|zsh|ruby|perl|php|bun|deno)\s+(?:-[a-zA-Z]+\s+)*?-[a-zA-Z]*[ce]\s+`)
+
+// scriptBody returns the inline code of a command line (its heredoc
+// bodies, then the code arguments of inline-code options), each line with
+// its whitespace collapsed, "" when there is none.
+func scriptBody(cmd string) string {
+	c := HeadBytes(cmd, 64<<10)
+	var parts []string
+	for _, m := range heredocOpenRE.FindAllStringIndex(c, -1) {
+		if dataReaders[readerOf(c[:m[0]])] {
+			continue // a file's text or a message, not code
+		}
+		if sp := heredocSpans(c[m[0]:]); len(sp) > 0 {
+			parts = append(parts, c[m[0]+sp[0][0]:m[0]+sp[0][1]])
+		}
+	}
+	rest := stripSpans(c, heredocSpans(c))
+	for _, m := range inlineCodeRE.FindAllStringIndex(rest, -1) {
+		arg := rest[m[1]:]
+		parts = append(parts, arg[:shellWordEnd(arg)])
+	}
+	var lines []string
+	for _, p := range parts {
+		for _, l := range strings.Split(p, "\n") {
+			if l = strings.Join(strings.Fields(l), " "); l != "" {
+				lines = append(lines, l)
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// dataReaders are the programs whose heredoc is text, not code: a file's
+// content (cat > f, tee f) or a message (git commit -F -, gh pr create).
+var dataReaders = map[string]bool{"cat": true, "tee": true, "git": true, "gh": true}
+
+// readerOf returns the program (its base name) of the simple command that
+// ends at the end of before: the one a heredoc opened there feeds.
+func readerOf(before string) string {
+	i := strings.LastIndexAny(before, "\n;&|(")
+	w := strings.Fields(before[i+1:])
+	if len(w) == 0 {
+		return ""
+	}
+	return path.Base(w[0])
+}
+
+// revises reports whether the inline script of a later command line is a
+// revision of an earlier one's: the same line around the script, and at
+// least half of the earlier script's distinct lines kept: rule "script
+// revision" (an agent that edits the heredoc it ran and runs it again, as
+// Claude Code does after a failed assertion).
+func revises(later, earlier string) bool {
+	a, b := scriptBody(earlier), scriptBody(later)
+	if a == "" || b == "" || scriptFrame(earlier) != scriptFrame(later) {
+		return false
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(b, "\n") {
+		have[l] = true
+	}
+	seen := map[string]bool{}
+	kept := 0
+	for _, l := range strings.Split(a, "\n") {
+		if seen[l] {
+			continue
+		}
+		seen[l] = true
+		if have[l] {
+			kept++
+		}
+	}
+	return 2*kept >= len(seen)
+}
+
+// scriptFrame returns a command line up to its first inline script, as
+// Normalize reads it: what runs the script.
+func scriptFrame(cmd string) string {
+	c := HeadBytes(cmd, 64<<10)
+	if sp := heredocSpans(c); len(sp) > 0 {
+		return Normalize(c[:sp[0][0]])
+	}
+	c = Normalize(c)
+	if m := inlineCodeRE.FindStringIndex(c); m != nil {
+		return c[:m[1]]
+	}
+	return c
+}
+
+// Spelled returns a command line as a summary writes it on one line: its
+// lines (outside quotes) joined by "; ", as the shell runs them one after
+// the other, or by a space after a line that continues (a trailing \\, &&,
+// ||, |, or an opening keyword), then normalized (Normalize). A script with
+// a heredoc is only normalized. Codex code-mode scripts that call the shell
+// several times are several lines: `vp test run; vp check`, not
+// `vp test run vp check`.
+func Spelled(cmd string) string {
+	c := strings.TrimSpace(HeadBytes(cmd, 64<<10))
+	if !strings.Contains(c, "\n") || len(heredocSpans(c)) > 0 {
+		return Normalize(c)
+	}
+	b := make([]byte, 0, len(c)+16)
+	quote := byte(0)
+	for i := 0; i < len(c); i++ {
+		ch := c[i]
+		switch {
+		case quote != 0:
+			if ch == '\\' && quote == '"' && i+1 < len(c) {
+				b = append(b, ch)
+				i++
+				ch = c[i]
+			} else if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == '\n':
+			for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+				b = b[:len(b)-1]
+			}
+			switch {
+			case len(b) > 0 && b[len(b)-1] == '\\':
+				b = b[:len(b)-1] // a continued line
+			case len(b) > 0 && !continuedRE.Match(b[max(0, len(b)-16):]):
+				b = append(b, ';')
+			}
+			ch = ' '
+		}
+		b = append(b, ch)
+	}
+	return Normalize(strings.TrimSuffix(strings.TrimSpace(string(b)), ";"))
+}
+
+// continuedRE matches a line the next one continues.
+var continuedRE = regexp.MustCompile(`(?:\\|&&|\|\||\||[;{(]|\b(?:then|do|else|in))$`)
 
 // WorkDir returns the folder a command line runs in when it says so itself
 // (a leading "cd DIR &&", or git's "-C DIR"), "" otherwise. Together with

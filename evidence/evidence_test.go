@@ -411,7 +411,7 @@ func TestOrigins(t *testing.T) {
 		user("No tool calls found in the response. Call a tool or finish."),
 		assistant(strings.Repeat("Edit main.go so that the handler validates the token before it reads the body. ", 4)),
 		user(strings.Repeat("Edit main.go so that the handler validates the token before it reads the body. ", 4)),
-		user(summaryPrefix + "\n## Goal\nx"),
+		user(SummaryHeading + "\n## Goal\nx"),
 		user("Also add a test."),
 		user("The earlier part was summarized; merge it.\n<summary_content>\n## Errors seen\n- fatal: x\n</summary_content>"),
 	}

@@ -33,6 +33,9 @@ func (x *extractor) files(ai int, a *Action) {
 			reads = shellReads(a.Command)
 		}
 		changes = append(changes, patchChanges(a.Command)...)
+		changes = append(changes, scriptPatchChanges(a)...)
+	case isCommandTool(a.Tool) && isCodeModeScript(a.Input):
+		changes = scriptPatchChanges(a) // a script that runs no shell
 	case isSubAgent(a):
 		// A sub-agent's writes are the session's: its report (the call's
 		// result) is all the record keeps of them.
@@ -149,6 +152,19 @@ func (x *extractor) noteRead(p string) {
 	}
 	x.read[p] = true
 	x.readOrd = append(x.readOrd, p)
+}
+
+// scriptPatchChanges returns the changes of the patches a code-mode script
+// applies (codeModePatches), none for another action.
+func scriptPatchChanges(a *Action) []fileChange {
+	if !isCommandTool(a.Tool) || !isCodeModeScript(a.Input) {
+		return nil
+	}
+	var out []fileChange
+	for _, p := range codeModePatches(a.Input) {
+		out = append(out, patchChanges(p)...)
+	}
+	return out
 }
 
 // toolOp classifies an editor tool call: the op for its path arguments ("" for
@@ -847,7 +863,7 @@ func (x *extractor) finalState(ai int, a *Action) {
 			// A commit whose output the command hid (-q, | tail -1): a git
 			// log after it shows it.
 			x.unseenCommit, committedHere = a.Index, true
-		case len(w) >= 2 && w[0] == "git" && w[1] == "log" && x.unseenCommit >= 0 && (a.Index > x.unseenCommit || committedHere):
+		case len(w) >= 2 && w[0] == "git" && (w[1] == "log" || showsHead(w)) && x.unseenCommit >= 0 && (a.Index > x.unseenCommit || committedHere):
 			if c, ok := newestLogged(a.Output); ok {
 				c.Index = x.unseenCommit
 				x.addCommit(c)
@@ -855,6 +871,22 @@ func (x *extractor) finalState(ai int, a *Action) {
 			}
 		}
 	}
+}
+
+// showsHead reports whether a git command's words show the current commit
+// (`git show --stat --oneline HEAD`, no revision or HEAD): rule "commit seen
+// through git show" (Claude Code: `git commit -q --amend && git show --stat
+// --oneline HEAD`), read as a git log after a hidden commit is.
+func showsHead(w []string) bool {
+	if len(w) < 2 || w[1] != "show" {
+		return false
+	}
+	for _, a := range w[2:] {
+		if !strings.HasPrefix(a, "-") && a != "HEAD" {
+			return false
+		}
+	}
+	return true
 }
 
 var (

@@ -118,15 +118,25 @@ func hasAnyFlag(m *history.Message) bool {
 	return false
 }
 
-// summaryPrefix opens the summary message compaction writes.
-const summaryPrefix = "Previous conversation summary:"
+// SummaryHeading opens the summary message compaction writes (package
+// compaction writes it; this is its one definition). The engine knows its
+// own summary by position (the compaction boundary records its index); the
+// heading is what a record an agent wrote shows of it: our summary sent
+// back through a proxy, or re-imported.
+const SummaryHeading = "Previous conversation summary:"
+
+// HasSummaryHeading reports whether text, leading white space aside, starts
+// with [SummaryHeading].
+func HasSummaryHeading(text string) bool {
+	return strings.HasPrefix(strings.TrimSpace(text), SummaryHeading)
+}
 
 // IsSummary reports whether text is the summary note of an earlier
 // compaction: this project's summary message, or the message that carries an
 // earlier note in <summary_content> into a second summary pass.
 func IsSummary(text string) bool {
 	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, summaryPrefix) || strings.HasPrefix(t, "<summary>") || strings.Contains(HeadBytes(t, 4096), "<summary_content>")
+	return HasSummaryHeading(t) || strings.HasPrefix(t, "<summary>") || strings.Contains(HeadBytes(t, 4096), "<summary_content>")
 }
 
 // isHarnessBlock reports whether text is made only of harness tag blocks

@@ -257,7 +257,8 @@ var docExts = map[string]bool{".md": true, ".txt": true, ".rst": true, ".adoc": 
 // names none covers every edit but of documentation. A command the shell
 // could not run (exit 126 or 127) checked nothing. A check whose last run
 // reported no outcome (Unknown) is not reported by an earlier run: the
-// summary and [Contradictions] both speak of a check's last run.
+// summary and [Contradictions] both speak of a check's last run. A failure a
+// later run fixed (FixedBy) is not reported: the later run is the check.
 func (r *Record) StaleChecks(isCheck func(cmd string) bool, inScope func(path string) bool) []Stale {
 	ran := func(c *Check) bool {
 		return (c.Outcome == Passed || c.Outcome == Failed) && !(c.HasExit && (c.Exit == 126 || c.Exit == 127))
@@ -280,6 +281,9 @@ func (r *Record) StaleChecks(isCheck func(cmd string) bool, inScope func(path st
 		}
 		if !ran(c) || !isCheck(c.Command) || reported[c.Normalized+"\x00"+c.Dir] {
 			continue
+		}
+		if c.Outcome == Failed && c.FixedBy >= 0 {
+			continue // a later run made it good: that run's staleness is the one
 		}
 		if strings.HasPrefix(c.Dir, "/") && !inScope(path.Join(c.Dir, "_")) {
 			continue // it ran in another folder (a scratch program in /tmp)

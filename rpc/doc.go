@@ -442,14 +442,27 @@
 //	receipt: {requests, tokens, paidUsd?, withoutTokens, withoutUsd?,
 //	          savedUsd?, withoutIsEstimate: true, tierRequests?,
 //	          withoutTierRequests?, compactions?: [{trigger, mode,
-//	          originalTokens, compactedTokens, model?, tokens, usd?}],
-//	          unpriced?, pricesAsOf?}
+//	          originalTokens, compactedTokens, model?, tokens, usd?,
+//	          calls?}], unused?: {calls, tokens, usd?}, unpriced?,
+//	          pricesAsOf?}
 //	tokens:  {input, cacheRead, cacheWrite5m, cacheWrite1h, output,
 //	          reasoning?}
 //
-// tokens are disjoint (input is the uncached part) and add the calls of
-// the compactions vtcode-ls made; requests counts the answers. Costs are US
-// dollars under the model's list price (built in, dated pricesAsOf, or
+// tokens are disjoint (input is the uncached part) and add every
+// summarizer call vtcode-ls made; requests counts the answers. A
+// summarizer call (the model writer, a native compaction, the agent's
+// model in proxy mode) is billed once, when it answers, whatever becomes
+// of it: a compaction's tokens, usd and calls are the calls whose outcome
+// it committed (its own, the pass-1 note it used, or the preview it
+// applied); unused are the others (previews never applied or replaced,
+// pass-1 notes discarded or not used yet, compactions that failed or
+// changed nothing after a call answered). A call that failed without an
+// answer is not billed. A bill is written to the session log when the
+// compaction or preview that made the call ends (a pass 1 runs in the
+// background: in the session's next turn), and at the latest when the
+// session closes; a crash in between loses those bills, nothing else. A
+// compaction of an older log has no calls and only its committed cost.
+// Costs are US dollars under the model's list price (built in, dated pricesAsOf, or
 // [[models]] input_price, cache_read_price, cache_write_price,
 // cache_write_1h_price, output_price); with a model whose price is unknown
 // (named in unpriced) the receipt has tokens and no cost. The estimate

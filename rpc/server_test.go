@@ -11,34 +11,18 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/history/historytest"
 	"github.com/vtcode/vtcode-ls/rpc"
 	. "github.com/vtcode/vtcode-ls/rpc/rpctest"
 	"github.com/vtcode/vtcode-ls/session"
 )
-
-// turns returns n agent turns (user, assistant with a tool call, the tool
-// result, assistant) with results of about size bytes.
-func turns(n, size int) []history.Message {
-	var msgs []history.Message
-	for i := range n {
-		id := fmt.Sprintf("call_%d", i)
-		msgs = append(msgs,
-			history.NewText(history.User, fmt.Sprintf("Step %d: run the tests of p%d.", i, i)),
-			history.Message{Role: history.Assistant, Content: history.Text("Running them."),
-				ToolCalls: []history.ToolCall{{ID: id, Name: "run_command", Arguments: fmt.Sprintf(`{"cmd":"go test ./p%d"}`, i)}}},
-			history.NewToolResult(id, "run_command", strings.Repeat(fmt.Sprintf("--- FAIL: TestCase%d\n", i), size/20)),
-			history.NewText(history.Assistant, fmt.Sprintf("Fixed p%d.", i)),
-		)
-	}
-	return msgs
-}
 
 // blockingSession opens a session on the blocking fake provider with
 // enough history to compact.
 func blockingSession(env *Env, id string) {
 	env.T.Helper()
 	env.OpenSession(session.OpenParams{SessionID: id, Provider: "blocking", Model: "m", ContextWindow: 16000})
-	env.Append(id, turns(16, 400)...)
+	env.Append(id, historytest.Turns(16, 400)...)
 }
 
 func TestSlowCompactionBlocksOnlyItsSession(t *testing.T) {
@@ -145,7 +129,7 @@ func TestServerCreatedProgressCancel(t *testing.T) {
 func TestProgressCompletes(t *testing.T) {
 	Run(t, Options{WorkDoneProgress: true}, func(t *testing.T, env *Env) {
 		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 16000})
-		env.Append("s1", turns(16, 400)...)
+		env.Append("s1", historytest.Turns(16, 400)...)
 		res := env.Compact(session.CompactParams{SessionID: "s1"})
 		env.Await(
 			OnceMet(CompletedWork(session.CompactingTitle, 1, false),
@@ -163,7 +147,7 @@ func TestProgressCompletes(t *testing.T) {
 func TestRefusedProgressToken(t *testing.T) {
 	Run(t, Options{WorkDoneProgress: true, RefuseProgress: true}, func(t *testing.T, env *Env) {
 		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 16000})
-		env.Append("s1", turns(16, 400)...)
+		env.Append("s1", historytest.Turns(16, 400)...)
 		env.Compact(session.CompactParams{SessionID: "s1"})
 		env.Await(Boundary("s1", "manual"))
 		st := env.State()
@@ -316,7 +300,7 @@ func TestCoalescedPressurePrecedesResponse(t *testing.T) {
 	Run(t, Options{PressureInterval: time.Hour}, func(t *testing.T, env *Env) {
 		env.OpenSession(session.OpenParams{SessionID: "s1", ContextWindow: 64000})
 		for i := range 4 {
-			env.Append("s1", turns(1, 2000)...)
+			env.Append("s1", historytest.Turns(1, 2000)...)
 			got := env.State().Pressure["s1"]
 			st := env.Stats("s1")
 			if got.ProjectedTokens != st.ProjectedTokens || got.Display != st.Display {

@@ -37,7 +37,11 @@ type cacheState struct {
 	// prevResults are the texts of prev's tool results by call id, built
 	// when first asked for (sentResult).
 	prevResults map[string]string
-	resp        *history.Message
+	// prevOwn are the tool results prev was built from with the agent's
+	// own text where the recorded one differs (a proxied agent cleared or
+	// masked them), by call id: sent as they are or cleared from them.
+	prevOwn map[string]string
+	resp    *history.Message
 	// predicted is the reuse predicted for the last prepared request, for
 	// the comparison with the cache counts its response reports.
 	predicted *ReuseStats
@@ -228,8 +232,12 @@ func (c *cacheState) common(msgs []history.Message, shared int) int {
 }
 
 // sentResult reports whether the last request sent carried tool result m
-// as it is (the same call id and text).
+// as it is (the same call id and text), or its stub where it was built
+// from m as the agent rewrote it (prevOwn).
 func (c *cacheState) sentResult(m *history.Message) bool {
+	if t, ok := c.prevOwn[m.ToolCallID]; ok && t == m.Text() {
+		return true
+	}
 	if c.prevResults == nil && c.prev != nil {
 		c.prevResults = make(map[string]string)
 		for i := range c.prev {
@@ -254,7 +262,7 @@ func (c *cacheState) sent(msgs []history.Message, shared, prefix int, now time.T
 	c.rev = c.nonce + "." + strconv.Itoa(c.seq)
 	b.Revision = c.rev
 	c.prev, c.prevPrefix, c.resp, c.last = msgs, prefix, nil, now
-	c.prevResults = nil
+	c.prevResults, c.prevOwn = nil, nil
 	c.predicted = &pred
 	return b
 }

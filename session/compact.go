@@ -35,7 +35,7 @@ type commitWith struct {
 	response *responseData // the response carrying a provider compaction block
 	// proxy says the proxy aligns its mirror itself after this commit.
 	proxy bool
-	cost  *receiptLine // the bill of the compaction's provider calls
+	bills []string // the attempts whose bills the compaction commits (receipt.go)
 }
 
 // compactJob describes one compaction.
@@ -218,6 +218,7 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		prog.End(msg)
 		if started {
 			if !committed {
+				s.logBills() // the calls that answered are billed all the same
 				// Cancelled, failed or a no-op: the history is as it was, so
 				// take the client's gauge out of "compacting" again.
 				s.notifyPressure(s.refreshStats())
@@ -233,6 +234,8 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		report.Error = fe.RootCause
 		return report, err
 	}
+	tag := newID(s.m.now())
+	s.billing(&opts, tag, billCompaction)
 
 	s.m.order.setCompacting(s.id, true)
 	started = true
@@ -282,8 +285,11 @@ func (s *Session) compactHistory(ctx context.Context, msgs []history.Message, j 
 		ElapsedMs: elapsed.Milliseconds(),
 	}
 	with := j.with
-	with.cost = compactionCost(opts.Client, opts.Route, res.Usage)
-	if err := s.commit(ctx, msgs, res.Messages, &b, with); err != nil {
+	with.bills = []string{tag}
+	if res.NoteTag != "" {
+		with.bills = append(with.bills, res.NoteTag)
+	}
+	if err := s.commit(ctx, msgs, res.Messages, res.SummaryIndex, &b, with); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -362,8 +368,9 @@ func awaitPassOne(ctx context.Context, tp *compaction.TwoPass, limit time.Durati
 // is committed with it, then the swap (by applying that event) and the
 // notification. The append is the commit point: when it fails, or ctx is
 // cancelled before it, the artifact is removed and nothing changed. It
-// fills b.ArtifactID.
-func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Boundary, with commitWith) error {
+// fills b.ArtifactID. summary is the index in next of the engine's summary
+// message, -1 for none.
+func (s *Session) commit(ctx context.Context, pre, next []history.Message, summary int, b *Boundary, with commitWith) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -376,7 +383,8 @@ func (s *Session) commit(ctx context.Context, pre, next []history.Message, b *Bo
 		s.dropArtifact(ref.ID)
 		return err
 	}
-	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response, Timeline: s.cm.timeline(), Cost: with.cost}
+	d := boundaryData{Boundary: *b, Messages: next, Artifact: &ref, Route: with.route, Response: with.response, Timeline: s.cm.timeline(), Bills: with.bills,
+		Summary: markAt(summary).recorded()}
 	if err := s.record(evBoundary, d); err != nil {
 		s.dropArtifact(ref.ID)
 		return err

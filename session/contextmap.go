@@ -2,10 +2,8 @@ package session
 
 import (
 	"context"
-	"strings"
 
 	"github.com/vtcode/vtcode-ls/clearing"
-	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/history"
 )
 
@@ -379,12 +377,13 @@ func (s *Session) categories(e *env, p projection) []ContextCategory {
 		c.Messages++
 	}
 	idx[CategoryPrefix].Tokens = e.prefix
+	summary := s.summaryIn(p)
 	for i := range p.msgs {
 		m := &p.msgs[i]
 		t := s.est.Message(m)
 		switch m.Role {
 		case history.System:
-			if m.Content.IsString() && strings.HasPrefix(m.Content.Text(), compaction.SummaryPrefix) {
+			if i == summary {
 				add(CategorySummary, t)
 			} else {
 				add(CategoryPrefix, t)

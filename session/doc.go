@@ -44,9 +44,11 @@
 // the live history it had. Events: "messages" (appendMessages and the
 // messages of prepareRequest), "response" (recordResponse, with usage),
 // "compact_boundary" (the docs/design.md §8.8 fields, the new live history, the ref of the
-// artifact, and the route or response committed with it), "restore" (with
-// the restored history), "policy" (a session override patch) and
-// "model_switch". Boundaries and restores are checkpoints: a resume decodes
+// artifact, the index of the engine's summary message in the new history,
+// and the route or response committed with it), "restore" (with the
+// restored history and its summary's index), "policy" (a session override
+// patch) and "model_switch", and "bill" (a summarizer call's bill,
+// receipt.go). Boundaries and restores are checkpoints: a resume decodes
 // only the messages after the last one.
 //
 // Each request commits in one append, so an error means nothing changed and
@@ -55,7 +57,8 @@
 // first and commit at the end: the artifact, then one boundary event holding
 // everything the request commits, then the swap. A context cancelled at any
 // point before the commit, or a store that cannot take it, leaves history,
-// events and stats as before and removes the artifact; in particular the
+// events and stats as before and removes the artifact (but for the bills
+// of the summarizer calls that answered: the provider billed them); in particular the
 // messages of a cancelled prepareRequest are not appended and a cancelled
 // switchModel does not switch. A compaction that cannot be stored is a
 // *FailedError of kind [KindStorage]; prepareRequest, switchModel and

@@ -17,7 +17,7 @@ import (
 // log written by an older version holds, and they never reach a client.
 
 // Event types of the session log. The parts of the session add their own:
-// evHorizon (cache.go), evRequest (contextmap.go), evReceipt (receipt.go),
+// evHorizon (cache.go), evRequest (contextmap.go), evReceipt and evBill (receipt.go),
 // evProxyMirror (mirror.go).
 const (
 	evMessages    = "messages"
@@ -57,7 +57,12 @@ type (
 		Route    *route             `json:"route,omitempty"`
 		Response *responseData      `json:"response,omitempty"`
 		Timeline *timelineData      `json:"timeline,omitempty"` // the context map's state (contextmap.go)
-		Cost     *receiptLine       `json:"cost,omitempty"`     // the bill of the compaction's calls (receipt.go)
+		Cost     *receiptLine       `json:"cost,omitempty"`     // an older log's bill of the compaction's calls (receipt.go)
+		Bills    []string           `json:"bills,omitempty"`    // the attempts whose bills it commits (receipt.go)
+		// Summary is the index in Messages of the engine's summary message,
+		// -1 for none (summary.go); logs of older versions have none
+		// recorded: replay finds it once in the messages.
+		Summary *int `json:"summaryIndex,omitempty"`
 	}
 	// restoreData names the artifact restored and carries its messages
 	// (History, a checkpoint), so the log never depends on the artifact.
@@ -69,7 +74,8 @@ type (
 		BackupArtifactID string             `json:"backupArtifactId,omitempty"`
 		Backup           *store.ArtifactRef `json:"backup,omitempty"`
 		History          []history.Message  `json:"history"`
-		Timeline         *timelineData      `json:"timeline,omitempty"` // the context map's state (contextmap.go)
+		Timeline         *timelineData      `json:"timeline,omitempty"`     // the context map's state (contextmap.go)
+		Summary          *int               `json:"summaryIndex,omitempty"` // as boundaryData's
 	}
 	policyData struct {
 		Policy json.RawMessage `json:"policy"`
@@ -91,11 +97,14 @@ type (
 		Response *responseUsage     `json:"response,omitempty"`
 		Timeline *timelineData      `json:"timeline,omitempty"`
 		Cost     *receiptLine       `json:"cost,omitempty"`
+		Bills    []string           `json:"bills,omitempty"`
+		Summary  *int               `json:"summaryIndex,omitempty"`
 	}
 	restoreMeta struct {
 		BackupArtifactID string             `json:"backupArtifactId,omitempty"`
 		Backup           *store.ArtifactRef `json:"backup,omitempty"`
 		Timeline         *timelineData      `json:"timeline,omitempty"`
+		Summary          *int               `json:"summaryIndex,omitempty"`
 	}
 )
 
@@ -107,6 +116,9 @@ type change struct {
 	// newHistory marks a boundary or a restore: the history starts again
 	// (also on replay of one before the last checkpoint).
 	newHistory bool
+	// summary is where the new history holds the engine's summary
+	// (summary.go), with newHistory.
+	summary summaryMark
 	// The live history: msgs replace it when replace is set (a boundary or a
 	// restore applied with its messages), else they are appended.
 	replace bool
@@ -129,7 +141,9 @@ type change struct {
 	horizon  *horizonData      // a move of the cleared horizon
 	boundary *Boundary         // a compaction boundary
 	artifact store.ArtifactRef // the boundary's artifact, or the restore's backup (no ID: none)
-	cost     *receiptLine      // the bill of a boundary's compaction calls
+	cost     *receiptLine      // the bill of a boundary's compaction calls (an older log)
+	claims   []string          // the attempts whose bills a boundary commits
+	bill     *billData         // a summarizer call's bill
 	restore  bool              // a restore
 	timeline *timelineData     // the context map's state a boundary or restore carried
 	patch    *json.RawMessage  // a policy patch
@@ -139,6 +153,13 @@ type change struct {
 // payload (one of the *Data types or route); it is applied as is, without
 // a round trip through JSON, so the estimates its messages carry are kept.
 func (s *Session) record(typ string, data any) error {
+	if typ != evBill {
+		// The bills of calls that answered go first: a boundary commits
+		// bills already in the log.
+		if err := s.flushBills(); err != nil {
+			return err
+		}
+	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)
@@ -204,6 +225,7 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 		if c.msgs, err = s.log.ReadArtifact(*ref); err != nil {
 			return fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Type, err)
 		}
+		c.summary = markOf(nil, c.msgs, true)
 	}
 	s.applyChange(&c)
 	return nil
@@ -213,8 +235,10 @@ func (s *Session) apply(ev store.Event, data any, past bool) error {
 // the usage of the answer a boundary commits is read under the route the
 // boundary switched to.
 func (s *Session) applyChange(c *change) {
+	prior := s.summary // where the history an artifact of c holds has its summary
 	if c.newHistory {
 		s.pxSaved = nil // a new history: the proxy's mirror of the old one is void
+		s.summary = c.summary
 	}
 	if c.route != nil {
 		s.applyRoute(*c.route)
@@ -225,7 +249,7 @@ func (s *Session) applyChange(c *change) {
 	}
 	s.appendLive(c.msgs...)
 	var cat *catalog.Catalog // the prices of the answer or of the compaction
-	if c.usage != nil || c.receipt != nil || c.cost != nil {
+	if c.usage != nil || c.receipt != nil || c.cost != nil || c.bill != nil {
 		cat = s.catalog()
 	}
 	s.usage.apply(c, cat, s.route)
@@ -241,11 +265,11 @@ func (s *Session) applyChange(c *change) {
 	if c.boundary != nil {
 		s.compactions++
 		s.lastCompaction = c.boundary
-		s.artifacts.add(c.ev, c.artifact, c.boundary.Trigger, c.boundary.Mode)
+		s.artifacts.add(c.ev, c.artifact, c.boundary.Trigger, c.boundary.Mode, prior)
 		s.ask = askState{} // a compaction answers a proposal (ask.go)
 	}
 	if c.restore {
-		s.artifacts.add(c.ev, c.artifact, "restore", "")
+		s.artifacts.add(c.ev, c.artifact, "restore", "", prior)
 		s.envelope = nil
 		s.twoPass.Invalidate()
 	}
@@ -264,6 +288,7 @@ var decoders = map[string]func(ev store.Event, data any, past bool) (change, err
 	evHorizon:     decodeHorizon,
 	evRequest:     decodeRequest,
 	evReceipt:     decodeReceipt,
+	evBill:        decodeBill,
 }
 
 func decodeMessages(ev store.Event, data any, past bool) (change, error) {
@@ -299,7 +324,7 @@ func decodeBoundary(ev store.Event, data any, past bool) (change, error) {
 		var full boundaryData
 		full, err = payload[boundaryData](ev, data)
 		d = boundaryMeta{Boundary: full.Boundary, Artifact: full.Artifact, Route: full.Route,
-			Timeline: full.Timeline, Cost: full.Cost}
+			Timeline: full.Timeline, Cost: full.Cost, Bills: full.Bills, Summary: full.Summary}
 		if r := full.Response; r != nil {
 			d.Response = &responseUsage{Usage: r.Usage, RequestEstimate: r.RequestEstimate, Receipt: r.Receipt}
 		}
@@ -309,7 +334,8 @@ func decodeBoundary(ev store.Event, data any, past bool) (change, error) {
 		return change{}, err
 	}
 	b := d.Boundary
-	c.boundary, c.route, c.timeline, c.cost = &b, d.Route, d.Timeline, d.Cost
+	c.boundary, c.route, c.timeline, c.cost, c.claims = &b, d.Route, d.Timeline, d.Cost, d.Bills
+	c.summary = markOf(d.Summary, c.msgs, !past)
 	c.artifact = store.ArtifactRef{ID: b.ArtifactID}
 	if d.Artifact != nil {
 		c.artifact = *d.Artifact
@@ -331,7 +357,7 @@ func decodeRestore(ev store.Event, data any, past bool) (change, error) {
 	} else {
 		var full restoreData
 		full, err = payload[restoreData](ev, data)
-		d = restoreMeta{BackupArtifactID: full.BackupArtifactID, Backup: full.Backup, Timeline: full.Timeline}
+		d = restoreMeta{BackupArtifactID: full.BackupArtifactID, Backup: full.Backup, Timeline: full.Timeline, Summary: full.Summary}
 		c.replace, c.msgs = true, full.History
 		if full.History == nil { // an older log: the artifact holds the history
 			c.oldRestore = &store.ArtifactRef{ID: full.ArtifactID, Messages: full.Messages}
@@ -341,6 +367,7 @@ func decodeRestore(ev store.Event, data any, past bool) (change, error) {
 		return change{}, err
 	}
 	c.timeline = d.Timeline
+	c.summary = markOf(d.Summary, c.msgs, !past && c.oldRestore == nil) // an older log's artifact: apply reads it
 	if d.BackupArtifactID != "" {
 		c.artifact = store.ArtifactRef{ID: d.BackupArtifactID}
 		if d.Backup != nil {
@@ -376,4 +403,9 @@ func decodeRequest(ev store.Event, data any, _ bool) (change, error) {
 func decodeReceipt(ev store.Event, data any, _ bool) (change, error) {
 	l, err := payload[receiptLine](ev, data)
 	return change{ev: ev, receipt: &l}, err
+}
+
+func decodeBill(ev store.Event, data any, _ bool) (change, error) {
+	d, err := payload[billData](ev, data)
+	return change{ev: ev, bill: &d}, err
 }

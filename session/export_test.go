@@ -10,3 +10,10 @@ func OnEnqueue(m *Manager, id string, hook func()) {
 	}
 	m.order.hooks[id] = hook
 }
+
+// WaitPassOne waits until no pass 1 of open session id runs (tests only).
+func WaitPassOne(m *Manager, id string) {
+	if s, err := m.session(id); err == nil {
+		s.twoPass.Wait()
+	}
+}

@@ -479,6 +479,7 @@ func (m *Manager) closeSession(ctx context.Context, held *Ticket, s *Session) er
 	s.closed = true
 	s.stop()
 	s.twoPass.Close()
+	s.logBills() // a pass 1's, now that none runs
 	m.mu.Lock()
 	if m.sessions[s.id] == s {
 		delete(m.sessions, s.id)

@@ -271,7 +271,7 @@ func (s *Session) providerCompaction(ctx context.Context, resp responseData) boo
 		OriginalTokens: s.est.Messages(pre), CompactedTokens: s.est.Message(&next[0]),
 	}
 	resp.Message = last
-	if err := s.commit(context.WithoutCancel(ctx), pre, next, &b, commitWith{response: &resp}); err != nil {
+	if err := s.commit(context.WithoutCancel(ctx), pre, next, -1, &b, commitWith{response: &resp}); err != nil {
 		s.m.logger.Warn("session: provider compaction not stored; keeping the full history", "session", s.id, "err", err)
 		s.m.notifyLog(LevelWarning, "vtcode-ls: the provider compacted the conversation, but the compaction could not be stored ("+
 			bound(err.Error(), maxRootCause)+"); the full history is kept")

@@ -18,9 +18,10 @@ type artifactSet map[string]*artifactRecord
 // artifactRecord is one referenced artifact: the ref its event recorded
 // (to verify it) and what vtcode/listArtifacts reports.
 type artifactRecord struct {
-	ref  store.ArtifactRef
-	info store.ArtifactInfo
-	seq  int64 // the referencing event: creation order
+	ref     store.ArtifactRef
+	info    store.ArtifactInfo
+	seq     int64       // the referencing event: creation order
+	summary summaryMark // where its history holds the engine's summary (summary.go)
 }
 
 // replay rebuilds the session from its log. Only the events from the last
@@ -48,11 +49,11 @@ func (s *Session) applyRoute(r route) {
 	s.twoPass.Invalidate()
 }
 
-func (a artifactSet) add(ev store.Event, ref store.ArtifactRef, trigger, mode string) {
+func (a artifactSet) add(ev store.Event, ref store.ArtifactRef, trigger, mode string, summary summaryMark) {
 	if ref.ID == "" {
 		return
 	}
-	a[ref.ID] = &artifactRecord{ref: ref, seq: ev.Seq, info: store.ArtifactInfo{
+	a[ref.ID] = &artifactRecord{ref: ref, seq: ev.Seq, summary: summary, info: store.ArtifactInfo{
 		ID: ref.ID, CreatedAt: ev.Time, Messages: ref.Messages, Trigger: trigger, Mode: mode,
 	}}
 }
@@ -186,7 +187,11 @@ func (s *Session) restore(ctx context.Context, p RestoreParams) (*RestoreResult,
 	if msgs == nil {
 		msgs = []history.Message{}
 	}
-	d := restoreData{ArtifactID: p.ArtifactID, Messages: len(msgs), History: msgs, Timeline: s.cm.timeline()}
+	mark := rec.summary
+	if mark == unknownSummary || mark.index() >= len(msgs) { // the artifact of a past event of an older log
+		mark = markAt(findSummary(msgs))
+	}
+	d := restoreData{ArtifactID: p.ArtifactID, Messages: len(msgs), History: msgs, Timeline: s.cm.timeline(), Summary: mark.recorded()}
 	if len(s.live) > 0 {
 		d.BackupArtifactID = newID(s.m.now())
 		ref, err := s.log.WriteArtifact(d.BackupArtifactID, slices.Clip(s.live))

@@ -379,6 +379,7 @@ func (s *Session) prefire(msgs []history.Message, e *env, envelope *compaction.E
 	}
 	// The pass runs on its own copy with its own estimator.
 	opts.Estimator = history.NewEstimator(s.est.Tokenizer())
+	s.billing(&opts, newID(s.m.now()), billPassOne)
 	s.twoPass.Prefire(s.life, slices.Clone(msgs), opts)
 }
 

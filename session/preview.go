@@ -67,8 +67,7 @@ type pendingPreview struct {
 	res     *compaction.Result
 	summary int // index of the summary message in res.Messages; -1: none
 	elapsed time.Duration
-	cost    *receiptLine // the bill of its provider calls (receipt.go)
-	stale   bool         // the live history changed since base
+	stale   bool // the live history changed since base
 }
 
 // apply marks the pending preview stale when c changes the live history.
@@ -80,8 +79,9 @@ func (p *previewState) apply(c *change) {
 
 // previewCompact is vtcode/compact with preview: true. It compacts the live
 // history as a manual compaction would and keeps the result for a commit,
-// without writing anything: no artifact, no event, no swap. A newer
-// preview replaces an older one.
+// without changing anything: no artifact, no swap; only the bills of its
+// provider calls are recorded (receipt.go), whether or not it is
+// committed. A newer preview replaces an older one.
 func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Progress) (*CompactPreview, error) {
 	s.syncEstimator()
 	e := s.env(s.route, s.reserved, s.prefix)
@@ -109,9 +109,12 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 	s.notifyPressure(s.compactingSnapshot())
 	defer func() { s.notifyPressure(s.refreshStats()) }()
 
+	id := newID(s.m.now())
+	s.billing(&opts, id, billPreview)
 	start := time.Now()
 	res, err := compaction.Compact(ctx, s.live, opts)
 	elapsed := time.Since(start)
+	s.logBills()
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -134,8 +137,7 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 		return nil, fe
 	}
 
-	pp := &pendingPreview{id: newID(s.m.now()), base: s.live, res: res, summary: summaryIndex(res.Messages), elapsed: elapsed,
-		cost: compactionCost(opts.Client, opts.Route, res.Usage)}
+	pp := &pendingPreview{id: id, base: s.live, res: res, summary: res.SummaryIndex, elapsed: elapsed}
 	s.preview.pending = pp
 	out := &CompactPreview{
 		PreviewID: pp.id, Summary: res.Summary, Editable: pp.summary >= 0,
@@ -146,25 +148,13 @@ func (s *Session) previewCompact(ctx context.Context, p CompactParams, prog Prog
 	}
 	if pp.summary >= 0 {
 		// The summary as the message carries it (it may have been bounded).
-		out.Summary = strings.TrimPrefix(res.Messages[pp.summary].Content.Text(), compaction.SummaryPrefix)
+		out.Summary = compaction.SummaryText(&res.Messages[pp.summary])
 	}
 	out.Message = fmt.Sprintf("Compaction preview: %d -> %d messages, %s -> %s tokens (%s). Nothing was changed.",
 		out.OriginalMessageCount, out.CompactedMessageCount,
 		history.FormatCount(out.OriginalTokens), history.FormatCount(out.CompactedTokens), out.Mode)
 	prog.End(out.Message)
 	return out, nil
-}
-
-// summaryIndex is the index of the summary message of a compacted history,
-// -1 when it has none.
-func summaryIndex(msgs []history.Message) int {
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Role == history.System && m.Content.IsString() && strings.HasPrefix(m.Content.Text(), compaction.SummaryPrefix) {
-			return i
-		}
-	}
-	return -1
 }
 
 // commitPreview is vtcode/compact with a previewId: it commits exactly the
@@ -191,9 +181,9 @@ func (s *Session) commitPreview(ctx context.Context, p CommitParams) (*CompactRe
 		case pp.summary < 0:
 			return nil, paramErr("summary", "this compaction has no summary text to replace (%s)", pp.res.Mode)
 		}
-		if text != strings.TrimSpace(strings.TrimPrefix(next[pp.summary].Content.Text(), compaction.SummaryPrefix)) {
+		if text != strings.TrimSpace(compaction.SummaryText(&next[pp.summary])) {
 			next = append([]history.Message{}, next...)
-			next[pp.summary] = history.NewText(history.System, compaction.SummaryPrefix+text)
+			next[pp.summary] = compaction.SummaryMessage(text)
 			edited = true
 		}
 	}
@@ -215,7 +205,7 @@ func (s *Session) commitPreview(ctx context.Context, p CommitParams) (*CompactRe
 		OriginalTokens: pp.res.OriginalTokens, CompactedTokens: compacted,
 		ElapsedMs: pp.elapsed.Milliseconds(),
 	}
-	if err := s.commit(ctx, pp.base, next, &b, commitWith{cost: pp.cost}); err != nil {
+	if err := s.commit(ctx, pp.base, next, pp.summary, &b, commitWith{bills: []string{pp.id}}); err != nil {
 		return nil, err
 	}
 	s.preview.pending = nil

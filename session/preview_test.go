@@ -46,7 +46,7 @@ func TestPreviewCommitsNothing(t *testing.T) {
 		p.CompactedMessageCount >= 72 || p.CompactedTokens >= p.OriginalTokens {
 		t.Fatalf("preview = %+v", p)
 	}
-	if p.Messages[0].Content.Text() != compaction.SummaryPrefix+p.Summary || !strings.Contains(p.Summary, "Step 0") {
+	if compaction.SummaryText(&p.Messages[0]) != p.Summary || !compaction.IsSummaryMessage(&p.Messages[0]) || !strings.Contains(p.Summary, "Step 0") {
 		t.Errorf("summary %q, first message %q", p.Summary, p.Messages[0].Content.Text())
 	}
 	if ev := prog.list(); ev[0] != "begin: Previewing compaction..." || ev[len(ev)-1] != "end: "+p.Message || !strings.Contains(p.Message, "Nothing was changed.") {
@@ -125,7 +125,7 @@ func TestCommitPreview(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := e.history(id)
-		if len(h) != len(p.Messages) || h[0].Content.Text() != compaction.SummaryPrefix+edited {
+		if len(h) != len(p.Messages) || !history.Equal(h[0], compaction.SummaryMessage(edited)) {
 			t.Fatalf("history[0] = %q", h[0].Content.Text())
 		}
 		if jsonOf(t, h[1:]) != jsonOf(t, p.Messages[1:]) {

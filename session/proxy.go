@@ -165,9 +165,12 @@ type proxyPrep struct {
 	// pre is the messages to project: the summary standing for the agent's
 	// compacted prefix and the agent's messages after it when mapped, else
 	// the agent's messages; hz is the cleared horizon that applies to them.
-	pre      []history.Message
-	mapped   bool
-	hz       clearing.Horizon
+	pre    []history.Message
+	mapped bool
+	hz     clearing.Horizon
+	// own are the agent's tool results projected with its own text where
+	// the recorded one differs, by call id (cacheState.prevOwn once sent).
+	own      map[string]string
 	prefix   int // estimate of the system prompt and tools
 	e        *env
 	envelope *compaction.Envelope
@@ -226,7 +229,13 @@ func (s *Session) proxyMessages(q *proxyPrep) {
 		for j := px.covered; j < n; j++ {
 			msg := q.r.Messages[j]
 			if j < q.c {
-				msg = s.proxyKnown(msg, px.liveIndex(s.live, j, q.keys[j]), q.hz)
+				var own bool
+				if msg, own = s.proxyKnown(msg, px.liveIndex(s.live, j, q.keys[j]), q.hz); own {
+					if q.own == nil {
+						q.own = map[string]string{}
+					}
+					q.own[msg.ToolCallID] = msg.Text()
+				}
 			}
 			q.pre = append(q.pre, msg)
 		}
@@ -244,10 +253,13 @@ func (s *Session) proxyMessages(q *proxyPrep) {
 // the engine has cleared already. A tool result's digest is its call id:
 // its text may have changed (the agent cleared it); an assistant message's
 // leaves out its thinking and call arguments: it takes the stored estimate
-// when it is the same message.
-func (s *Session) proxyKnown(msg history.Message, li int, hz clearing.Horizon) history.Message {
+// when it is the same message. own says the result is projected with the
+// agent's text where the recorded one differs: the next request projects
+// it so again (sentResult), sent as it is or cleared, so that its stub
+// counts the same text.
+func (s *Session) proxyKnown(msg history.Message, li int, hz clearing.Horizon) (_ history.Message, own bool) {
 	if li < 0 {
-		return msg
+		return msg, false
 	}
 	live := &s.live[li]
 	_, known := s.est.Cached(&msg) // decoded with its estimate (the proxy's decode cache)
@@ -256,18 +268,22 @@ func (s *Session) proxyKnown(msg history.Message, li int, hz clearing.Horizon) h
 		if t, ok := s.est.Cached(live); ok && !known && history.Same(&msg, live) {
 			s.est.SetCached(&msg, t)
 		}
-	case msg.Role == history.Tool && msg.Text() != live.Text() && li < hz.Messages && !s.cache.sentResult(&msg):
-		// The recorded result projects to the stub the previous requests
-		// carried, where the agent's own text would break the provider's
-		// cache there. (One the agent cleared while the engine held it went
-		// out as the agent's text: it stays so.)
-		return *live
-	case msg.Role != history.Tool || msg.Text() == live.Text():
+	case msg.Role == history.Tool && msg.Text() != live.Text():
+		if li < hz.Messages && !s.cache.sentResult(&msg) {
+			// The recorded result projects to the stub the previous
+			// requests carried, where the agent's own text would break the
+			// provider's cache there. (One the agent cleared while the
+			// engine held it went out as the agent's text, or was cleared
+			// from it: it stays so.)
+			return *live, false
+		}
+		return msg, true
+	default:
 		if t, ok := s.est.Cached(live); ok {
 			s.est.SetCached(&msg, t)
 		}
 	}
-	return msg
+	return msg, false
 }
 
 // proxyCompact decides the automatic compaction of a request that extends
@@ -338,6 +354,7 @@ func (s *Session) proxyPlan(q *proxyPrep, proj projection, plan *ProxyPlan) {
 		}
 		turn.horizon = proj.horizon
 		msgs, _ = s.sendProjection(proj, q.pre, q.prefix, plan.Stats, q.disp == ProxyAppend)
+		s.cache.prevOwn = q.own
 	}
 	// The transport holds the plan's messages while it encodes them: they
 	// share no array with the session's.
@@ -423,7 +440,8 @@ func (s *Session) proxyRecord(ctx context.Context, t *proxyTurn, resp ProxyRespo
 			OriginalMessageCount: len(s.live), CompactedMessageCount: len(next),
 			OriginalTokens: s.est.Messages(s.live), CompactedTokens: s.est.Messages(next),
 		}
-		if err := s.commit(context.WithoutCancel(ctx), s.live, next, &b, commitWith{proxy: true}); err != nil {
+		// The agent's own window: it may carry back a summary of ours.
+		if err := s.commit(context.WithoutCancel(ctx), s.live, next, findSummary(next), &b, commitWith{proxy: true}); err != nil {
 			return fmt.Errorf("record the agent's new window: %w", err)
 		}
 		s.recordRequest(t.request)

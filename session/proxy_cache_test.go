@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtcode/vtcode-ls/clearing"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/session"
@@ -293,6 +294,89 @@ func TestProxiedAgentClearsItsOwnResults(t *testing.T) {
 		prev, cur := plans[i-1].Messages, plans[i].Messages
 		if k := leading(t, prev, cur); k < len(prev) && prev[k].Role == history.Tool && prev[k].Text() == agents {
 			t.Errorf("request %d: result %s went out as the agent's text, now as %.60q", i, prev[k].ToolCallID, cur[k].Text())
+		}
+	}
+}
+
+// An agent that masks its own old tool results in place (Gemini CLI's
+// tool output masking: "<tool_output_masked>" and a preview) before the
+// engine's horizon reaches them: the request that first clears them
+// clears the agent's text, so its stub counts the masked result; the later
+// requests must carry the same stub, not one of the recorded original (a
+// second break of the prefix for the same result).
+func TestProxiedAgentMasksResultsAsTheEngineClears(t *testing.T) {
+	msgs := turns(28, 2400)
+	ctx := context.Background()
+	play := func(from int) []*session.ProxyPlan {
+		clk := newClock()
+		e := newEnv(t, session.Options{Clock: clk.now}, "")
+		var plans []*session.ProxyPlan
+		masked := map[int]bool{}
+		for i, m := range msgs {
+			if m.Role != history.Assistant {
+				continue
+			}
+			clk.advance(time.Second)
+			conv := append([]history.Message(nil), msgs[:i]...)
+			if from >= 0 && len(plans) >= from {
+				for j := range conv {
+					if conv[j].Role != history.Tool {
+						continue
+					}
+					// From then on the agent masks its two oldest results,
+					// and keeps them so.
+					if len(masked) < 2 && len(plans) == from {
+						masked[j] = true
+					}
+					if masked[j] {
+						conv[j] = history.NewToolResult(conv[j].ToolCallID, conv[j].ToolName, "<tool_output_masked>\n"+conv[j].Text()[:min(200, len(conv[j].Text()))])
+					}
+				}
+			}
+			plan, err := e.m.ProxyPrepare(ctx, agentRequest(conv), nil)
+			if err != nil {
+				t.Fatalf("ProxyPrepare %d: %v", len(plans), err)
+			}
+			plans = append(plans, plan)
+			if err := e.m.ProxyRecord(ctx, plan.SessionID, plan.Turn, session.ProxyResponse{Message: m}); err != nil {
+				t.Fatalf("ProxyRecord %d: %v", len(plans), err)
+			}
+			if len(plans) == 1 {
+				e.setPolicy(plan.SessionID, cachePolicy)
+			}
+		}
+		return plans
+	}
+	// The request at which the engine first clears, left alone.
+	first := -1
+	for i, p := range play(-1) {
+		if p.Stats.ClearedResults > 0 {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		t.Fatal("the engine never cleared: the test does not exercise its horizon")
+	}
+	from := first - 5 // the agent masks its two oldest results from here on
+	plans := play(from)
+	cleared := -1
+	for i, p := range plans {
+		if p.Stats.ClearedResults > 0 {
+			cleared = i
+			break
+		}
+	}
+	if cleared <= from {
+		t.Fatalf("the engine first cleared at request %d, the agent masked from %d: the test does not clear a masked result", cleared, from)
+	}
+	first = cleared
+	for i := first + 1; i < len(plans); i++ {
+		prev, cur := plans[i-1].Messages, plans[i].Messages
+		k := leading(t, prev, cur)
+		if k < len(prev) && k < len(cur) && prev[k].Role == history.Tool && cur[k].ToolCallID == prev[k].ToolCallID &&
+			clearing.IsStub(&prev[k]) && clearing.IsStub(&cur[k]) {
+			t.Errorf("request %d: the stub of result %s changed from %q to %q", i, prev[k].ToolCallID, prev[k].Text(), cur[k].Text())
 		}
 	}
 }

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/catalog"
@@ -19,9 +22,22 @@ import (
 // A receipt is what a session's provider calls cost, from the provider's
 // own usage, beside an estimate of what the same requests would have cost
 // without vtcode-ls. Every recorded answer keeps its bill in the session
-// log (receiptLine, in the response event), and every compaction the bill
-// of its summarizer calls (in the boundary event), so a replay, a resumed
-// session and `vtcode-ls report` add the same numbers.
+// log (receiptLine, in the response event), so a replay, a resumed session
+// and `vtcode-ls report` add the same numbers.
+//
+// Every summarizer call the engine makes (a compaction's, a preview's, a
+// two-pass pass 1's: the model writer, a native compaction, the agent's
+// model in proxy mode) is billed once, when it answers, whatever becomes of
+// its outcome: an event of its own (evBill) naming the attempt that made
+// it. The boundary that commits an attempt's outcome lists the attempts it
+// commits (its own, the preview it applies, the pass 1 whose note it used),
+// which makes their bills that compaction's cost; the bills no boundary
+// committed are the receipt's Unused. A pass 1 answers in the background:
+// its bills wait in the session's pendingBills and are recorded in the
+// session's next turn (one is queued for them), before any other event, or
+// when the session closes. Logs of older versions carry a compaction's bill
+// in its boundary (Cost) instead, and nothing for the calls it did not
+// commit.
 //
 // The counterfactual is the agent's whole request each time: the history
 // before clearing, plus everything vtcode-ls compacted away (the agent's own
@@ -50,8 +66,9 @@ type receiptLine struct {
 // US dollars; a cost is absent when a model's price is unknown (Unpriced
 // names it): a receipt never shows a made-up price.
 //
-// Tokens and PaidUSD include the calls of the compactions vtcode-ls made;
-// Requests counts the answers.
+// Tokens and PaidUSD include every summarizer call vtcode-ls made: those
+// of the compactions (Compactions) and those whose outcome no compaction
+// committed (Unused); Requests counts the answers.
 type Receipt struct {
 	Requests int          `json:"requests"`
 	Tokens   catalog.Bill `json:"tokens"`
@@ -67,12 +84,19 @@ type Receipt struct {
 	TierRequests        int                 `json:"tierRequests,omitempty"`
 	WithoutTierRequests int                 `json:"withoutTierRequests,omitempty"`
 	Compactions         []CompactionReceipt `json:"compactions,omitempty"`
-	Unpriced            []string            `json:"unpriced,omitempty"`
-	PricesAsOf          string              `json:"pricesAsOf,omitempty"`
+	// Unused are the summarizer calls whose outcome no compaction
+	// committed: previews never applied or replaced, pass-1 notes
+	// discarded or not used yet, compactions that failed or changed nothing
+	// after their calls answered.
+	Unused     *UnusedReceipt `json:"unused,omitempty"`
+	Unpriced   []string       `json:"unpriced,omitempty"`
+	PricesAsOf string         `json:"pricesAsOf,omitempty"`
 }
 
-// CompactionReceipt is one compaction: how, what it removed and what its
-// own provider calls cost.
+// CompactionReceipt is one compaction: how, what it removed and what the
+// provider calls whose outcome it committed cost (its own, and the pass 1
+// whose note it used or the preview it applied). Calls counts them; it is
+// 0 for a compaction of an older log, which kept only their sum.
 type CompactionReceipt struct {
 	Trigger         string       `json:"trigger"`
 	Mode            string       `json:"mode"`
@@ -81,6 +105,23 @@ type CompactionReceipt struct {
 	Model           string       `json:"model,omitempty"`
 	Tokens          catalog.Bill `json:"tokens"`
 	USD             *float64     `json:"usd,omitempty"`
+	Calls           int          `json:"calls,omitempty"`
+}
+
+// UnusedReceipt is what the summarizer calls no compaction committed cost.
+type UnusedReceipt struct {
+	Calls  int          `json:"calls"`
+	Tokens catalog.Bill `json:"tokens"`
+	USD    *float64     `json:"usd,omitempty"`
+}
+
+// spent is the bill of one summarizer call, as receiptState folds it.
+type spent struct {
+	attempt string // billData.For
+	model   string
+	bill    catalog.Bill
+	usd     float64
+	priced  bool
 }
 
 // receiptState folds the receipt lines of a session's log.
@@ -92,6 +133,15 @@ type receiptState struct {
 	unpriced            map[string]bool
 	asOf                string
 	compactions         []CompactionReceipt
+	// open are the bills no boundary committed since the last boundary or
+	// restore (a boundary may still commit them), and unused the sum of
+	// those it can no longer.
+	open   []spent
+	unused struct {
+		calls int
+		bill  catalog.Bill
+		usd   float64
+	}
 	// removed is what vtcode-ls compacted away since the last restore, and
 	// lastWithout/lastTime the counterfactual's previous request.
 	removed     int
@@ -119,15 +169,43 @@ func (r *receiptState) price(cat *catalog.Catalog, l *receiptLine) (catalog.Pric
 }
 
 // apply folds in the bills an event carries (with the prices of cat): an
-// answer's, a compaction's; a restore starts the counterfactual again.
+// answer's, a summarizer call's, a compaction's; a restore starts the
+// counterfactual again.
 func (r *receiptState) apply(c *change, cat *catalog.Catalog) {
 	r.answer(c.ev.Time, c.receipt, cat)
+	if c.bill != nil {
+		r.call(c.bill, cat)
+	}
 	if c.boundary != nil {
-		r.compacted(*c.boundary, c.cost, cat)
+		r.compacted(*c.boundary, c.cost, c.claims, cat)
 	}
 	if c.restore {
 		r.restored()
 	}
+}
+
+// call folds in the bill of a summarizer call, open until a boundary
+// commits its attempt.
+func (r *receiptState) call(d *billData, cat *catalog.Catalog) {
+	r.paid = r.paid.Add(d.Bill)
+	sp := spent{attempt: d.For, model: strings.TrimPrefix(d.Provider+"/"+d.Model, "/"), bill: d.Bill}
+	if p, ok := r.price(cat, &d.receiptLine); ok {
+		sp.usd, sp.priced = p.Cost(d.Bill), true
+		r.paidUSD += sp.usd
+	}
+	r.open = append(r.open, sp)
+}
+
+// settle makes the open bills unused: after a boundary or a restore no
+// boundary can commit them (their previews are stale, their notes were
+// written for another history).
+func (r *receiptState) settle() {
+	for _, sp := range r.open {
+		r.unused.calls++
+		r.unused.bill = r.unused.bill.Add(sp.bill)
+		r.unused.usd += sp.usd
+	}
+	r.open = r.open[:0]
 }
 
 // answer folds in the line of a recorded answer.
@@ -157,8 +235,10 @@ func (r *receiptState) answer(t time.Time, l *receiptLine, cat *catalog.Catalog)
 	}
 }
 
-// compacted folds in a compaction boundary and the bill of its calls.
-func (r *receiptState) compacted(b Boundary, l *receiptLine, cat *catalog.Catalog) {
+// compacted folds in a compaction boundary and the bills of the calls it
+// commits: the open bills of the attempts it names (claims), or the bill
+// of an older log's boundary (l).
+func (r *receiptState) compacted(b Boundary, l *receiptLine, claims []string, cat *catalog.Catalog) {
 	switch b.Mode {
 	case "agent", "provider", modeNone:
 		// The agent's and the provider's own compactions happen without
@@ -177,11 +257,30 @@ func (r *receiptState) compacted(b Boundary, l *receiptLine, cat *catalog.Catalo
 			c.USD = usdOf(usd)
 		}
 	}
+	usd, priced := 0.0, true
+	r.open = slices.DeleteFunc(r.open, func(sp spent) bool {
+		if !slices.Contains(claims, sp.attempt) {
+			return false
+		}
+		if c.Model == "" {
+			c.Model = sp.model
+		}
+		c.Tokens, c.Calls = c.Tokens.Add(sp.bill), c.Calls+1
+		usd, priced = usd+sp.usd, priced && sp.priced
+		return true
+	})
+	if c.Calls > 0 && priced {
+		c.USD = usdOf(usd)
+	}
+	r.settle()
 	r.compactions = append(r.compactions, c)
 }
 
 // restored starts the counterfactual again from the restored history.
-func (r *receiptState) restored() { r.removed = 0 }
+func (r *receiptState) restored() {
+	r.removed = 0
+	r.settle()
+}
 
 // receipt returns the receipt so far; nil before any billed call.
 func (r *receiptState) receipt() *Receipt {
@@ -195,10 +294,20 @@ func (r *receiptState) receipt() *Receipt {
 		rc.Unpriced = append(rc.Unpriced, m)
 	}
 	sort.Strings(rc.Unpriced)
+	u, usd := UnusedReceipt{Calls: r.unused.calls, Tokens: r.unused.bill}, r.unused.usd
+	for _, sp := range r.open {
+		u.Calls, u.Tokens, usd = u.Calls+1, u.Tokens.Add(sp.bill), usd+sp.usd
+	}
+	if u.Calls > 0 {
+		rc.Unused = &u
+	}
 	if len(rc.Unpriced) == 0 {
 		rc.PaidUSD, rc.WithoutUSD = usdOf(r.paidUSD), usdOf(r.withoutUSD)
 		rc.SavedUSD = usdOf(r.withoutUSD - r.paidUSD)
 		rc.PricesAsOf = r.asOf
+		if rc.Unused != nil {
+			rc.Unused.USD = usdOf(usd)
+		}
 	}
 	return rc
 }
@@ -237,6 +346,16 @@ func (a Receipt) Add(b Receipt) Receipt {
 		return usdOf(v)
 	}
 	out.PaidUSD, out.WithoutUSD, out.SavedUSD = sum(a.PaidUSD, b.PaidUSD), sum(a.WithoutUSD, b.WithoutUSD), sum(a.SavedUSD, b.SavedUSD)
+	if a.Unused != nil || b.Unused != nil {
+		var x, y UnusedReceipt
+		if a.Unused != nil {
+			x = *a.Unused
+		}
+		if b.Unused != nil {
+			y = *b.Unused
+		}
+		out.Unused = &UnusedReceipt{Calls: x.Calls + y.Calls, Tokens: x.Tokens.Add(y.Tokens), USD: sum(x.USD, y.USD)}
+	}
 	out.PricesAsOf = max(a.PricesAsOf, b.PricesAsOf)
 	return out
 }
@@ -400,7 +519,7 @@ func ReadReceipts(st *store.Store, cat *catalog.Catalog, since time.Time) ([]Sto
 		if err != nil {
 			return nil, fmt.Errorf("session %s: %w", info.ID, err)
 		}
-		if sr.Receipt.Requests == 0 && len(sr.Receipt.Compactions) == 0 {
+		if sr.Receipt.Requests == 0 && len(sr.Receipt.Compactions) == 0 && sr.Receipt.Unused == nil {
 			continue
 		}
 		sr.UpdatedAt = info.UpdatedAt
@@ -418,7 +537,7 @@ func readReceipt(st *store.Store, id string, cat *catalog.Catalog) (StoredReceip
 	err := st.ReadEvents(id, func(ev store.Event) error {
 		var c change
 		switch ev.Type {
-		case evResponse, evBoundary, evReceipt:
+		case evResponse, evBoundary, evReceipt, evBill:
 			var err error
 			if c, err = decoders[ev.Type](ev, nil, true); err != nil {
 				return err
@@ -454,6 +573,94 @@ func (s *Session) recordReceipt(l *receiptLine) error {
 		return nil
 	}
 	return s.record(evReceipt, *l)
+}
+
+// evBill is the event of a summarizer call that answered: its bill and
+// the attempt that made it (billData).
+const evBill = "bill"
+
+// What an attempt that bills is (billData.Use).
+const (
+	billCompaction = "compaction"
+	billPreview    = "preview"
+	billPassOne    = "pass1"
+)
+
+// billData is the bill of one summarizer call. For names the attempt that
+// made it (a preview's id, or an id of a compaction's or a pass 1's own),
+// which the boundary committing the attempt's outcome lists in its bills.
+type billData struct {
+	receiptLine
+	For string `json:"for"`
+	Use string `json:"use"`
+}
+
+// pendingBills holds the bills of summarizer calls that answered and are
+// not in the log yet; a pass 1 adds to it from its own goroutine.
+type pendingBills struct {
+	mu    sync.Mutex
+	bills []billData
+}
+
+func (p *pendingBills) add(b billData) {
+	p.mu.Lock()
+	p.bills = append(p.bills, b)
+	p.mu.Unlock()
+}
+
+// take removes and returns the pending bills.
+func (p *pendingBills) take() []billData {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.bills
+	p.bills = nil
+	return b
+}
+
+// putBack returns bills that could not be recorded, before any added since.
+func (p *pendingBills) putBack(b []billData) {
+	p.mu.Lock()
+	p.bills = append(b, p.bills...)
+	p.mu.Unlock()
+}
+
+// billing makes o bill each provider call of the attempt tag (of kind
+// use) as it answers. A pass 1's calls answer in the background: a turn
+// of the session is queued to record them.
+func (s *Session) billing(o *compaction.Options, tag, use string) {
+	client, r := o.Client, o.Route
+	o.Tag = tag
+	o.Answered = func(u history.Usage) {
+		l := compactionCost(client, r, u)
+		if l == nil {
+			return
+		}
+		s.bills.add(billData{receiptLine: *l, For: tag, Use: use})
+		if use == billPassOne {
+			s.m.later(s, (*Session).logBills)
+		}
+	}
+}
+
+// flushBills records the pending bills, in the session's turn; those it
+// could not record stay pending.
+func (s *Session) flushBills() error {
+	bills := s.bills.take()
+	for i, b := range bills {
+		if err := s.record(evBill, b); err != nil {
+			s.bills.putBack(bills[i:])
+			return err
+		}
+	}
+	return nil
+}
+
+// logBills is flushBills where nothing else is recorded: a failure is
+// logged, and the next event tries again.
+func (s *Session) logBills() {
+	if err := s.flushBills(); err != nil {
+		s.m.logger.Warn("session: summarizer bills not recorded yet", "session", s.id, "err", err)
+	}
 }
 
 // Receipts returns the receipts of the stored sessions of a workspace

@@ -47,6 +47,7 @@ type Session struct {
 	twoPass        *compaction.TwoPass
 	compactions    int
 	lastCompaction *Boundary
+	summary        summaryMark  // where the live history holds the engine's summary (summary.go)
 	artifacts      artifactSet  // artifacts referenced by events
 	usage          usageState   // the provider usage the answers reported (usage.go)
 	rc             receiptState // the bills of the session's calls (receipt.go)
@@ -61,6 +62,8 @@ type Session struct {
 
 	snapMu sync.Mutex // guards snap
 	snap   Stats      // the last computed stats
+
+	bills pendingBills // summarizer bills not recorded yet; safe for concurrent use (receipt.go)
 }
 
 // route is the provider route of a session, as the client named it.

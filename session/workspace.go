@@ -209,21 +209,34 @@ func (w *workspace) close() {
 // configuration change). Nothing starts once the Manager is closing.
 func (m *Manager) refreshAll(w *workspace) {
 	m.mu.Lock()
+	var open []*Session
+	for _, s := range m.sessions {
+		if s.ws == w {
+			open = append(open, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range open {
+		m.later(s, func(s *Session) { s.notifyPressure(s.refreshStats()) })
+	}
+}
+
+// later runs fn in a turn of s of its own, in the background; nothing
+// starts once the Manager is closing, and nothing runs once s is closed.
+// It does not block, so that work outside the session's turns (a pass 1)
+// can hand the session its results.
+func (m *Manager) later(s *Session, fn func(s *Session)) {
+	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return
 	}
-	for _, s := range m.sessions {
-		if s.ws != w {
-			continue
-		}
-		m.bg.Go(func() {
-			_ = s.do(context.Background(), func(ctx context.Context, s *Session) error {
-				s.notifyPressure(s.refreshStats())
-				return nil
-			})
+	m.bg.Go(func() {
+		_ = s.do(context.Background(), func(ctx context.Context, s *Session) error {
+			fn(s)
+			return nil
 		})
-	}
+	})
 }
 
 // reportIgnored shows the keys a workspace file set but may not set (an

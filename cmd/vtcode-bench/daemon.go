@@ -157,58 +157,18 @@ func benchDaemon(ctx context.Context, hist []history.Message, window, warmup, tu
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srvEnd, cliEnd := net.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- rpc.Serve(ctx, srvEnd, srvEnd, rpc.Options{Version: "bench", Session: session.Options{NoWatch: true, Clients: offlineClients}})
-	}()
-	daemon := client(ctx, cliEnd)
+	daemon, shutdown := serveInProcess(ctx)
 	defer func() {
-		// An orderly shutdown; Serve must end with it.
-		serr := daemon.Call(ctx, "shutdown", nil, nil)
-		if serr == nil {
-			serr = daemon.Notify(ctx, "exit", nil)
-		}
-		if serr == nil {
-			select {
-			case serr = <-served:
-			case <-time.After(30 * time.Second):
-				serr = errors.New("daemon did not exit")
-			}
-		}
-		daemon.Close()
-		if serr != nil && err == nil {
+		if serr := shutdown(); serr != nil && err == nil {
 			err = fmt.Errorf("shutting the daemon down: %w", serr)
 		}
 	}()
+	echoes := startEchoes(ctx)
+	defer echoes.close()
 
-	echoSrvEnd, echoCliEnd := net.Pipe()
-	echo := &echoServer{}
-	echoSrv := jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(echoSrvEnd, jsonrpc2.VSCodeObjectCodec{}), echo)
-	defer echoSrv.Close()
-	echoCli := client(ctx, echoCliEnd)
-	defer echoCli.Close()
-
-	rawSrvEnd, rawCliEnd := net.Pipe()
-	var rawResp atomic.Pointer[json.RawMessage]
-	go rawEcho(rawSrvEnd, &rawResp)
-	rawCli := client(ctx, rawCliEnd)
-	defer rawCli.Close()
-
-	root := "file://" + dir
-	if err := daemon.Call(ctx, "initialize", rpc.InitializeParams{RootURI: &root}, nil); err != nil {
-		return nil, fmt.Errorf("initialize: %w", err)
-	}
-	if err := daemon.Notify(ctx, "initialized", struct{}{}); err != nil {
-		return nil, fmt.Errorf("initialized: %w", err)
-	}
-	var open session.OpenResult
-	if err := daemon.Call(ctx, "vtcode/openSession", session.OpenParams{SessionID: "bench", ContextWindow: window}, &open); err != nil {
-		return nil, fmt.Errorf("vtcode/openSession: %w", err)
-	}
-	var app session.AppendResult
-	if err := daemon.Call(ctx, "vtcode/appendMessages", session.AppendParams{SessionID: open.SessionID, Messages: hist}, &app); err != nil {
-		return nil, fmt.Errorf("vtcode/appendMessages: %w", err)
+	id, app, err := loadSession(ctx, daemon, dir, hist, window)
+	if err != nil {
+		return nil, err
 	}
 	res := &DaemonResult{
 		Transport:     "client: jsonrpc2.Conn with LSP framing; daemon: rpc.Serve in-process on a net.Pipe; echoes: on identical net.Pipes",
@@ -225,7 +185,7 @@ func benchDaemon(ctx context.Context, hist []history.Message, window, warmup, tu
 		}
 		msg := history.NewText(history.User, fmt.Sprintf("Turn %d: run the failing test again, fix the next failure in internal/parse/lexer.go and keep the public API unchanged.", i))
 		params := session.PrepareParams{
-			SessionID:    open.SessionID,
+			SessionID:    id,
 			Messages:     []history.Message{msg},
 			SystemPrompt: "You are a coding agent working in a Go repository.",
 		}
@@ -235,35 +195,18 @@ func benchDaemon(ctx context.Context, hist []history.Message, window, warmup, tu
 		if cerr != nil {
 			return nil, fmt.Errorf("vtcode/prepareRequest: %w", cerr)
 		}
-		echo.resp.Store(&got)
-		rawResp.Store(&got)
-		var back, rawBack json.RawMessage
-		e := timeIt(func() { cerr = echoCli.Call(ctx, "vtcode/prepareRequest", params, &back) })
-		if cerr != nil {
-			return nil, fmt.Errorf("echo: %w", cerr)
-		}
-		f := timeIt(func() { cerr = rawCli.Call(ctx, "vtcode/prepareRequest", params, &rawBack) })
-		if cerr != nil {
-			return nil, fmt.Errorf("raw echo: %w", cerr)
-		}
-		if len(back) != len(got) || len(rawBack) != len(got) {
-			return nil, fmt.Errorf("echoes returned %d and %d bytes, want %d", len(back), len(rawBack), len(got))
+		e, f, err := echoes.echo(ctx, params, got)
+		if err != nil {
+			return nil, err
 		}
 		if i < warmup {
 			continue
 		}
 		prep, ech, raw = append(prep, d), append(ech, e), append(raw, f)
 		if i == warmup+turns-1 {
-			body, err := json.Marshal(params)
-			if err != nil {
-				return nil, fmt.Errorf("marshalling params: %w", err)
+			if err := res.lastTurn(params, got); err != nil {
+				return nil, err
 			}
-			res.RequestBytes, res.ResponseBytes = len(body), len(got)
-			var pr session.PrepareResult
-			if err := json.Unmarshal(got, &pr); err != nil {
-				return nil, fmt.Errorf("decoding prepareRequest result: %w", err)
-			}
-			res.ProjectedTokens, res.Compactions = pr.Stats.ProjectedTokens, pr.Stats.Compactions
 		}
 	}
 	res.Prepare, res.Echo, res.RawEcho = newLatency(prep), newLatency(ech), newLatency(raw)
@@ -272,4 +215,114 @@ func benchDaemon(ctx context.Context, hist []history.Message, window, warmup, tu
 	res.RawRatioMedian = ratio(prep.median(), raw.median())
 	res.RawRatioP95 = ratio(prep.p95(), raw.p95())
 	return res, nil
+}
+
+// serveInProcess runs rpc.Serve on a net.Pipe and returns a client of it
+// and its orderly shutdown, which Serve must end with.
+func serveInProcess(ctx context.Context) (*jsonrpc2.Conn, func() error) {
+	srvEnd, cliEnd := net.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- rpc.Serve(ctx, srvEnd, srvEnd, rpc.Options{Version: "bench", Session: session.Options{NoWatch: true, Clients: offlineClients}})
+	}()
+	daemon := client(ctx, cliEnd)
+	return daemon, func() error {
+		serr := daemon.Call(ctx, "shutdown", nil, nil)
+		if serr == nil {
+			serr = daemon.Notify(ctx, "exit", nil)
+		}
+		if serr == nil {
+			select {
+			case serr = <-served:
+			case <-time.After(30 * time.Second):
+				serr = errors.New("daemon did not exit")
+			}
+		}
+		daemon.Close()
+		return serr
+	}
+}
+
+// loadSession initializes the daemon on the workspace dir and opens a
+// session holding hist.
+func loadSession(ctx context.Context, daemon *jsonrpc2.Conn, dir string, hist []history.Message, window int) (string, session.AppendResult, error) {
+	var app session.AppendResult
+	root := "file://" + dir
+	if err := daemon.Call(ctx, "initialize", rpc.InitializeParams{RootURI: &root}, nil); err != nil {
+		return "", app, fmt.Errorf("initialize: %w", err)
+	}
+	if err := daemon.Notify(ctx, "initialized", struct{}{}); err != nil {
+		return "", app, fmt.Errorf("initialized: %w", err)
+	}
+	var open session.OpenResult
+	if err := daemon.Call(ctx, "vtcode/openSession", session.OpenParams{SessionID: "bench", ContextWindow: window}, &open); err != nil {
+		return "", app, fmt.Errorf("vtcode/openSession: %w", err)
+	}
+	if err := daemon.Call(ctx, "vtcode/appendMessages", session.AppendParams{SessionID: open.SessionID, Messages: hist}, &app); err != nil {
+		return "", app, fmt.Errorf("vtcode/appendMessages: %w", err)
+	}
+	return open.SessionID, app, nil
+}
+
+// benchEchoes are the references of the daemon round trip: a jsonrpc2 echo
+// server and a bare frame echo, each on a net.Pipe of its own, answering
+// with the bytes they are given.
+type benchEchoes struct {
+	srv             *echoServer
+	srvConn         *jsonrpc2.Conn
+	echoCli, rawCli *jsonrpc2.Conn
+	rawResp         *atomic.Pointer[json.RawMessage]
+}
+
+func startEchoes(ctx context.Context) *benchEchoes {
+	echoSrvEnd, echoCliEnd := net.Pipe()
+	e := &benchEchoes{srv: &echoServer{}, rawResp: &atomic.Pointer[json.RawMessage]{}}
+	e.srvConn = jsonrpc2.NewConn(ctx, jsonrpc2.NewBufferedStream(echoSrvEnd, jsonrpc2.VSCodeObjectCodec{}), e.srv)
+	e.echoCli = client(ctx, echoCliEnd)
+	rawSrvEnd, rawCliEnd := net.Pipe()
+	go rawEcho(rawSrvEnd, e.rawResp)
+	e.rawCli = client(ctx, rawCliEnd)
+	return e
+}
+
+func (e *benchEchoes) close() {
+	e.rawCli.Close()
+	e.echoCli.Close()
+	e.srvConn.Close()
+}
+
+// echo sends params to both echoes, answering with got, and returns their
+// round trips.
+func (e *benchEchoes) echo(ctx context.Context, params session.PrepareParams, got json.RawMessage) (echo, raw time.Duration, err error) {
+	e.srv.resp.Store(&got)
+	e.rawResp.Store(&got)
+	var back, rawBack json.RawMessage
+	var cerr error
+	echo = timeIt(func() { cerr = e.echoCli.Call(ctx, "vtcode/prepareRequest", params, &back) })
+	if cerr != nil {
+		return 0, 0, fmt.Errorf("echo: %w", cerr)
+	}
+	raw = timeIt(func() { cerr = e.rawCli.Call(ctx, "vtcode/prepareRequest", params, &rawBack) })
+	if cerr != nil {
+		return 0, 0, fmt.Errorf("raw echo: %w", cerr)
+	}
+	if len(back) != len(got) || len(rawBack) != len(got) {
+		return 0, 0, fmt.Errorf("echoes returned %d and %d bytes, want %d", len(back), len(rawBack), len(got))
+	}
+	return echo, raw, nil
+}
+
+// lastTurn records the sizes of the last turn's request and answer.
+func (res *DaemonResult) lastTurn(params session.PrepareParams, got json.RawMessage) error {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("marshalling params: %w", err)
+	}
+	res.RequestBytes, res.ResponseBytes = len(body), len(got)
+	var pr session.PrepareResult
+	if err := json.Unmarshal(got, &pr); err != nil {
+		return fmt.Errorf("decoding prepareRequest result: %w", err)
+	}
+	res.ProjectedTokens, res.Compactions = pr.Stats.ProjectedTokens, pr.Stats.Compactions
+	return nil
 }

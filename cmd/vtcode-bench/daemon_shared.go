@@ -58,14 +58,50 @@ type SharedResult struct {
 }
 
 // benchShared builds vtcode-ls, then measures with a daemon of its own (a
-// private socket folder, a proxy on a free port) that it stops at the end.
+// private socket folder, a proxy on a free port) that it stops at the end:
+// the starts, prepareRequest in process and forwarded, and the fleets.
 func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps, fleetPrepares int) (_ *SharedResult, err error) {
 	tmp, err := os.MkdirTemp("", "vtcode-bench-shared-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
+	b, err := newSharedBench(ctx, tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if serr := b.stop(); serr != nil && err == nil {
+			err = fmt.Errorf("stopping the daemon: %w", serr)
+		}
+	}()
+	res := &SharedResult{StartReps: startReps, SessionTokens: tokens, Turns: turns}
+	if err := b.starts(res, startReps); err != nil {
+		return nil, err
+	}
+	if err := b.prepares(res, tokens, window, warmup, turns); err != nil {
+		return nil, err
+	}
+	if err := b.fleets(res, fleetPrepares, window); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// sharedBench is the built binary and the private daemon of benchShared.
+type sharedBench struct {
+	ctx    context.Context
+	tmp    string   // the folder of everything, removed at the end
+	bin    string   // the vtcode-ls built
+	env    []string // the clients' environment: the daemon's folder and configuration
+	socket string
+}
+
+// newSharedBench builds vtcode-ls into tmp and writes the configuration of
+// its daemon there.
+func newSharedBench(ctx context.Context, tmp string) (*sharedBench, error) {
+	tmp, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
 		return nil, err
 	}
 	bin := filepath.Join(tmp, "vtcode-ls")
@@ -80,73 +116,67 @@ func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps, 
 		return nil, err
 	}
 	sockDir := filepath.Join(tmp, "d")
-	env := append(os.Environ(), daemon.DirEnv+"="+sockDir, "XDG_CONFIG_HOME="+cfg, "VTCODE_DAEMON_IDLE=5m")
-	socket := filepath.Join(sockDir, daemon.SocketName)
-	stop := func() error {
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		if _, err := daemon.StopDaemon(sctx, socket); err != nil && !errors.Is(err, daemon.ErrNotRunning) {
+	return &sharedBench{ctx: ctx, tmp: tmp, bin: bin,
+		env:    append(os.Environ(), daemon.DirEnv+"="+sockDir, "XDG_CONFIG_HOME="+cfg, "VTCODE_DAEMON_IDLE=5m"),
+		socket: filepath.Join(sockDir, daemon.SocketName)}, nil
+}
+
+// stop stops the daemon, if it runs.
+func (b *sharedBench) stop() error {
+	sctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if _, err := daemon.StopDaemon(sctx, b.socket); err != nil && !errors.Is(err, daemon.ErrNotRunning) {
+		return err
+	}
+	return nil
+}
+
+// workspace creates the workspace folder name.
+func (b *sharedBench) workspace(name string) (string, error) {
+	d := filepath.Join(b.tmp, name)
+	return d, os.MkdirAll(d, 0o700)
+}
+
+// starts measures the starts, interleaved: cold (no daemon), warm (the one
+// it started), in process.
+func (b *sharedBench) starts(res *SharedResult, reps int) error {
+	var inproc, warm, cold samples
+	for i := range reps {
+		ws, err := b.workspace(fmt.Sprintf("start%d", i))
+		if err != nil {
 			return err
 		}
-		return nil
-	}
-	defer func() {
-		if serr := stop(); serr != nil && err == nil {
-			err = fmt.Errorf("stopping the daemon: %w", serr)
-		}
-	}()
-	wsOf := func(name string) (string, error) {
-		d := filepath.Join(tmp, name)
-		return d, os.MkdirAll(d, 0o700)
-	}
-
-	res := &SharedResult{StartReps: startReps, SessionTokens: tokens, Turns: turns}
-	// Starts, interleaved: cold (no daemon), warm (the one it started), in
-	// process.
-	var inproc, warm, cold samples
-	for i := range startReps {
-		ws, err := wsOf(fmt.Sprintf("start%d", i))
-		if err != nil {
-			return nil, err
-		}
-		if err := stop(); err != nil {
-			return nil, err
+		if err := b.stop(); err != nil {
+			return err
 		}
 		for _, m := range []struct {
 			s    *samples
 			args []string
 		}{{&cold, nil}, {&warm, nil}, {&inproc, []string{"--no-shared"}}} {
-			p, took, err := spawnClient(ctx, bin, m.args, env, ws)
+			p, took, err := spawnClient(b.ctx, b.bin, m.args, b.env, ws)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if err := p.end(ctx); err != nil {
-				return nil, err
+			if err := p.end(b.ctx); err != nil {
+				return err
 			}
 			*m.s = append(*m.s, took)
 		}
 	}
 	res.InProcessStart, res.WarmAttach, res.ColdAttach = int64(inproc.median()), int64(warm.median()), int64(cold.median())
 	res.WarmRatio, res.ColdRatio = ratio(warm.median(), inproc.median()), ratio(cold.median(), inproc.median())
+	return nil
+}
 
-	// prepareRequest on a session of tokens, interleaved: in process and
-	// through the forwarder, each on a workspace of its own.
+// prepares measures prepareRequest on a session of tokens, interleaved: in
+// process and through the forwarder, each on a workspace of its own.
+func (b *sharedBench) prepares(res *SharedResult, tokens, window, warmup, turns int) error {
 	hist := historytest.Synthetic(historyConfig(tokens, 5))
 	var clients [2]*benchClient
 	for i, args := range [][]string{{"--no-shared"}, nil} { // ended below, before the fleet
-		ws, err := wsOf(fmt.Sprintf("prepare%d", i))
+		p, err := b.openClient(fmt.Sprintf("prepare%d", i), args, hist, window)
 		if err != nil {
-			return nil, err
-		}
-		p, _, err := spawnClient(ctx, bin, args, env, ws)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.conn.Call(ctx, "vtcode/openSession", session.OpenParams{SessionID: "bench", ContextWindow: window}, nil); err != nil {
-			return nil, fmt.Errorf("vtcode/openSession: %w", err)
-		}
-		if err := p.conn.Call(ctx, "vtcode/appendMessages", session.AppendParams{SessionID: "bench", Messages: hist}, nil); err != nil {
-			return nil, fmt.Errorf("vtcode/appendMessages: %w", err)
+			return err
 		}
 		clients[i] = p
 	}
@@ -159,11 +189,11 @@ func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps, 
 			var cerr error
 			d := timeIt(func() {
 				var raw jsonRaw
-				cerr = p.conn.Call(ctx, "vtcode/prepareRequest", params, &raw)
+				cerr = p.conn.Call(b.ctx, "vtcode/prepareRequest", params, &raw)
 				got = raw
 			})
 			if cerr != nil {
-				return nil, fmt.Errorf("vtcode/prepareRequest: %w", cerr)
+				return fmt.Errorf("vtcode/prepareRequest: %w", cerr)
 			}
 			if turn >= warmup {
 				lat[i] = append(lat[i], d)
@@ -174,24 +204,48 @@ func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps, 
 	res.InProcess, res.Forwarded = newLatency(lat[0]), newLatency(lat[1])
 	res.ForwardRatio = ratio(lat[1].median(), lat[0].median())
 	for _, c := range clients {
-		if err := c.end(ctx); err != nil {
-			return nil, err
+		if err := c.end(b.ctx); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
-	res.Clients, res.Workspaces, res.FleetPrepares, res.FleetTokens = 8, 4, fleetPrepares, 20_000
+// openClient starts a client (with args) on workspace name and opens the
+// session "bench" holding hist.
+func (b *sharedBench) openClient(name string, args []string, hist []history.Message, window int) (*benchClient, error) {
+	ws, err := b.workspace(name)
+	if err != nil {
+		return nil, err
+	}
+	p, _, err := spawnClient(b.ctx, b.bin, args, b.env, ws)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.conn.Call(b.ctx, "vtcode/openSession", session.OpenParams{SessionID: "bench", ContextWindow: window}, nil); err != nil {
+		return nil, fmt.Errorf("vtcode/openSession: %w", err)
+	}
+	if err := p.conn.Call(b.ctx, "vtcode/appendMessages", session.AppendParams{SessionID: "bench", Messages: hist}, nil); err != nil {
+		return nil, fmt.Errorf("vtcode/appendMessages: %w", err)
+	}
+	return p, nil
+}
+
+// fleets measures the fleet of editors separately and shared: two rounds,
+// alternating, so that a change of the machine's load weighs on both; the
+// mean throughput and the larger RSS of each.
+func (b *sharedBench) fleets(res *SharedResult, prepares, window int) error {
+	res.Clients, res.Workspaces, res.FleetPrepares, res.FleetTokens = 8, 4, prepares, 20_000
 	fleetHist := historytest.Synthetic(historyConfig(res.FleetTokens, 7))
-	// Two rounds, alternating, so that a change of the machine's load
-	// weighs on both; the mean throughput and the larger RSS of each.
 	const rounds = 2
 	for round := range 2 * rounds {
 		shared := round%2 == 1
-		if err := stop(); err != nil {
-			return nil, err
+		if err := b.stop(); err != nil {
+			return err
 		}
-		f, err := benchFleet(ctx, bin, env, tmp, round, shared, res.Clients, res.Workspaces, fleetPrepares, window, fleetHist, socket)
+		f, err := benchFleet(b.ctx, b.bin, b.env, b.tmp, round, shared, res.Clients, res.Workspaces, prepares, window, fleetHist, b.socket)
 		if err != nil {
-			return nil, fmt.Errorf("fleet (shared %v): %w", shared, err)
+			return fmt.Errorf("fleet (shared %v): %w", shared, err)
 		}
 		if shared {
 			res.SharedThroughput, res.SharedPerCPU, res.SharedRSS = res.SharedThroughput+f.tput/rounds, res.SharedPerCPU+f.perCPU/rounds, max(res.SharedRSS, f.rss)
@@ -206,7 +260,7 @@ func benchShared(ctx context.Context, tokens, window, warmup, turns, startReps, 
 	if res.SeparatePerCPU > 0 {
 		res.PerCPURatio = res.SharedPerCPU / res.SeparatePerCPU
 	}
-	return res, nil
+	return nil
 }
 
 // fleet is one run of benchFleet.

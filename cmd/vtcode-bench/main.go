@@ -221,128 +221,179 @@ func writeJSON(w io.Writer, rep *Report) error {
 // measure runs every section of p.
 func measure(ctx context.Context, p plan, progress io.Writer) (*Report, error) {
 	began := time.Now()
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(progress, "vtcode-bench [%5.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+	m := &measurement{ctx: ctx, p: p, began: began, rep: &Report{Machine: describeMachine()},
+		logf: func(format string, args ...any) {
+			fmt.Fprintf(progress, "vtcode-bench [%5.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+		}}
+	m.logf("%s", m.rep.Machine)
+	var err error
+	switch {
+	case p.costOnly:
+		err = m.costOnly()
+	case p.proxyOnly:
+		err = m.proxyOnly()
+	default:
+		err = m.all()
 	}
-	rep := &Report{Machine: describeMachine()}
-	logf("%s", rep.Machine)
-	if p.costOnly {
-		var err error
-		if rep.Cost, err = benchCost(ctx, logf); err != nil {
-			return nil, fmt.Errorf("cost: %w", err)
-		}
-		if rep.Tier, err = benchTier(ctx, logf); err != nil {
-			return nil, err
-		}
-		if err := measureDelta(ctx, rep, p, logf); err != nil {
-			return nil, err
-		}
-		rep.Targets = append(costTargets(rep.Cost), deltaTargets(rep)...)
-		rep.ElapsedSeconds = time.Since(began).Seconds()
-		return rep, nil
-	}
-
-	if p.proxyOnly {
-		logf("proxy: a %d-token streamed request, %d reps", p.proxyTokens, p.proxyReps)
-		var err error
-		if rep.Proxy, err = benchProxy(ctx, p.proxyTokens, p.proxyReps); err != nil {
-			return nil, fmt.Errorf("proxy: %w", err)
-		}
-		rep.Targets = proxyTargets(rep.Proxy)
-		rep.Machine.LoadEnd = loadAverage()
-		rep.ElapsedSeconds = time.Since(began).Seconds()
-		return rep, nil
-	}
-
-	// Memory first, while the heap holds nothing else.
-	logf("memory: %s", p.bigName)
-	data, err := json.Marshal(p.bigHistory())
 	if err != nil {
-		return nil, fmt.Errorf("marshalling history: %w", err)
-	}
-	if rep.Memory, err = benchMemory(p.bigName, data, p.big.budget()); err != nil {
-		return nil, fmt.Errorf("memory: %w", err)
-	}
-
-	for _, sz := range p.sizes {
-		logf("projection: %s", sz.Name)
-		row, err := benchProjection(ctx, sz)
-		if err != nil {
-			return nil, fmt.Errorf("projection at %s: %w", sz.Name, err)
-		}
-		rep.Projection = append(rep.Projection, *row)
-	}
-
-	logf("estimation: %s", p.bigName)
-	if rep.Estimation, err = benchEstimation(ctx, p.bigName, p.bigHistory(), p.estPasses); err != nil {
-		return nil, fmt.Errorf("estimation: %w", err)
-	}
-
-	big := p.bigHistory()
-	for _, capacity := range p.compactCapacities {
-		logf("compaction: %s, capacity %d", p.bigName, capacity)
-		row, err := benchCompaction(ctx, p.bigName, big, capacity, p.compactReps)
-		if err != nil {
-			return nil, fmt.Errorf("compaction: %w", err)
-		}
-		rep.Compaction = append(rep.Compaction, *row)
-	}
-
-	logf("daemon: %d turns on a %d-token session", p.turns, p.daemonTokens)
-	hist := historytest.Synthetic(historyConfig(p.daemonTokens, 3))
-	if rep.Daemon, err = benchDaemon(ctx, hist, p.daemonWindow, p.warmup, p.turns); err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-
-	logf("scaling: append and prepare of large calls")
-	if rep.Scaling, err = benchScaling(ctx, p.big.Tokens != size1M.Tokens, 3); err != nil {
-		return nil, fmt.Errorf("scaling: %w", err)
-	}
-
-	logf("proxy: a %d-token streamed request, %d reps", p.proxyTokens, p.proxyReps)
-	if rep.Proxy, err = benchProxy(ctx, p.proxyTokens, p.proxyReps); err != nil {
-		return nil, fmt.Errorf("proxy: %w", err)
-	}
-	logf("proxy cost: a scripted agent loop of %d turns, alone and through the proxy", proxyCostTurns)
-	if rep.ProxyCost, err = benchProxyCost(ctx); err != nil {
-		return nil, fmt.Errorf("proxy cost: %w", err)
-	}
-
-	logf("shared daemon: attach and forwarder, %d-token session", p.daemonTokens)
-	if rep.Shared, err = benchShared(ctx, p.daemonTokens, p.daemonWindow, p.warmup, p.turns, 5, min(p.turns, 200)); err != nil {
-		return nil, fmt.Errorf("shared daemon: %w", err)
-	}
-
-	logf("resume: %d chunks of %d tokens, checkpointed vs full replay", p.resumeChunks, p.resumeChunkTokens)
-	if rep.Resume, err = benchResume(ctx, p.resumeChunks, p.resumeChunkTokens, p.resumeReps); err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
-	}
-
-	logf("fact ledger")
-	if rep.Ledger, err = benchLedger(ctx, p.big.Tokens != size1M.Tokens); err != nil {
 		return nil, err
 	}
+	return m.rep, nil
+}
 
+// measurement is one run of measure: what it measures, the report it
+// fills and its progress log.
+type measurement struct {
+	ctx   context.Context
+	p     plan
+	rep   *Report
+	began time.Time
+	logf  func(format string, args ...any)
+}
+
+// costOnly is --cost: the cost, tier and delta sections.
+func (m *measurement) costOnly() error {
+	rep := m.rep
+	var err error
+	if rep.Cost, err = benchCost(m.ctx, m.logf); err != nil {
+		return fmt.Errorf("cost: %w", err)
+	}
+	if rep.Tier, err = benchTier(m.ctx, m.logf); err != nil {
+		return err
+	}
+	if err := measureDelta(m.ctx, rep, m.p, m.logf); err != nil {
+		return err
+	}
+	rep.Targets = append(costTargets(rep.Cost), deltaTargets(rep)...)
+	rep.ElapsedSeconds = time.Since(m.began).Seconds()
+	return nil
+}
+
+// proxyOnly is --proxy: the proxy section.
+func (m *measurement) proxyOnly() error {
+	rep, p := m.rep, m.p
+	m.logf("proxy: a %d-token streamed request, %d reps", p.proxyTokens, p.proxyReps)
+	var err error
+	if rep.Proxy, err = benchProxy(m.ctx, p.proxyTokens, p.proxyReps); err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
+	rep.Targets = proxyTargets(rep.Proxy)
+	rep.Machine.LoadEnd = loadAverage()
+	rep.ElapsedSeconds = time.Since(m.began).Seconds()
+	return nil
+}
+
+// all measures every section: the pipeline, the transports, the costs, and
+// checks the targets.
+func (m *measurement) all() error {
+	if err := m.pipeline(); err != nil {
+		return err
+	}
+	if err := m.transports(); err != nil {
+		return err
+	}
+	rep, p := m.rep, m.p
+	var err error
 	if !p.noCost {
-		if rep.Cost, err = benchCost(ctx, logf); err != nil {
-			return nil, fmt.Errorf("cost: %w", err)
+		if rep.Cost, err = benchCost(m.ctx, m.logf); err != nil {
+			return fmt.Errorf("cost: %w", err)
 		}
-		if rep.Tier, err = benchTier(ctx, logf); err != nil {
-			return nil, err
+		if rep.Tier, err = benchTier(m.ctx, m.logf); err != nil {
+			return err
 		}
 	}
-
-	if err := measureDelta(ctx, rep, p, logf); err != nil {
-		return nil, err
+	if err := measureDelta(m.ctx, rep, p, m.logf); err != nil {
+		return err
 	}
-
 	rep.Targets = append(append(append(targets(rep, p), costTargets(rep.Cost)...), deltaTargets(rep)...), sharedTargets(rep.Shared)...)
 	rep.Targets = append(rep.Targets, proxyTargets(rep.Proxy)...)
 	rep.PeakRSS = peakRSS()
 	rep.Machine.LoadEnd = loadAverage()
-	rep.ElapsedSeconds = time.Since(began).Seconds()
-	logf("done")
-	return rep, nil
+	rep.ElapsedSeconds = time.Since(m.began).Seconds()
+	m.logf("done")
+	return nil
+}
+
+// pipeline measures the engine in process: memory, projection, estimation,
+// compaction, the daemon round trip and the scaling of large calls.
+func (m *measurement) pipeline() error {
+	ctx, rep, p := m.ctx, m.rep, m.p
+	// Memory first, while the heap holds nothing else.
+	m.logf("memory: %s", p.bigName)
+	data, err := json.Marshal(p.bigHistory())
+	if err != nil {
+		return fmt.Errorf("marshalling history: %w", err)
+	}
+	if rep.Memory, err = benchMemory(p.bigName, data, p.big.budget()); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+
+	for _, sz := range p.sizes {
+		m.logf("projection: %s", sz.Name)
+		row, err := benchProjection(ctx, sz)
+		if err != nil {
+			return fmt.Errorf("projection at %s: %w", sz.Name, err)
+		}
+		rep.Projection = append(rep.Projection, *row)
+	}
+
+	m.logf("estimation: %s", p.bigName)
+	if rep.Estimation, err = benchEstimation(ctx, p.bigName, p.bigHistory(), p.estPasses); err != nil {
+		return fmt.Errorf("estimation: %w", err)
+	}
+
+	big := p.bigHistory()
+	for _, capacity := range p.compactCapacities {
+		m.logf("compaction: %s, capacity %d", p.bigName, capacity)
+		row, err := benchCompaction(ctx, p.bigName, big, capacity, p.compactReps)
+		if err != nil {
+			return fmt.Errorf("compaction: %w", err)
+		}
+		rep.Compaction = append(rep.Compaction, *row)
+	}
+
+	m.logf("daemon: %d turns on a %d-token session", p.turns, p.daemonTokens)
+	hist := historytest.Synthetic(historyConfig(p.daemonTokens, 3))
+	if rep.Daemon, err = benchDaemon(ctx, hist, p.daemonWindow, p.warmup, p.turns); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+
+	m.logf("scaling: append and prepare of large calls")
+	if rep.Scaling, err = benchScaling(ctx, p.big.Tokens != size1M.Tokens, 3); err != nil {
+		return fmt.Errorf("scaling: %w", err)
+	}
+	return nil
+}
+
+// transports measures the proxy, its cost, the shared daemon, resume and
+// the fact ledger.
+func (m *measurement) transports() error {
+	ctx, rep, p := m.ctx, m.rep, m.p
+	var err error
+	m.logf("proxy: a %d-token streamed request, %d reps", p.proxyTokens, p.proxyReps)
+	if rep.Proxy, err = benchProxy(ctx, p.proxyTokens, p.proxyReps); err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
+	m.logf("proxy cost: a scripted agent loop of %d turns, alone and through the proxy", proxyCostTurns)
+	if rep.ProxyCost, err = benchProxyCost(ctx); err != nil {
+		return fmt.Errorf("proxy cost: %w", err)
+	}
+
+	m.logf("shared daemon: attach and forwarder, %d-token session", p.daemonTokens)
+	if rep.Shared, err = benchShared(ctx, p.daemonTokens, p.daemonWindow, p.warmup, p.turns, 5, min(p.turns, 200)); err != nil {
+		return fmt.Errorf("shared daemon: %w", err)
+	}
+
+	m.logf("resume: %d chunks of %d tokens, checkpointed vs full replay", p.resumeChunks, p.resumeChunkTokens)
+	if rep.Resume, err = benchResume(ctx, p.resumeChunks, p.resumeChunkTokens, p.resumeReps); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+
+	m.logf("fact ledger")
+	if rep.Ledger, err = benchLedger(ctx, p.big.Tokens != size1M.Tokens); err != nil {
+		return err
+	}
+	return nil
 }
 
 // targets checks the performance targets of the pipeline on the big history.

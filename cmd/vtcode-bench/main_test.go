@@ -78,11 +78,12 @@ func checkReport(t *testing.T, rep *Report) {
 	if got := strings.Join(sizes, ","); got != "10k,100k" {
 		t.Errorf("projection sizes = %s, want 10k,100k", got)
 	}
-	// The proxied cost table: both wires, both result sizes, both
-	// pricings; nothing an API would refuse; with large results the proxy
-	// sends less and costs less than the agent alone.
-	if len(rep.ProxyCost) != 8 {
-		t.Errorf("%d proxied cost rows, want 8", len(rep.ProxyCost))
+	// The proxied cost table: every wire, both result sizes, both
+	// pricings (and Gemini's on its wire); nothing an API would refuse;
+	// with large results the proxy sends less and costs less than the
+	// agent alone.
+	if len(rep.ProxyCost) != 14 {
+		t.Errorf("%d proxied cost rows, want 14", len(rep.ProxyCost))
 	}
 	for _, r := range rep.ProxyCost {
 		if r.Rejected != 0 || r.DirectRequests == 0 || r.ProxiedRequests != r.DirectRequests {

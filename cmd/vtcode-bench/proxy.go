@@ -167,14 +167,10 @@ func timeStream(ctx context.Context, c *http.Client, url string, body []byte) (t
 	return ttfb, time.Since(start), nil
 }
 
-// benchProxy measures the proxy's added time to first byte and total on a
-// streamed request of about tokens tokens, against httputil.ReverseProxy,
-// interleaving the two reps times.
-func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err error) {
-	answer := strings.Repeat("The request flow goes from the handler to the router and back. ", 64)
-	events := cannedStream(answer)
-	// The upstream reads the body and streams a fixed answer, flushing each
-	// event: nearly free, so what the two proxies add stands out.
+// cannedUpstream is the upstream of benchProxy: it reads the body (the last
+// one it read is kept) and streams events, flushing each: nearly free, so
+// what the proxies in front of it add stands out.
+func cannedUpstream(events [][]byte) (*httptest.Server, *atomic.Pointer[[]byte]) {
 	var last atomic.Pointer[[]byte]
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -186,6 +182,48 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 			fl.Flush()
 		}
 	}))
+	return up, &last
+}
+
+// startBenchProxy serves vtcode-ls proxy for upstream on a workspace of its
+// own, extra added to its user configuration; it returns the proxy's URL
+// and its close. The proxy says on settled when it is done with a request
+// (its answer recorded, after the agent had it): the bench sends the next
+// request only then, as an agent sends it after reading the answer and
+// running its tools, so that no measured request shares the CPU with the
+// recording of the one before (the recording's CPU is in the CPU figure).
+func startBenchProxy(upstream, extra string, settled chan<- struct{}) (string, func() error, error) {
+	ws, err := os.MkdirTemp("", "vtcode-bench-proxy-")
+	if err != nil {
+		return "", nil, err
+	}
+	// The upstream's address comes from the user configuration: a
+	// workspace file may not pick an endpoint.
+	cfg := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[context]\nmax_context_tokens = 1000000\n%s", upstream, extra)
+	user := filepath.Join(ws, "user.toml")
+	if err := os.WriteFile(user, []byte(cfg), 0o600); err != nil {
+		return "", nil, err
+	}
+	mgr := session.NewManager(session.Options{NoWatch: true, UserConfig: user})
+	if err := mgr.AddWorkspace(ws, nil); err != nil {
+		return "", nil, err
+	}
+	srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr, AfterRequest: func() { settled <- struct{}{} }}))
+	return srv.URL, func() error {
+		srv.Close()
+		err := mgr.Close()
+		os.RemoveAll(ws)
+		return err
+	}, nil
+}
+
+// benchProxy measures the proxy's added time to first byte and total on a
+// streamed request of about tokens tokens, against httputil.ReverseProxy,
+// interleaving the two reps times.
+func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err error) {
+	answer := strings.Repeat("The request flow goes from the handler to the router and back. ", 64)
+	events := cannedStream(answer)
+	up, last := cannedUpstream(events)
 	defer up.Close()
 	target, _ := url.Parse(up.URL)
 	plain := httputil.NewSingleHostReverseProxy(target)
@@ -193,42 +231,13 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 	plainSrv := httptest.NewServer(plain)
 	defer plainSrv.Close()
 
-	// Each proxy says when it is done with a request (its answer recorded,
-	// after the agent had it): the next request is sent only then, as an
-	// agent sends it after reading the answer and running its tools, so
-	// that no measured request shares the CPU with the recording of the
-	// one before (the recording's CPU is in the CPU figure).
-	newProxy := func(extra string, settled chan struct{}) (string, func() error, error) {
-		ws, err := os.MkdirTemp("", "vtcode-bench-proxy-")
-		if err != nil {
-			return "", nil, err
-		}
-		// The upstream's address comes from the user configuration: a
-		// workspace file may not pick an endpoint.
-		cfg := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[context]\nmax_context_tokens = 1000000\n%s", up.URL, extra)
-		user := filepath.Join(ws, "user.toml")
-		if err := os.WriteFile(user, []byte(cfg), 0o600); err != nil {
-			return "", nil, err
-		}
-		mgr := session.NewManager(session.Options{NoWatch: true, UserConfig: user})
-		if err := mgr.AddWorkspace(ws, nil); err != nil {
-			return "", nil, err
-		}
-		srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr, AfterRequest: func() { settled <- struct{}{} }}))
-		return srv.URL, func() error {
-			srv.Close()
-			err := mgr.Close()
-			os.RemoveAll(ws)
-			return err
-		}, nil
-	}
 	sameDone, clearDone := make(chan struct{}, 1), make(chan struct{}, 1)
-	sameURL, closeSame, err := newProxy("[agent.harness.tool_result_clearing]\nenabled = false\n", sameDone)
+	sameURL, closeSame, err := startBenchProxy(up.URL, "[agent.harness.tool_result_clearing]\nenabled = false\n", sameDone)
 	if err != nil {
 		return nil, err
 	}
 	defer closeSame()
-	clearURL, closeClear, err := newProxy("", clearDone)
+	clearURL, closeClear, err := startBenchProxy(up.URL, "", clearDone)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ import (
 // vtcode-ls proxy with the default policy at costWindow. The costs are the
 // upstream's byte-level prompt-cache model under the pricing's rates.
 type ProxyCostRow struct {
-	Wire        string `json:"wire"` // messages or chat
+	Wire        string `json:"wire"` // messages, chat or gemini
 	ResultBytes int    `json:"resultBytes"`
 	Turns       int    `json:"turns"`
 	Pricing     string `json:"pricing"`
@@ -47,11 +47,11 @@ type ProxyCostRow struct {
 // agent loop.
 const proxyCostTurns = 30
 
-// benchProxyCost runs the scripted loop on both wires with small and large
+// benchProxyCost runs the scripted loop on every wire with small and large
 // results.
 func benchProxyCost(ctx context.Context) ([]ProxyCostRow, error) {
 	var rows []ProxyCostRow
-	for _, wire := range []string{"messages", "chat"} {
+	for _, wire := range []string{"messages", "chat", "gemini"} {
 		for _, size := range []int{6_000, 20_000} {
 			r, err := proxyCostPlay(ctx, wire, size, proxyCostTurns)
 			if err != nil {
@@ -93,8 +93,8 @@ func proxyCostPlay(ctx context.Context, wire string, size, turns int) ([]ProxyCo
 		return nil, err
 	}
 	defer os.RemoveAll(ws)
-	cfg := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[providers.openai]\nbase_url = %q\n[context]\nmax_context_tokens = %d\n",
-		through.URL, through.URL+"/v1", costWindow)
+	cfg := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[providers.openai]\nbase_url = %q\n[providers.gemini]\nbase_url = %q\n[context]\nmax_context_tokens = %d\n",
+		through.URL, through.URL+"/v1", through.URL, costWindow)
 	user := filepath.Join(ws, "user.toml")
 	if err := os.WriteFile(user, []byte(cfg), 0o600); err != nil {
 		return nil, err
@@ -120,7 +120,11 @@ func proxyCostPlay(ctx context.Context, wire string, size, turns int) ([]ProxyCo
 		SentRatio: ratioOf(float64(promptBytes(through)), float64(promptBytes(direct)))}
 	var cat *catalog.Catalog // the built-in cost table
 	var rows []ProxyCostRow
-	for _, pr := range costRoutes {
+	pricings := costRoutes
+	if wire == "gemini" {
+		pricings = append(pricings[:len(pricings):len(pricings)], geminiCostRoute)
+	}
+	for _, pr := range pricings {
 		cc := cat.Cost(pr.provider, pr.model)
 		r := base
 		r.Pricing = pr.name
@@ -155,10 +159,19 @@ func modelledCost(up *proxytest.Upstream, cc catalog.CacheCost) float64 {
 	return sum
 }
 
+// geminiCostRoute is the pricing the Gemini loop adds to costRoutes: the
+// model the loop names (the one Gemini CLI 0.61 sends its turns to; its
+// implicit cache serves prefixes of 4,096 tokens or more), cache reads at
+// 0.1×.
+var geminiCostRoute = struct{ name, provider, model string }{"gemini", "gemini", "gemini-3.1-pro-preview"}
+
 // agentLoop is a minimal coding agent on wire against base: it sends its
 // whole conversation, runs the read calls of the answer (a file of size
 // bytes each) and goes on until an answer calls no tool.
 func agentLoop(ctx context.Context, wire, base string, size int) error {
+	if wire == "gemini" {
+		return geminiLoop(ctx, base, size)
+	}
 	file := func(call string) string {
 		var sb strings.Builder
 		for l := 0; sb.Len() < size; l++ {
@@ -239,6 +252,61 @@ func agentLoop(ctx context.Context, wire, base string, size int) error {
 	return fmt.Errorf("the loop did not finish")
 }
 
+// geminiLoop is agentLoop on the Gemini API (generateContent, as Gemini
+// CLI's requests are shaped): every model content goes back as it came,
+// thoughtSignature included, followed by a user content with a
+// functionResponse per functionCall.
+func geminiLoop(ctx context.Context, base string, size int) error {
+	file := func(call string) string {
+		var sb strings.Builder
+		for l := 0; sb.Len() < size; l++ {
+			fmt.Fprintf(&sb, "// %s line %04d: func handler_%04d(w http.ResponseWriter, r *http.Request) { serve(w, r, %d) }\n", call, l, l, l)
+		}
+		return sb.String()[:size]
+	}
+	contents := []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Read every module of this folder, one by one."}}}}
+	for step := 0; step < 2*proxyCostTurns+4; step++ {
+		body := map[string]any{"contents": contents,
+			"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": "You are a coding agent. Read what the user asks, one file at a time."}}},
+			"tools":             []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "read", "parameters": map[string]any{"type": "object"}}}}}}
+		raw, err := postJSON(ctx, base+"/v1beta/models/"+geminiCostRoute.model+":generateContent", body)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
+		}
+		var resp struct {
+			Candidates []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"candidates"`
+		}
+		if err := json.Unmarshal(raw, &resp); err != nil || len(resp.Candidates) == 0 {
+			return fmt.Errorf("step %d: answer %.200s", step, raw)
+		}
+		var content struct {
+			Parts []struct {
+				FunctionCall *struct {
+					Name string          `json:"name"`
+					Args json.RawMessage `json:"args"`
+				} `json:"functionCall"`
+			} `json:"parts"`
+		}
+		if err := json.Unmarshal(resp.Candidates[0].Content, &content); err != nil {
+			return fmt.Errorf("step %d: answer %.200s", step, raw)
+		}
+		var responses []any
+		for _, p := range content.Parts {
+			if c := p.FunctionCall; c != nil {
+				responses = append(responses, map[string]any{"functionResponse": map[string]any{"name": c.Name,
+					"response": map[string]any{"output": file(string(c.Args))}}})
+			}
+		}
+		if len(responses) == 0 {
+			return nil
+		}
+		contents = append(contents, resp.Candidates[0].Content, map[string]any{"role": "user", "parts": responses})
+	}
+	return fmt.Errorf("the loop did not finish")
+}
+
 func postJSON(ctx context.Context, url string, body any) ([]byte, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -251,6 +319,7 @@ func postJSON(ctx context.Context, url string, body any) ([]byte, error) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-key", "sk-bench")
 	req.Header.Set("Authorization", "Bearer sk-bench")
+	req.Header.Set("x-goog-api-key", "sk-bench")
 	req.Header.Set("anthropic-version", "2023-06-01")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,28 +17,26 @@ import (
 	"github.com/vtcode/vtcode-ls/transcript"
 )
 
-func compactMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	rf := routeFlags{getenv: getenv}
-	rf.register(fs)
-	instructions := fs.String("instructions", "", "extra instructions for the summary")
-	strategy := fs.String("strategy", "auto", "compaction strategy: auto, local or native")
-	outPath := fs.String("o", "", "write the compacted history to `FILE` instead of stdout")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: vtcode-ls compact TRANSCRIPT [--provider P --model M --context-window N] [--instructions S] [-o OUT]
+// compactUsage is the help of vtcode-ls compact, before its flags.
+var compactUsage = `Usage: vtcode-ls compact TRANSCRIPT [--provider P --model M --context-window N] [--instructions S] [-o OUT]
 
 Compacts a recorded session once and writes the compacted history as Message
 JSONL (one message per line, the summary message first), to OUT or stdout.
 Offline by default (the embedded extractive summarizer); with --provider the
 summary is written by that provider. A one-line result goes to stderr.
 
-Transcript formats: `+strings.Join(transcript.Formats(), ", ")+`.
+Transcript formats: ` + strings.Join(transcript.Formats(), ", ") + `.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+func compactMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("compact", compactUsage, stderr)
+	rf := routeFlags{getenv: getenv}
+	rf.register(fs)
+	instructions := fs.String("instructions", "", "extra instructions for the summary")
+	strategy := fs.String("strategy", "auto", "compaction strategy: auto, local or native")
+	outPath := fs.String("o", "", "write the compacted history to `FILE` instead of stdout")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -50,8 +47,7 @@ Flags:
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := compact(ctx, fs.Arg(0), rf, *instructions, *strategy, *outPath, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls compact: %v\n", err)
-		return 1
+		return fail(stderr, "compact", err)
 	}
 	return 0
 }

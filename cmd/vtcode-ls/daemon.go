@@ -24,17 +24,8 @@ import (
 // client starts (a Go duration, e.g. "10m"; "0" or negative: never idle).
 const idleEnv = "VTCODE_DAEMON_IDLE"
 
-// daemonMain runs the user's shared daemon in the foreground: vtcode-ls
-// daemon [--idle D] [--log-file F] [--proxy-listen ADDR]. Clients start it
-// themselves, detached, when none runs.
-func daemonMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("daemon", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	idle := fs.Duration("idle", daemon.DefaultIdle, "exit `d` after the last client and the last proxied request (0: never; default [daemon] idle of the user configuration, else 3m)")
-	logFile := fs.String("log-file", "", "write the log to `file` (appending) instead of stderr")
-	listen := fs.String("proxy-listen", "", "the proxy's `addr` (default [proxy] listen of the user configuration, else "+proxy.DefaultListen+"; \"off\": no proxy)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: vtcode-ls daemon [--idle D] [--log-file F] [--proxy-listen ADDR]
+// daemonUsage is the help of vtcode-ls daemon, before its flags.
+const daemonUsage = `usage: vtcode-ls daemon [--idle D] [--log-file F] [--proxy-listen ADDR]
 
 Run the user's shared daemon in the foreground: it owns every workspace's
 sessions and the proxy, and serves the editors and agents that attach to
@@ -42,15 +33,18 @@ its control socket (vtcode-ls with no arguments, vtcode-ls run). Clients
 start it on demand; this command is for running it by hand.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if code, done := parseFlags(fs, args, stdout); done {
+`
+
+// daemonMain runs the user's shared daemon in the foreground: vtcode-ls
+// daemon [--idle D] [--log-file F] [--proxy-listen ADDR]. Clients start it
+// themselves, detached, when none runs.
+func daemonMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("daemon", daemonUsage, stderr)
+	idle := fs.Duration("idle", daemon.DefaultIdle, "exit `d` after the last client and the last proxied request (0: never; default [daemon] idle of the user configuration, else 3m)")
+	logFile := fs.String("log-file", "", "write the log to `file` (appending) instead of stderr")
+	listen := fs.String("proxy-listen", "", "the proxy's `addr` (default [proxy] listen of the user configuration, else "+proxy.DefaultListen+"; \"off\": no proxy)")
+	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vtcode-ls daemon: unexpected argument %q\n", fs.Arg(0))
-		return 2
 	}
 	if !daemon.Supported {
 		fmt.Fprintln(stderr, "vtcode-ls daemon: the shared daemon is not supported on this platform; editors run vtcode-ls serve")
@@ -58,14 +52,12 @@ Flags:
 	}
 	logger, closeLog, err := openLogger(*logFile, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls daemon: %v\n", err)
-		return 1
+		return fail(stderr, "daemon", err)
 	}
 	defer closeLog()
 	socket, err := daemon.SocketPath(getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls daemon: %v\n", err)
-		return 1
+		return fail(stderr, "daemon", err)
 	}
 	user := userConfigFile()
 	ucfg, err := config.Load(user, "")
@@ -114,8 +106,7 @@ Flags:
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls daemon: %v\n", err)
-		return 1
+		return fail(stderr, "daemon", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -200,32 +191,25 @@ func attach(stdin io.Reader, stdout, stderr io.Writer, maxBytes int64, getenv fu
 	return code, true
 }
 
-// statusMain prints the shared daemon's status: vtcode-ls status [--json].
-func statusMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the status as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: vtcode-ls status [--json]
+// statusUsage is the help of vtcode-ls status, before its flags.
+const statusUsage = `usage: vtcode-ls status [--json]
 
 Print the shared daemon's pid, version, uptime, clients, workspaces,
 sessions and proxy address. Exit code 3 when no daemon runs.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if code, done := parseFlags(fs, args, stdout); done {
+`
+
+// statusMain prints the shared daemon's status: vtcode-ls status [--json].
+func statusMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("status", statusUsage, stderr)
+	asJSON := fs.Bool("json", false, "print the status as JSON")
+	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vtcode-ls status: unexpected argument %q\n", fs.Arg(0))
-		return 2
 	}
 	socket, err := daemon.SocketPath(getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls status: %v\n", err)
-		return 1
+		return fail(stderr, "status", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
@@ -235,8 +219,7 @@ Flags:
 		return 3
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls status: %v\n", err)
-		return 1
+		return fail(stderr, "status", err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -267,28 +250,22 @@ Flags:
 	return 0
 }
 
-// stopMain ends the shared daemon: vtcode-ls stop.
-func stopMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("stop", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: vtcode-ls stop
+// stopUsage is the help of vtcode-ls stop, before its flags.
+const stopUsage = `usage: vtcode-ls stop
 
 End the shared daemon cleanly: its clients are disconnected, its sessions
 closed (they resume in the next daemon). Exit code 3 when none runs.
-`)
-	}
-	if code, done := parseFlags(fs, args, stdout); done {
+`
+
+// stopMain ends the shared daemon: vtcode-ls stop.
+func stopMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("stop", stopUsage, stderr)
+	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vtcode-ls stop: unexpected argument %q\n", fs.Arg(0))
-		return 2
 	}
 	socket, err := daemon.SocketPath(getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls stop: %v\n", err)
-		return 1
+		return fail(stderr, "stop", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -298,8 +275,7 @@ closed (they resume in the next daemon). Exit code 3 when none runs.
 		return 3
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls stop: %v\n", err)
-		return 1
+		return fail(stderr, "stop", err)
 	}
 	fmt.Fprintf(stdout, "stopped the shared daemon (pid %d)\n", pid)
 	return 0

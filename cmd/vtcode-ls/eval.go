@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,14 +13,8 @@ import (
 	"github.com/vtcode/vtcode-ls/evidence/ledger"
 )
 
-func evalMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the ledger as JSON (summaries included; versusAgent is the second table)")
-	var more factsFiles
-	fs.Var(&more, "facts", "a further facts file whose facts are added to DIR's sessions (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: vtcode-ls eval [DIR] [--json] [--facts FILE]...
+// evalUsage is the help of vtcode-ls eval, before its flags.
+var evalUsage = fmt.Sprintf(`Usage: vtcode-ls eval [DIR] [--json] [--facts FILE]...
 
 Runs the fact ledger: compacts each session listed in DIR/facts.json at a
 %d-token window through the real path (transcript import, then offline
@@ -44,8 +37,12 @@ summary >= 85 %%, no contradictions, work in progress >= 85 %%).
 
 Flags:
 `, ledger.Window)
-		fs.PrintDefaults()
-	}
+
+func evalMain(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("eval", evalUsage, stderr)
+	asJSON := fs.Bool("json", false, "print the ledger as JSON (summaries included; versusAgent is the second table)")
+	var more factsFiles
+	fs.Var(&more, "facts", "a further facts file whose facts are added to DIR's sessions (repeatable)")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -57,16 +54,14 @@ Flags:
 	if dir == "" {
 		var err error
 		if dir, err = corpus.Dir(); err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls eval: %v\n", err)
-			return 1
+			return fail(stderr, "eval", err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rep, err := ledger.Run(ctx, dir, more...)
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls eval: %v\n", err)
-		return 1
+		return fail(stderr, "eval", err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -77,8 +72,7 @@ Flags:
 		err = ledger.Write(stdout, rep)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls eval: %v\n", err)
-		return 1
+		return fail(stderr, "eval", err)
 	}
 	if !rep.Pass() {
 		return 1

@@ -109,18 +109,13 @@ Usage:
 Run "vtcode-ls COMMAND --help" for the flags of a command.
 `
 
+// versionUsage is the help of vtcode-ls version, before its flags.
+const versionUsage = "Usage: vtcode-ls version\n\nPrints the version of vtcode-ls, the commit it was built from and the Go version.\n"
+
 func versionMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: vtcode-ls version\n\nPrints the version of vtcode-ls, the commit it was built from and the Go version.\n")
-	}
-	if code, done := parseFlags(fs, args, stdout); done {
+	fs := newFlags("version", versionUsage, stderr)
+	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vtcode-ls version: unexpected argument %q\n", fs.Arg(0))
-		return 2
 	}
 	fmt.Fprintln(stdout, buildLine())
 	return 0
@@ -172,6 +167,32 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, do
 	return 0, false
 }
 
+// exitError is a command's failure with its exit code: 2 for a command
+// line that is wrong, 1 for work that failed.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is the failure of a wrong command line (exit code 2).
+func usageError(format string, a ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, a...)}
+}
+
+// fail prints err as command name's failure ("vtcode-ls NAME: err") and
+// returns its exit code: an [*exitError]'s, else 1.
+func fail(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "vtcode-ls %s: %v\n", name, err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
 // openLogger returns the logger of a command: text records to the file
 // path names (appended, created owner-only), else to stderr; done ends
 // the file.
@@ -185,4 +206,28 @@ func openLogger(path string, stderr io.Writer) (logger *slog.Logger, done func()
 		out, done = f, func() { f.Close() }
 	}
 	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo})), done, nil
+}
+
+// parseNoArgs is parseFlags for a command that takes no arguments: one is
+// an error ("vtcode-ls NAME: unexpected argument", exit code 2).
+func parseNoArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code, true
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, fs.Name(), usageError("unexpected argument %q", fs.Arg(0))), true
+	}
+	return 0, false
+}
+
+// newFlags is the flag set of command name: its errors go to stderr, and
+// its help is usage followed by the flags.
+func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	return fs
 }

@@ -24,17 +24,60 @@ import (
 // [--workspace DIR] [--config FILE] [--allow-remote] [--secret-env NAME].
 // Its first line on stderr is "vtcode-ls proxy listening on
 // http://HOST:PORT".
+// proxyOptions are the flags of vtcode-ls proxy.
+type proxyOptions struct {
+	listen, workspace, cfgFile, secretEnv, logFile string
+	allowRemote                                    bool
+}
+
 func proxyMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "", "listen on `addr` (default [proxy] listen, else "+proxy.DefaultListen+"; :0 picks a port)")
-	workspace := fs.String("workspace", "", "the workspace `dir` whose sessions and configuration the proxy uses (default: the current folder)")
-	cfgFile := fs.String("config", "", "the user configuration `file` (default ~/.config/vtcode/vtcode.toml)")
-	allowRemote := fs.Bool("allow-remote", false, "allow a --listen address that is not loopback")
-	secretEnv := fs.String("secret-env", "", "require the shared secret held by environment variable `name` in the "+proxy.SecretHeader+" header")
-	logFile := fs.String("log-file", "", "write the log to `file` (appending) instead of stderr")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: vtcode-ls proxy [--listen ADDR] [--workspace DIR] [--config FILE] [--allow-remote] [--secret-env NAME]
+	var o proxyOptions
+	fs := proxyFlags(&o, stderr)
+	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
+		return code
+	}
+	ws, user, err := o.resolve()
+	if err != nil {
+		return fail(stderr, "proxy", err)
+	}
+	logger, closeLog, err := openLogger(o.logFile, stderr)
+	if err != nil {
+		return fail(stderr, "proxy", err)
+	}
+	defer closeLog()
+	mgr := session.NewManager(session.Options{Logger: logger, UserConfig: user, Clients: clientFactoryEnv(logger, getenv),
+		Notifier: logNotifier{logger}, Registry: registryFile(getenv)})
+	defer mgr.Close()
+	if err := mgr.AddWorkspace(ws, nil); err != nil {
+		return fail(stderr, "proxy", usageError("workspace: %v", err))
+	}
+	px, err := o.settings(mgr)
+	if err != nil {
+		return fail(stderr, "proxy", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, srv, err := startProxy(mgr, px, logger, getenv)
+	if err != nil {
+		return fail(stderr, "proxy", usageError("%v", err))
+	}
+	defer srv.Handler.(*proxy.Server).Close() // the answers passed on are recorded before the manager closes
+	fmt.Fprintf(stderr, "vtcode-ls proxy listening on http://%s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fail(stderr, "proxy", err)
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shut)
+	return 0
+}
+
+// proxyUsage is the help of vtcode-ls proxy, before its flags.
+const proxyUsage = `usage: vtcode-ls proxy [--listen ADDR] [--workspace DIR] [--config FILE] [--allow-remote] [--secret-env NAME]
 
 Run the engine as a local HTTP proxy speaking the providers' own APIs
 (Anthropic Messages, OpenAI Responses, chat completions), for coding agents
@@ -43,89 +86,65 @@ pointed at it with their base-URL setting, e.g.
 Upstreams are the [providers.*] base_url of the configuration.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if code, done := parseFlags(fs, args, stdout); done {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vtcode-ls proxy: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	ws := *workspace
+`
+
+// proxyFlags is the flag set of vtcode-ls proxy, filling o.
+func proxyFlags(o *proxyOptions, stderr io.Writer) *flag.FlagSet {
+	fs := newFlags("proxy", proxyUsage, stderr)
+	fs.StringVar(&o.listen, "listen", "", "listen on `addr` (default [proxy] listen, else "+proxy.DefaultListen+"; :0 picks a port)")
+	fs.StringVar(&o.workspace, "workspace", "", "the workspace `dir` whose sessions and configuration the proxy uses (default: the current folder)")
+	fs.StringVar(&o.cfgFile, "config", "", "the user configuration `file` (default ~/.config/vtcode/vtcode.toml)")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
+	fs.StringVar(&o.secretEnv, "secret-env", "", "require the shared secret held by environment variable `name` in the "+proxy.SecretHeader+" header")
+	fs.StringVar(&o.logFile, "log-file", "", "write the log to `file` (appending) instead of stderr")
+	return fs
+}
+
+// resolve returns the workspace folder (default: the current one) and the
+// user configuration file.
+func (o *proxyOptions) resolve() (ws, user string, err error) {
+	ws = o.workspace
 	if ws == "" {
-		var err error
 		if ws, err = os.Getwd(); err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
-			return 1
+			return "", "", err
 		}
 	}
-	user := *cfgFile
+	user = o.cfgFile
 	if user == "" {
 		user = userConfigFile()
 	} else if _, err := os.Stat(user); err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls proxy: --config: %v\n", err)
-		return 2
+		return "", "", usageError("--config: %v", err)
 	}
-	logger, closeLog, err := openLogger(*logFile, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
-		return 1
-	}
-	defer closeLog()
-	mgr := session.NewManager(session.Options{Logger: logger, UserConfig: user, Clients: clientFactoryEnv(logger, getenv),
-		Notifier: logNotifier{logger}, Registry: registryFile(getenv)})
-	defer mgr.Close()
-	if err := mgr.AddWorkspace(ws, nil); err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls proxy: workspace: %v\n", err)
-		return 2
-	}
+	return ws, user, nil
+}
+
+// settings are the proxy settings: the workspace's [proxy] table under the
+// flags, with what only the user may set (remote hosts, web origins) from
+// the user's configuration.
+func (o *proxyOptions) settings(mgr *session.Manager) (config.Proxy, error) {
 	cfg, err := mgr.WorkspaceConfig("")
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
-		return 1
+		return config.Proxy{}, err
 	}
 	userCfg, err := mgr.UserConfig()
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
-		return 1
+		return config.Proxy{}, err
 	}
 	px := cfg.Proxy
-	if *listen != "" {
-		px.Listen = *listen
+	if o.listen != "" {
+		px.Listen = o.listen
 	}
 	if px.Listen == "" {
 		px.Listen = proxy.DefaultListen
 	}
 	// Only the user may open the proxy to other hosts or web pages, never a
 	// workspace file.
-	px.AllowRemote = userCfg.Proxy.AllowRemote || *allowRemote
+	px.AllowRemote = userCfg.Proxy.AllowRemote || o.allowRemote
 	px.AllowedOrigins = userCfg.Proxy.AllowedOrigins
-	if *secretEnv != "" {
-		px.SecretEnv = *secretEnv
+	if o.secretEnv != "" {
+		px.SecretEnv = o.secretEnv
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ln, srv, err := startProxy(mgr, px, logger, getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
-		return 2
-	}
-	defer srv.Handler.(*proxy.Server).Close() // the answers passed on are recorded before the manager closes
-	fmt.Fprintf(stderr, "vtcode-ls proxy listening on http://%s\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		fmt.Fprintf(stderr, "vtcode-ls proxy: %v\n", err)
-		return 1
-	case <-ctx.Done():
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(shut)
-	return 0
+	return px, nil
 }
 
 // startProxy checks the [proxy] settings and listens.

@@ -157,14 +157,8 @@ type turnReport struct {
 	CostUnits     float64 `json:"costUnits"`
 }
 
-func replayMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	rf := routeFlags{getenv: getenv}
-	rf.register(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object per turn on stdout (the summary goes to stderr)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: vtcode-ls replay TRANSCRIPT [--provider P --model M --context-window N] [--json]
+// replayUsage is the help of vtcode-ls replay, before its flags.
+var replayUsage = `Usage: vtcode-ls replay TRANSCRIPT [--provider P --model M --context-window N] [--json]
 
 Plays a recorded session through the request pipeline, turn by turn, on a
 temporary store: the messages before each assistant response are appended and
@@ -174,12 +168,16 @@ original and projected tokens, cleared results, pressure and every compaction.
 Works offline with the embedded summarizer; with --provider, compactions call
 that provider. A progress bar is drawn on stderr when it is a terminal.
 
-Transcript formats: `+strings.Join(transcript.Formats(), ", ")+`.
+Transcript formats: ` + strings.Join(transcript.Formats(), ", ") + `.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+func replayMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("replay", replayUsage, stderr)
+	rf := routeFlags{getenv: getenv}
+	rf.register(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object per turn on stdout (the summary goes to stderr)")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -190,8 +188,7 @@ Flags:
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := replay(ctx, fs.Arg(0), rf, *asJSON, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls replay: %v\n", err)
-		return 1
+		return fail(stderr, "replay", err)
 	}
 	return 0
 }

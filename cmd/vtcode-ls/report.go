@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/daemon"
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/session"
 	"github.com/vtcode/vtcode-ls/store"
 )
@@ -38,16 +39,42 @@ type agentReceipt struct {
 // identified an agent).
 const protocolAgent = "editor"
 
+// reportOptions are the flags of vtcode-ls report.
+type reportOptions struct {
+	asJSON, all        bool
+	since, ws, cfgFile string
+	from               time.Time // --since, resolved
+	dir, user          string    // the workspace folder and the user configuration, resolved
+}
+
 func reportMain(args []string, stdout, stderr io.Writer, now func() time.Time, getenv func(string) string) int {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	since := fs.String("since", "", "only sessions updated in this period (7d, 24h, 90m) or since this date (2026-11-01)")
-	ws := fs.String("workspace", "", "the workspace whose sessions to report (default: the current folder)")
-	all := fs.Bool("all", false, "report every workspace the engine has served (from the user's registry)")
-	cfgFile := fs.String("config", "", "the user configuration file (default: the usual one)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: vtcode-ls report [--since 7d] [--json] [--workspace DIR | --all] [--config FILE]
+	var o reportOptions
+	fs := reportFlags(&o, stderr)
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, "report", usageError("unexpected argument %q (see --help)", fs.Arg(0)))
+	}
+	if err := o.resolve(now()); err != nil {
+		return fail(stderr, "report", err)
+	}
+	roots, err := o.roots(getenv)
+	if err != nil {
+		return fail(stderr, "report", err)
+	}
+	out, err := o.collect(roots)
+	if err == nil {
+		err = o.write(stdout, out)
+	}
+	if err != nil {
+		return fail(stderr, "report", err)
+	}
+	return 0
+}
+
+// reportUsage is the help of vtcode-ls report, before its flags.
+const reportUsage = `Usage: vtcode-ls report [--since 7d] [--json] [--workspace DIR | --all] [--config FILE]
 
 Prints what the recorded sessions of a workspace cost, from the usage the
 provider reported for every answer: per session and per agent the requests,
@@ -55,43 +82,47 @@ the tokens by kind (uncached input, cache reads, cache writes of 5 minutes and
 1 hour, output), the cost under the models' list prices, the estimated cost
 of the same requests without vtcode-ls (the agent's whole request each time,
 its own cache breakpoints, no clearing or compaction), what that saved, and
-the compactions with what each cost. A model without a known list price shows
+the compactions with what the summarizer calls each committed cost, and the
+summarizer calls no compaction committed (previews never applied, two-pass
+notes discarded, failed compactions), billed all the same. A model without a known list price shows
 tokens and no cost; [[models]] input_price, cache_read_price,
 cache_write_price, cache_write_1h_price and output_price set one.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if code, done := parseFlags(fs, args, stdout); done {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vtcode-ls report: unexpected argument %q (see --help)\n", fs.Arg(0))
-		return 2
-	}
-	var from time.Time
-	if *since != "" {
-		t, err := parseSince(*since, now())
+`
+
+// reportFlags is the flag set of vtcode-ls report, filling o.
+func reportFlags(o *reportOptions, stderr io.Writer) *flag.FlagSet {
+	fs := newFlags("report", reportUsage, stderr)
+	fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
+	fs.StringVar(&o.since, "since", "", "only sessions updated in this period (7d, 24h, 90m) or since this date (2026-11-01)")
+	fs.StringVar(&o.ws, "workspace", "", "the workspace whose sessions to report (default: the current folder)")
+	fs.BoolVar(&o.all, "all", false, "report every workspace the engine has served (from the user's registry)")
+	fs.StringVar(&o.cfgFile, "config", "", "the user configuration file (default: the usual one)")
+	return fs
+}
+
+// resolve checks the flags and resolves --since, the workspace folder and
+// the user configuration.
+func (o *reportOptions) resolve(now time.Time) error {
+	if o.since != "" {
+		t, err := parseSince(o.since, now)
 		if err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls report: --since: %v\n", err)
-			return 2
+			return usageError("--since: %v", err)
 		}
-		from = t
+		o.from = t
 	}
-	if *all && *ws != "" {
-		fmt.Fprintln(stderr, "vtcode-ls report: --all and --workspace are exclusive")
-		return 2
+	if o.all && o.ws != "" {
+		return usageError("--all and --workspace are exclusive")
 	}
-	dir := *ws
-	if *all {
+	dir := o.ws
+	if o.all {
 		dir = "."
 	}
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls report: %v\n", err)
-			return 1
+			return err
 		}
 		dir = wd
 	}
@@ -103,49 +134,56 @@ Flags:
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls report: --workspace: %v\n", err)
-		return 2
+		return usageError("--workspace: %v", err)
 	}
-	user := *cfgFile
-	if user == "" {
-		user = userConfigFile()
-	} else if _, err := os.Stat(user); err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls report: --config: %v\n", err)
-		return 2
+	o.dir = dir
+	o.user = o.cfgFile
+	if o.user == "" {
+		o.user = userConfigFile()
+	} else if _, err := os.Stat(o.user); err != nil {
+		return usageError("--config: %v", err)
 	}
-	roots := []string{dir}
-	if *all {
-		reg, err := daemon.RegistryPath(getenv)
-		if err == nil {
-			var entries []store.RegistryEntry
-			entries, err = store.ReadWorkspaces(reg)
-			roots = roots[:0]
-			for _, e := range entries {
-				if fi, serr := os.Stat(filepath.Join(e.Root, ".vtcode", "sessions")); serr == nil && fi.IsDir() {
-					roots = append(roots, e.Root)
-				}
-			}
-			sort.Strings(roots)
+	return nil
+}
+
+// roots are the workspaces to report: the one folder, or with --all every
+// workspace of the user's registry that has sessions, sorted.
+func (o *reportOptions) roots(getenv func(string) string) ([]string, error) {
+	if !o.all {
+		return []string{o.dir}, nil
+	}
+	reg, err := daemon.RegistryPath(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("--all: %w", err)
+	}
+	entries, err := store.ReadWorkspaces(reg)
+	if err != nil {
+		return nil, fmt.Errorf("--all: %w", err)
+	}
+	var roots []string
+	for _, e := range entries {
+		if fi, serr := os.Stat(filepath.Join(e.Root, ".vtcode", "sessions")); serr == nil && fi.IsDir() {
+			roots = append(roots, e.Root)
 		}
-		if err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls report: --all: %v\n", err)
-			return 1
-		}
 	}
-	mgr := session.NewManager(session.Options{UserConfig: user, NoWatch: true})
+	sort.Strings(roots)
+	return roots, nil
+}
+
+// collect reads the receipts of the sessions of roots and adds them up.
+func (o *reportOptions) collect(roots []string) (reportOut, error) {
+	mgr := session.NewManager(session.Options{UserConfig: o.user, NoWatch: true})
 	defer mgr.Close()
 	var sessions []session.StoredReceipt
 	for _, root := range roots {
 		if err := mgr.AddWorkspace(root, nil); err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls report: workspace %s: %v\n", root, err)
-			return 1
+			return reportOut{}, fmt.Errorf("workspace %s: %w", root, err)
 		}
-		got, err := mgr.Receipts(root, from)
+		got, err := mgr.Receipts(root, o.from)
 		if err != nil {
-			fmt.Fprintf(stderr, "vtcode-ls report: %s: %v\n", root, err)
-			return 1
+			return reportOut{}, fmt.Errorf("%s: %w", root, err)
 		}
-		if *all {
+		if o.all {
 			for i := range got {
 				if got[i].Workspace == "" {
 					got[i].Workspace = root
@@ -155,22 +193,21 @@ Flags:
 		sessions = append(sessions, got...)
 	}
 	out := summarize(sessions)
-	if !from.IsZero() {
-		out.Since = &from
+	if !o.from.IsZero() {
+		out.Since = &o.from
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(out)
-	} else {
-		err = writeReport(stdout, out)
+	return out, nil
+}
+
+// write prints the report, as a table or as JSON.
+func (o *reportOptions) write(stdout io.Writer, out reportOut) error {
+	if !o.asJSON {
+		return writeReport(stdout, out)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls report: %v\n", err)
-		return 1
-	}
-	return 0
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
 }
 
 // summarize adds the sessions' receipts per agent and in total.
@@ -271,14 +308,21 @@ func writeReport(w io.Writer, r reportOut) error {
 		for _, c := range s.Receipt.Compactions {
 			cost := "no provider call"
 			if c.Tokens.Prompt()+c.Tokens.Output > 0 {
-				cost = fmt.Sprintf("%s in, %s out, %s", history.FormatCount(c.Tokens.Prompt()), history.FormatCount(c.Tokens.Output), dollars(c.USD))
+				cost = spend(c.Tokens, c.USD)
+				if c.Calls > 1 {
+					cost = fmt.Sprintf("%d calls, %s", c.Calls, cost)
+				}
 			}
 			notes = append(notes, fmt.Sprintf("  %s: %s compaction (%s) %s -> %s tokens; %s", s.SessionID, c.Trigger, c.Mode,
 				history.FormatCount(c.OriginalTokens), history.FormatCount(c.CompactedTokens), cost))
 		}
+		if u := s.Receipt.Unused; u != nil {
+			notes = append(notes, fmt.Sprintf("  %s: unused (previews not applied, pass-1 notes discarded, failed compactions) %d calls; %s",
+				s.SessionID, u.Calls, spend(u.Tokens, u.USD)))
+		}
 	}
 	if len(notes) > 0 {
-		fmt.Fprintln(w, "\nCompactions:")
+		fmt.Fprintln(w, "\nCompactions (summarizer calls, all included in paid):")
 		fmt.Fprintln(w, strings.Join(notes, "\n"))
 	}
 	fmt.Fprintln(w, "\n* an estimate: the agent's whole request each time, with its own cache breakpoints, no clearing or compaction.")
@@ -291,6 +335,11 @@ func writeReport(w io.Writer, r reportOut) error {
 		fmt.Fprintf(w, "  List prices as of %s.\n", r.Total.PricesAsOf)
 	}
 	return nil
+}
+
+// spend is the tokens and cost of summarizer calls.
+func spend(b catalog.Bill, usd *float64) string {
+	return fmt.Sprintf("%s in, %s out, %s", history.FormatCount(b.Prompt()), history.FormatCount(b.Output), dollars(usd))
 }
 
 func dollars(v *float64) string {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,18 +16,8 @@ import (
 	"github.com/vtcode/vtcode-ls/session"
 )
 
-// runMain starts a coding agent pointed at the shared daemon's proxy for a
-// workspace: vtcode-ls run [--workspace DIR] [--env NAME] [--] AGENT
-// [ARGS...]. The agent runs in the foreground with this process's
-// terminal; its exit code is the command's.
-func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	workspace := fs.String("workspace", "", "the workspace `dir` of the agent's sessions (default: the nearest folder upwards holding vtcode.toml, .vtcode or .git, else the current folder)")
-	var envs multiFlag
-	fs.Var(&envs, "env", "also set environment variable `name` to the proxy's base URL (repeatable; for agents vtcode-ls does not know)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: vtcode-ls run [--workspace DIR] [--env NAME] [--] AGENT [ARGS...]
+// runUsage is the help of vtcode-ls run, before its flags.
+const runUsage = `usage: vtcode-ls run [--workspace DIR] [--env NAME] [--] AGENT [ARGS...]
 
 Run a coding agent with its provider base URL pointed at the shared
 daemon's proxy, under a path naming the workspace, so its sessions are
@@ -43,9 +32,17 @@ openai providers' baseURL), qwen (OPENAI_BASE_URL), gemini
 (GOOGLE_GEMINI_BASE_URL). Any other AGENT needs --env NAME.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+// runMain starts a coding agent pointed at the shared daemon's proxy for a
+// workspace: vtcode-ls run [--workspace DIR] [--env NAME] [--] AGENT
+// [ARGS...]. The agent runs in the foreground with this process's
+// terminal; its exit code is the command's.
+func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newFlags("run", runUsage, stderr)
+	workspace := fs.String("workspace", "", "the workspace `dir` of the agent's sessions (default: the nearest folder upwards holding vtcode.toml, .vtcode or .git, else the current folder)")
+	var envs multiFlag
+	fs.Var(&envs, "env", "also set environment variable `name` to the proxy's base URL (repeatable; for agents vtcode-ls does not know)")
 	// Flags stop at the agent: everything after it is the agent's.
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {

@@ -16,21 +16,8 @@ import (
 	"github.com/vtcode/vtcode-ls/session"
 )
 
-// serve runs the daemon: JSON-RPC with LSP framing on stdin and stdout
-// (stdout carries protocol frames only), logs to stderr or --log-file. It
-// returns the process exit code: 0 after shutdown and exit (or after
-// --help, whose usage goes to stdout), 1 when the connection ended
-// otherwise (exit without shutdown, end of input, a malformed header, a
-// signal), 2 for bad flags.
-func serve(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	logFile := fs.String("log-file", "", "write the log to `file` (appending) instead of stderr")
-	maxBytes := fs.Int64("max-message-bytes", rpc.DefaultMaxMessageBytes,
-		"answer a message whose body exceeds `n` bytes with a parse error and skip it")
-	fs.Bool("no-shared", false, "serve in this process, not through the shared daemon (what serve always does)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: vtcode-ls serve [--log-file F] [--max-message-bytes N]
+// serveUsage is the help of vtcode-ls serve, before its flags.
+const serveUsage = `usage: vtcode-ls serve [--log-file F] [--max-message-bytes N]
 
 Serve the vtcode-ls protocol (JSON-RPC 2.0 with LSP framing) on stdin and
 stdout, for an editor or an agent, in this process: the sessions of this
@@ -40,9 +27,20 @@ protocol is documented in the rpc package
 (go doc github.com/vtcode/vtcode-ls/rpc).
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+// serve runs the daemon: JSON-RPC with LSP framing on stdin and stdout
+// (stdout carries protocol frames only), logs to stderr or --log-file. It
+// returns the process exit code: 0 after shutdown and exit (or after
+// --help, whose usage goes to stdout), 1 when the connection ended
+// otherwise (exit without shutdown, end of input, a malformed header, a
+// signal), 2 for bad flags.
+func serve(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
+	fs := newFlags("serve", serveUsage, stderr)
+	logFile := fs.String("log-file", "", "write the log to `file` (appending) instead of stderr")
+	maxBytes := fs.Int64("max-message-bytes", rpc.DefaultMaxMessageBytes,
+		"answer a message whose body exceeds `n` bytes with a parse error and skip it")
+	fs.Bool("no-shared", false, "serve in this process, not through the shared daemon (what serve always does)")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code
 	}
@@ -58,8 +56,7 @@ Flags:
 
 	logger, closeLog, err := openLogger(*logFile, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "vtcode-ls serve: %v\n", err)
-		return 1
+		return fail(stderr, "serve", err)
 	}
 	defer closeLog()
 

@@ -804,6 +804,7 @@ func runQwen(t *testing.T, ws, baseURL string) {
 // it gets with what the agent sent; and through the proxy with a window
 // small enough for the engine to compact within the run (engine).
 type pair struct {
+	wire                   string
 	direct, cached, engine *proxytest.Upstream
 	c                      *client
 	proxyURL               string // the engine run's
@@ -815,13 +816,14 @@ type pair struct {
 const cacheWindow = 200_000
 
 // runPair runs script (built for a workspace) with run: direct, then through
-// the proxy of a daemon whose upstream for wire ("anthropic" or "openai")
-// is the strict one, with a window of cacheWindow and of window tokens.
+// the proxy of a daemon whose upstream for wire ("anthropic", "openai" or
+// "gemini") is the strict one, with a window of cacheWindow and of window
+// tokens.
 func runPair(t *testing.T, script func(ws string) []proxytest.Turn, wire string, window int, run func(t *testing.T, ws, baseURL string)) pair {
 	t.Helper()
 	o := proxytest.Options{Strict: true, Thinking: true}
 	dws := workspace(t)
-	var p pair
+	p := pair{wire: wire}
 	p.direct = startUpstream(t, script(dws), o)
 	run(t, dws, p.direct.URL)
 
@@ -834,9 +836,13 @@ func runPair(t *testing.T, script func(ws string) []proxytest.Turn, wire string,
 			}
 		})
 		unused := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
-		if wire == "anthropic" {
+		switch wire {
+		case "anthropic":
 			configure(t, ws, up.URL, unused.URL+"/v1", window, 2)
-		} else {
+		case "gemini":
+			configure(t, ws, unused.URL, unused.URL+"/v1", window, 2)
+			configureGemini(t, ws, up.URL)
+		default:
 			configure(t, ws, unused.URL, up.URL+"/v1", window, 2)
 		}
 		c, proxyURL := daemon(t, ws)
@@ -852,12 +858,23 @@ func runPair(t *testing.T, script func(ws string) []proxytest.Turn, wire string,
 	return p
 }
 
+// pricing names the cache pricing of a cost comparison: a provider's and
+// model's, or with no model each request's own (the model a Gemini API
+// path names).
+type pricing struct{ name, provider, model string }
+
 // inputCost is the modelled input cost of every model request an upstream
-// answered, under cache pricing cc, in units of uncached tokens (4 bytes).
-func inputCost(up *proxytest.Upstream, cc catalog.CacheCost) float64 {
+// answered, under pricing pr, in units of uncached tokens (4 bytes).
+func inputCost(up *proxytest.Upstream, pr pricing) float64 {
+	var cat *catalog.Catalog // the built-in cost table
 	sum := 0.0
 	for _, e := range up.Strictness().Entries {
-		sum += cc.Units(e.PromptBytes/4, e.CachedBytes/4)
+		model := pr.model
+		if model == "" {
+			_, m, _ := strings.Cut(e.Path, "/models/")
+			model, _, _ = strings.Cut(m, ":")
+		}
+		sum += cat.Cost(pr.provider, model).Units(e.PromptBytes/4, e.CachedBytes/4)
 	}
 	return sum
 }
@@ -901,12 +918,14 @@ func compareCache(t *testing.T, p pair) {
 		}
 		t.Errorf("through the proxy %d/%d requests start with the previous one, the agent alone %d/%d: want at least %.0f %% of its share", ps, pn, ds, dn, 100*stableShare)
 	}
-	var cat *catalog.Catalog // the built-in cost table
-	for _, pr := range []struct{ name, provider, model string }{
-		{"Anthropic", "anthropic", "claude-sonnet-4-6"}, {"OpenAI", "openai", "gpt-5.1-codex"},
-	} {
-		cc := cat.Cost(pr.provider, pr.model)
-		d, x := inputCost(p.direct, cc), inputCost(p.cached, cc)
+	pricings := []pricing{{"Anthropic", "anthropic", "claude-sonnet-4-6"}, {"OpenAI", "openai", "gpt-5.1-codex"}}
+	if p.wire == "gemini" {
+		// Each request at its model's price (Gemini CLI routes its turns
+		// to gemini-3.1-pro-preview, its side requests to a Flash model).
+		pricings = append(pricings, pricing{"Gemini", "gemini", ""})
+	}
+	for _, pr := range pricings {
+		d, x := inputCost(p.direct, pr), inputCost(p.cached, pr)
 		t.Logf("modelled input cost under %s cache pricing: %.0f direct, %.0f through the proxy (%.2f×)", pr.name, d, x, x/d)
 		if x >= d {
 			t.Errorf("through the proxy the modelled input cost under %s cache pricing is %.0f, the agent alone %.0f: want less", pr.name, x, d)

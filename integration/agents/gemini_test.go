@@ -4,6 +4,7 @@ package agents_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -102,25 +103,88 @@ func runGemini(t *testing.T, ws, home, proxyURL, prompt string, settings map[str
 	return res.Stats.Tools.TotalSuccess, res.Response, res.SessionID
 }
 
+// TestGeminiCLI runs Gemini CLI alone and through the proxy (runPair), as
+// the other agents: through the proxy no request the API would refuse, the
+// prompt cache nearly as stable as alone and a lower modelled input cost,
+// and the agent's key on every request.
 func TestGeminiCLI(t *testing.T) {
 	mustEnv(t, "VTCODE_GEMINI")
 	offline(t)
-	ws := workspace(t)
-	gem := startUpstream(t, geminiScript(ws, singles, batches), proxytest.Options{})
-	other := startUpstream(t, []proxytest.Turn{{Text: "unused"}}, proxytest.Options{})
-	configure(t, ws, other.URL, other.URL+"/v1", 64000, 2)
-	configureGemini(t, ws, gem.URL)
-	c, proxyURL := daemon(t, ws)
-	tools, final, _ := runGemini(t, ws, t.TempDir(), proxyURL, readAll, nil)
-	if tools < files+1 || !strings.Contains(final, "FINAL") {
-		t.Errorf("gemini ran %d tools, final %q: want at least %d and the final answer", tools, final, files+1)
-	}
-	checkEngine(t, c, gem, proxyURL, ":streamGenerateContent")
-	for _, r := range gem.Requests() {
+	p := runPair(t, func(ws string) []proxytest.Turn { return geminiScript(ws, singles, batches) }, "gemini", 64000,
+		func(t *testing.T, ws, baseURL string) {
+			// Its LLM loop check (after 30 turns) sends the recent history
+			// with the last model turn's calls unanswered when that turn
+			// also has text: alone, a request the API refuses with 400
+			// (the agent ignores the failure); through the proxy the
+			// projection pairs it. Off, so that both runs are held to
+			// "nothing refused".
+			settings := map[string]any{"model": map[string]any{"disableLoopDetection": true}}
+			tools, final, _ := runGemini(t, ws, t.TempDir(), baseURL, readAll, settings)
+			if tools < files+1 || !strings.Contains(final, "FINAL") {
+				t.Errorf("gemini ran %d tools, final %q: want at least %d and the final answer", tools, final, files+1)
+			}
+		})
+	checkEngine(t, p.c, p.engine, p.proxyURL, ":streamGenerateContent")
+	compareCache(t, p)
+	checkGeminiReceipt(t, p)
+	for _, r := range p.engine.Requests() {
 		if r.Header.Get("X-Goog-Api-Key") != "[redacted]" && r.Kind != "other" {
 			t.Errorf("%s reached the upstream without the agent's key", r.Path)
 			break
 		}
+	}
+}
+
+// checkGeminiReceipt asserts that the proxied session's receipt has the
+// cache reads the upstream reported as cachedContentTokenCount, priced at
+// Gemini's list prices.
+func checkGeminiReceipt(t *testing.T, p pair) {
+	t.Helper()
+	reported := 0
+	for _, r := range p.engine.Requests() {
+		if r.Kind == "main" {
+			reported += r.Usage.CacheRead
+		}
+	}
+	if reported == 0 {
+		t.Fatal("the upstream reported no cachedContentTokenCount to the proxied agent")
+	}
+	sessionID := ""
+	for _, r := range statsOf(t, p.proxyURL).Recent {
+		if strings.HasSuffix(r.Path, ":streamGenerateContent") && r.SessionID != "" {
+			sessionID = r.SessionID
+		}
+	}
+	var stats struct {
+		Receipt *struct {
+			Tokens struct {
+				Input     int `json:"input"`
+				CacheRead int `json:"cacheRead"`
+			} `json:"tokens"`
+			PaidUSD  *float64 `json:"paidUsd"`
+			Unpriced []string `json:"unpriced"`
+		} `json:"receipt"`
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.c.conn.Call(ctx, "vtcode/projectionStats", map[string]any{"sessionId": sessionID}, &stats); err != nil {
+		t.Fatalf("vtcode/projectionStats %s: %v", sessionID, err)
+	}
+	rc := stats.Receipt
+	if rc == nil {
+		t.Fatalf("session %s has no receipt", sessionID)
+	}
+	paid := 0.0
+	if rc.PaidUSD != nil {
+		paid = *rc.PaidUSD
+	}
+	t.Logf("receipt: %d uncached input, %d cache reads (the upstream reported %d on the agent's turns), $%.4f, unpriced %v",
+		rc.Tokens.Input, rc.Tokens.CacheRead, reported, paid, rc.Unpriced)
+	if rc.Tokens.CacheRead == 0 || rc.Tokens.CacheRead > reported {
+		t.Errorf("the receipt has %d cache reads, the upstream reported %d on the agent's turns", rc.Tokens.CacheRead, reported)
+	}
+	if rc.PaidUSD == nil || *rc.PaidUSD <= 0 || len(rc.Unpriced) > 0 {
+		t.Errorf("the receipt is not priced at Gemini's list prices: paid %v, unpriced %v", rc.PaidUSD, rc.Unpriced)
 	}
 }
 

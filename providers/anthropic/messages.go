@@ -277,29 +277,9 @@ func assistantFromBlocks(blocks []json.RawMessage) (history.Message, error) {
 
 // encodeMessages builds the messages array of a projection.
 func encodeMessages(wire []wireMessage, req []history.Message, origins []origin, proj []history.Message, slots []proxywire.Slot) ([]json.RawMessage, error) {
-	type outMsg struct {
-		src    int // wire element, -1 for a new message
-		role   string
-		blocks []json.RawMessage
-		hist   []int // request messages it carries, in order
-		same   bool  // every carried message is unchanged
-	}
-	var outs []*outMsg
-	for i := range proj {
-		p := &proj[i]
-		sl := slots[i]
-		if sl.Src < 0 {
-			role, blocks := freshBlocks(p)
-			if len(blocks) == 0 {
-				continue
-			}
-			if n := len(outs); n > 0 && outs[n-1].src < 0 && outs[n-1].role == role {
-				outs[n-1].blocks = append(outs[n-1].blocks, blocks...)
-				continue
-			}
-			outs = append(outs, &outMsg{src: -1, role: role, blocks: blocks})
-			continue
-		}
+	fresh := func(i int) (string, []json.RawMessage) { return freshBlocks(&proj[i]) }
+	kept := func(i int) (int, string, []json.RawMessage) {
+		p, sl := &proj[i], slots[i]
 		o := origins[sl.Src]
 		w := &wire[o.item]
 		var blocks []json.RawMessage
@@ -314,47 +294,35 @@ func encodeMessages(wire []wireMessage, req []history.Message, origins []origin,
 		default:
 			blocks = patchBlocks(w, o, p)
 		}
-		cur := (*outMsg)(nil)
-		if n := len(outs); n > 0 && outs[n-1].src == o.item {
-			cur = outs[n-1]
-		} else {
-			cur = &outMsg{src: o.item, role: w.role, same: true}
-			outs = append(outs, cur)
-		}
-		cur.blocks = append(cur.blocks, blocks...)
-		cur.hist = append(cur.hist, sl.Src)
-		cur.same = cur.same && sl.Same
+		return o.item, w.role, blocks
 	}
+	outs := proxywire.GroupProjection(slots[:len(proj)], fresh, kept)
 	items := make([]json.RawMessage, 0, len(outs))
 	for _, o := range outs {
-		if o.src >= 0 {
-			w := &wire[o.src]
+		if o.Src >= 0 {
+			w := &wire[o.Src]
 			first := -1
 			for k := range origins {
-				if origins[k].item == o.src {
+				if origins[k].item == o.Src {
 					first = k
 					break
 				}
 			}
-			whole := o.same && len(o.hist) == w.nhist
-			for k, h := range o.hist {
-				whole = whole && h == first+k
-			}
-			if whole {
+			if o.Whole(first, w.nhist) {
 				items = append(items, w.raw)
 				continue
 			}
-			if !w.isBlock && len(o.blocks) == 0 {
+			if !w.isBlock && len(o.Parts) == 0 {
 				items = append(items, w.raw) // unchanged string content
 				continue
 			}
 			// Only the content changes: the message's other members keep
 			// their bytes, and the rest of it (a large result) is not
 			// decoded again.
-			items = append(items, proxywire.SetMember(w.raw, "content", marshal(o.blocks)))
+			items = append(items, proxywire.SetMember(w.raw, "content", marshal(o.Parts)))
 			continue
 		}
-		items = append(items, marshal(message{Role: o.role, Content: o.blocks}))
+		items = append(items, marshal(message{Role: o.Role, Content: o.Parts}))
 	}
 	return items, nil
 }

@@ -427,11 +427,19 @@ var builtinModels = []ModelInfo{
 	{Provider: "anthropic", Model: "claude-3-7-sonnet", ContextWindow: 200_000, MaxOutputTokens: 64_000},
 	{Provider: "anthropic", Model: "claude-3-5-haiku", ContextWindow: 200_000, MaxOutputTokens: 8_192},
 
-	// Google Gemini (OpenAI-compatible endpoint).
+	// Google Gemini (OpenAI-compatible endpoint). Implicit caching bills
+	// cached input at a tenth of the input price, with no write premium
+	// and no storage charge.
 	{Provider: "gemini", Model: "gemini-3.5", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
 	{Provider: "gemini", Model: "gemini-3.1", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+	{Provider: "gemini", Model: "gemini-3.1-pro", ContextWindow: 1_048_576, MaxOutputTokens: 65_536, Cache: geminiCache, Price: gemini3Pro},
 	{Provider: "gemini", Model: "gemini-3", ContextWindow: 1_048_576, MaxOutputTokens: 65_536},
+	{Provider: "gemini", Model: "gemini-3-pro", ContextWindow: 1_048_576, MaxOutputTokens: 65_536, Cache: geminiCache, Price: gemini3Pro},
+	{Provider: "gemini", Model: "gemini-3-flash", ContextWindow: 1_048_576, MaxOutputTokens: 65_536, Cache: geminiCache, Price: gemini3Flash},
 	{Provider: "gemini", Model: "gemini-2.5", ContextWindow: 1_048_576, MaxOutputTokens: 65_536, Cache: CacheCost{Read: 0.25}},
+	{Provider: "gemini", Model: "gemini-2.5-pro", ContextWindow: 1_048_576, MaxOutputTokens: 65_536, Cache: geminiCache, Price: gemini25Pro},
+	{Provider: "gemini", Model: "gemini-2.5-flash", ContextWindow: 1_048_576, MaxOutputTokens: 65_536, Cache: geminiCache, Price: gemini25Flash},
+	{Provider: "gemini", Model: "gemini-2.5-flash-lite", ContextWindow: 1_048_576, MaxOutputTokens: 65_536, Cache: geminiCache, Price: gemini25FlashLite},
 	{Provider: "gemini", Model: "gemini-2.0-flash", ContextWindow: 1_048_576, MaxOutputTokens: 8_192, Cache: CacheCost{Read: 0.25}},
 
 	// xAI.
@@ -469,4 +477,20 @@ var (
 		TierTokens: 200_000, TierInput: 2, TierOutput: 1.5, AsOf: pricesAsOf}
 	claudeHaiku45 = Price{Input: 1, CacheWrite5m: 1.25, CacheWrite1h: 2, CacheRead: 0.1, Output: 5, AsOf: pricesAsOf}
 	openaiGPT5    = Price{Input: 1.25, CacheRead: 0.125, Output: 10, AsOf: pricesAsOf}
+)
+
+// The Gemini rows' list prices (standard tier, text input; the "context
+// caching price" is what an implicit cache hit costs), from
+// ai.google.dev/gemini-api/docs/pricing on the date in AsOf. The Pro
+// models bill every token of a prompt over 200k tokens at 2× the input and
+// cache prices and 1.5× the output price.
+const geminiPricesAsOf = "2026-12-02"
+
+var (
+	geminiCache       = CacheCost{Read: 0.1, Write: 1}
+	gemini3Pro        = Price{Input: 2, CacheRead: 0.2, Output: 12, TierTokens: 200_000, TierInput: 2, TierOutput: 1.5, AsOf: geminiPricesAsOf}
+	gemini3Flash      = Price{Input: 0.5, CacheRead: 0.05, Output: 3, AsOf: geminiPricesAsOf}
+	gemini25Pro       = Price{Input: 1.25, CacheRead: 0.125, Output: 10, TierTokens: 200_000, TierInput: 2, TierOutput: 1.5, AsOf: geminiPricesAsOf}
+	gemini25Flash     = Price{Input: 0.3, CacheRead: 0.03, Output: 2.5, AsOf: geminiPricesAsOf}
+	gemini25FlashLite = Price{Input: 0.1, CacheRead: 0.01, Output: 0.4, AsOf: geminiPricesAsOf}
 )

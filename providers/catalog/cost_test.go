@@ -18,6 +18,8 @@ func TestCost(t *testing.T) {
 		{"openai", "gpt-4o", CacheCost{0.5, 1, 5 * time.Minute}},
 		{"vercel", "openai/o3", CacheCost{0.25, 1, 5 * time.Minute}},
 		{"xai", "grok-4", CacheCost{0.25, 1, 5 * time.Minute}},
+		{"gemini", "gemini-2.5-pro", CacheCost{0.1, 1, 5 * time.Minute}},
+		{"google", "gemini-3-pro-preview", CacheCost{0.1, 1, 5 * time.Minute}},
 	} {
 		if got := (*Catalog)(nil).Cost(tc.provider, tc.model); got != tc.want {
 			t.Errorf("Cost(%s, %s) = %+v, want %+v", tc.provider, tc.model, got, tc.want)

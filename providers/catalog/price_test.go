@@ -21,6 +21,14 @@ func TestPrices(t *testing.T) {
 		{"openai", "gpt-4.1", 0, 0, 0},     // not verified: no price
 		{"ollama", "qwen3", 0, 0, 0},       // unknown model
 		{"minimax", "minimax-m2", 0, 0, 0}, // not verified
+		{"gemini", "gemini-2.5-pro", 1.25, 10, 200_000},
+		{"gemini", "gemini-2.5-flash", 0.3, 2.5, 0},
+		{"gemini", "gemini-2.5-flash-lite", 0.1, 0.4, 0},
+		{"gemini", "gemini-3-pro-preview", 2, 12, 200_000},
+		{"gemini", "gemini-3.1-pro-preview", 2, 12, 200_000},
+		{"gemini", "gemini-3-flash-preview", 0.5, 3, 0},
+		{"openrouter", "google/gemini-2.5-flash", 0.3, 2.5, 0},
+		{"gemini", "gemini-3.1-flash-lite-preview", 0, 0, 0}, // not verified
 	} {
 		mi, _ := LookupModel(tc.provider, tc.model)
 		if mi.Price.Input != tc.input || mi.Price.Output != tc.output || mi.Price.TierTokens != tc.tier {

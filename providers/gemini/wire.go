@@ -496,76 +496,42 @@ func mustJSON(v any) json.RawMessage {
 
 // encodeContents builds the contents array of a projection.
 func encodeContents(els []*element, req []history.Message, origins []origin, proj []history.Message, slots []proxywire.Slot) []json.RawMessage {
-	type outContent struct {
-		src   int // element, -1 for a new content
-		role  string
-		parts []json.RawMessage
-		hist  []int // request messages it carries, in order
-		same  bool
-	}
-	var outs []*outContent
-	for i := range proj {
-		p := &proj[i]
-		sl := slots[i]
-		if sl.Src < 0 {
-			role, parts := freshParts(p)
-			if len(parts) == 0 {
-				continue
-			}
-			if n := len(outs); n > 0 && outs[n-1].src < 0 && outs[n-1].role == role {
-				outs[n-1].parts = append(outs[n-1].parts, parts...)
-				continue
-			}
-			outs = append(outs, &outContent{src: -1, role: role, parts: parts})
-			continue
-		}
-		o := origins[sl.Src]
+	fresh := func(i int) (string, []json.RawMessage) { return freshParts(&proj[i]) }
+	kept := func(i int) (int, string, []json.RawMessage) {
+		o := origins[slots[i].Src]
 		el := els[o.item]
+		if !slots[i].Same {
+			return o.item, el.role, patchParts(el, o, &proj[i])
+		}
 		var parts []json.RawMessage
-		if sl.Same {
-			for _, j := range o.parts {
-				parts = append(parts, el.parts[j])
-			}
-		} else {
-			parts = patchParts(el, o, p)
+		for _, j := range o.parts {
+			parts = append(parts, el.parts[j])
 		}
-		var cur *outContent
-		if n := len(outs); n > 0 && outs[n-1].src == o.item {
-			cur = outs[n-1]
-		} else {
-			cur = &outContent{src: o.item, role: el.role, same: true}
-			outs = append(outs, cur)
-		}
-		cur.parts = append(cur.parts, parts...)
-		cur.hist = append(cur.hist, sl.Src)
-		cur.same = cur.same && sl.Same
+		return o.item, el.role, parts
 	}
+	outs := proxywire.GroupProjection(slots[:len(proj)], fresh, kept)
 	items := make([]json.RawMessage, 0, len(outs))
 	for _, o := range outs {
-		if o.src < 0 {
+		if o.Src < 0 {
 			items = append(items, mustJSON(struct {
 				Role  string            `json:"role"`
 				Parts []json.RawMessage `json:"parts"`
-			}{o.role, o.parts}))
+			}{o.Role, o.Parts}))
 			continue
 		}
-		el := els[o.src]
+		el := els[o.Src]
 		first := -1
 		for k := range origins {
-			if origins[k].item == o.src {
+			if origins[k].item == o.Src {
 				first = k
 				break
 			}
 		}
-		whole := o.same && len(o.hist) == len(el.msgs)
-		for k, h := range o.hist {
-			whole = whole && h == first+k
-		}
-		if whole {
+		if o.Whole(first, len(el.msgs)) {
 			items = append(items, el.raw)
 			continue
 		}
-		items = append(items, proxywire.SetMember(el.raw, "parts", joinArray(o.parts)))
+		items = append(items, proxywire.SetMember(el.raw, "parts", joinArray(o.Parts)))
 	}
 	return items
 }

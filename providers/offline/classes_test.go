@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vtcode/vtcode-ls/evidence"
 	"github.com/vtcode/vtcode-ls/history"
 )
 
@@ -116,7 +117,7 @@ func TestProjectInstructionsSurviveEveryCompaction(t *testing.T) {
 			if !strings.Contains(first, block) {
 				t.Fatalf("first summary lacks the instructions verbatim:\n%s", first)
 			}
-			second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+first), userMsg("Now run the whole suite.")},
+			second := whole(t, join([]history.Message{history.NewText(history.System, evidence.SummaryHeading+"\n"+first), userMsg("Now run the whole suite.")},
 				shell("c2", "go test ./...", "ok  \texample.com/m/parser\t0.01s")), 0, "")
 			if strings.Count(second, block) != 1 {
 				t.Errorf("second summary holds the instructions %d times, want once verbatim:\n%s", strings.Count(second, block), second)

@@ -34,7 +34,7 @@ func (f *facts) noteCommits(rec *evidence.Record) {
 		if i == n-1 && c.Stat != "" {
 			line += " (" + c.Stat + ")"
 		}
-		f.commits = append(f.commits, entry{text: line, prio: i, order: c.Index})
+		f.commits = append(f.commits, entry{text: line, prio: i, order: c.Index, short: c.Ref})
 	}
 }
 

@@ -135,3 +135,50 @@ func TestAssistantClaimsAreNotRepeated(t *testing.T) {
 		t.Errorf("the contradicted reply is not flagged:\n%s", text)
 	}
 }
+
+// TestDifferentScriptsAreDifferentChecks: two runs of `python - <<'PY'`
+// with different bodies, the first failing and the second (an unrelated
+// script) passing: the summary names each by its script, keeps the failure
+// listed as a failure, and contradicts nothing; with one body run twice
+// (fail, then pass) the rerun fixed it and no step asks to fix it.
+func TestDifferentScriptsAreDifferentChecks(t *testing.T) {
+	prelude := "import asyncio, sys, re\nfrom pathlib import Path\nsys.path.insert(0, 'src'); sys.path.insert(0, 'tests')\nfrom app.server import build_server, ALL_TOOLSETS\n"
+	failing := ".venv/bin/python - <<'PY'\n" + prelude + "import app\nassert app.tools() == ['a', 'b', 'c'], app.tools()\nprint('tools ok')\nPY"
+	other := ".venv/bin/python - <<'PY'\nimport json, subprocess\nout = subprocess.run(['git', 'ls-files', 'neuvector-mcp-spec'], capture_output=True, text=True).stdout\nprint(len(out.splitlines()))\nimport json, app\nprint(json.dumps(app.routes(), indent=2))\nprint('routes listed')\nPY"
+	msgs := []history.Message{history.NewText(history.User, "Check the tool registry.")}
+	msgs = append(msgs, step("p1", "Bash", map[string]string{"command": failing}, "Exit code 1\nAssertionError: ['a', 'b']", true)...)
+	msgs = append(msgs, step("p2", "Bash", map[string]string{"command": other}, "[]\nroutes listed", false)...)
+	summarize := func(msgs []history.Message) (string, *evidence.Record) {
+		t.Helper()
+		resp, err := offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := evidence.Extract(context.Background(), msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Message.Text(), rec
+	}
+	text, rec := summarize(msgs)
+	if c := ledger.Contradictions(text, rec); len(c) > 0 {
+		t.Errorf("contradictions %q in:\n%s", c, text)
+	}
+	if !strings.Contains(text, "failed: `.venv/bin/python - <<'PY' …"+evidence.ScriptMark(failing)+"`") {
+		t.Errorf("the failing script is not listed as failed by its own name:\n%s", text)
+	}
+	if strings.Contains(text, "fixed by a later run") {
+		t.Errorf("an unrelated script is said to have fixed the failure:\n%s", text)
+	}
+	if strings.Contains(text, "run 2 times") {
+		t.Errorf("two different scripts are counted as one command:\n%s", text)
+	}
+	again := append(msgs[:3:3], step("p3", "Bash", map[string]string{"command": failing}, "tools ok", false)...)
+	text, rec = summarize(again)
+	if c := ledger.Contradictions(text, rec); len(c) > 0 {
+		t.Errorf("contradictions %q in:\n%s", c, text)
+	}
+	if strings.Contains(text, "Fix the failure") {
+		t.Errorf("a rerun of the same script passed, yet a step asks to fix it:\n%s", text)
+	}
+}

@@ -50,6 +50,10 @@ type entry struct {
 	text  string
 	prio  int
 	order int
+	// short is the entry's name in a few bytes (a changed file's path, a
+	// commit's hash): when its list must leave the entry out, the name
+	// stays, on the list's "also" line (see list.pick).
+	short string
 }
 
 // facts is what the summary is built from.
@@ -322,8 +326,9 @@ func (f *facts) rel(p string) string {
 // collapsed, its "cd DIR &&" kept: the agent can run it again as it is);
 // a longer line or a script normalized (see evidence.Normalize) and
 // clipped, a script by its first line, then the folder it ran in when it
-// says so (" in `DIR`"). What it shows of such a command is a prefix of the
-// normalized command (before "…").
+// says so (" in `DIR`"); its lines are joined as the shell runs them
+// (evidence.Spelled). What it shows of such a command is a prefix of the
+// spelled command (before "…").
 func (f *facts) shown(cmd string) string {
 	if t := strings.TrimSpace(cmd); !strings.ContainsAny(t, "\n`") && len(t) <= commandChars {
 		return "`" + strings.Join(strings.Fields(t), " ") + "`"
@@ -343,7 +348,11 @@ func (f *facts) command(cmd string) string {
 	if i := strings.IndexByte(c, '\n'); i >= 0 && len(c) > commandChars {
 		c = strings.TrimSpace(c[:i]) + " …" // a script: its first line
 	}
-	return clip(evidence.Normalize(c), commandChars)
+	shown := clip(evidence.Spelled(c), commandChars)
+	if shown != evidence.Spelled(cmd) {
+		shown += evidence.ScriptMark(cmd) // clipped: which script it ran
+	}
+	return shown
 }
 
 // checkGroup is every run of one command.
@@ -753,7 +762,7 @@ func (f *facts) noteFiles(rec *evidence.Record) {
 			if fi.ops[evidence.Deleted] && !fi.ops[evidence.Modified] && fi.first == fi.last {
 				prio = 80 // created and removed scratch files matter less
 			}
-			f.files = append(f.files, entry{text: line, prio: prio, order: fi.first})
+			f.files = append(f.files, entry{text: line, prio: prio, order: fi.first, short: fi.path})
 		default:
 			reason := firstNonEmpty(fi.reject)
 			read := ""

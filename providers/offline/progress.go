@@ -14,7 +14,9 @@ const secWIP = "Work in progress"
 
 // Bounds of the work-in-progress section.
 const (
-	maxWIPPaths    = 15
+	maxWIPPaths = 15
+	// gitStatusBytes bounds the line of the paths git status showed.
+	gitStatusBytes = 2048
 	maxPlanItems   = 24
 	planItemChars  = 400
 	maxStaleFailed = 3
@@ -187,22 +189,47 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 func (f *facts) noteWorktree(rec *evidence.Record, listed []string) {
 	w := rec.Worktree
 	last := rec.LastCommit()
-	var parts []string
-	more := 0
+	// The paths, grouped by state (in the order git showed the states),
+	// within gitStatusBytes: a long session's status keeps every path a
+	// resuming engineer must commit or restore, and says where the rest is.
+	var states []string
+	byState := map[string][]string{}
 	for _, d := range w.Dirty {
 		if containsSuffix(listed, d.Path) {
 			continue
 		}
-		if len(parts) == maxWIPPaths {
-			more++
-			continue
+		if byState[d.State] == nil {
+			states = append(states, d.State)
 		}
-		parts = append(parts, "`"+d.Path+"` ("+d.State+")")
+		byState[d.State] = append(byState[d.State], "`"+d.Path+"`")
 	}
-	if len(parts) > 0 {
-		line := wipGitStatus + ": " + strings.Join(parts, ", ")
-		if more > 0 {
-			line += fmt.Sprintf(" and %d more", more)
+	if len(states) > 0 {
+		line := wipGitStatus + ":"
+		shown, total := 0, 0
+		for i, st := range states {
+			total += len(byState[st])
+			part := " " + st + " "
+			if i > 0 {
+				part = ";" + part
+			}
+			n := 0
+			for _, p := range byState[st] {
+				if shown > 0 && len(line)+len(part)+len(p)+2 > gitStatusBytes {
+					break
+				}
+				if n > 0 {
+					part += ", "
+				}
+				part += p
+				n++
+				shown++
+			}
+			if n > 0 {
+				line += part
+			}
+		}
+		if more := total - shown; more > 0 {
+			line += fmt.Sprintf(" … and %d more (the git status at message %d)", more, w.StatusAt)
 		}
 		f.wip = append(f.wip, line)
 	}
@@ -234,7 +261,8 @@ func containsSuffix(paths []string, p string) bool {
 
 // inlineScriptRE matches an interpreter given its program inline (python
 // -c, node -e): a one-off probe, not a check that is run again.
-var inlineScriptRE = regexp.MustCompile(`\b(python[0-9.]*|node|ruby|perl|php|deno|bun)\s+(-[A-Za-z]*[ce]\b|--eval\b)`)
+// A heredoc fed to one (python - <<'PY') is inline too.
+var inlineScriptRE = regexp.MustCompile(`\b(python[0-9.]*|node|ruby|perl|php|deno|bun)\s+(-[A-Za-z]*[ce]\b|--eval\b|(-\s+)?<<)`)
 
 // staleCandidate reports whether a command is a check a later edit makes
 // stale: a build, test or lint, not a one-off inline script.

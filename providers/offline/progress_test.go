@@ -2,9 +2,11 @@ package offline
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/vtcode/vtcode-ls/evidence"
 	"github.com/vtcode/vtcode-ls/history"
 )
 
@@ -130,7 +132,7 @@ func TestProposedPlanIsTheWorkInProgress(t *testing.T) {
 		t.Errorf("the next step does not wait for the user:\n%s", got)
 	}
 	// A second compaction, with nothing new about the plan, carries it.
-	second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+got), userMsg("Wait, first tell me what the queries are.")}), 0, "")
+	second := whole(t, join([]history.Message{history.NewText(history.System, evidence.SummaryHeading+"\n"+got), userMsg("Wait, first tell me what the queries are.")}), 0, "")
 	if !strings.Contains(section(second, "Work in progress"), "Proposed plan (rejected): \"Plan: Cache the report queries\"") {
 		t.Errorf("the second summary lost the proposed plan:\n%s", second)
 	}
@@ -156,7 +158,7 @@ func TestUserMessagesVerbatim(t *testing.T) {
 	if strings.Contains(u, "todo list") {
 		t.Errorf("a harness injection is among the user's messages:\n%s", u)
 	}
-	second := whole(t, join([]history.Message{history.NewText(history.System, summaryPrefix+"\n"+first), userMsg("yes, lets make it responsive\nand dark")}), 0, "")
+	second := whole(t, join([]history.Message{history.NewText(history.System, evidence.SummaryHeading+"\n"+first), userMsg("yes, lets make it responsive\nand dark")}), 0, "")
 	if u := section(second, secUser); !strings.HasPrefix(u, "- yes, lets make it responsive and dark\n- c\n- "+long+"\n") {
 		t.Errorf("the second summary's user messages:\n%s", second)
 	}
@@ -208,13 +210,49 @@ func TestGitStatusIsWorkInProgress(t *testing.T) {
 		shell("d1", "git diff --stat", " .claude/settings.json | 3 +\n 1 file changed, 3 insertions(+)"),
 	), 0, "")
 	wip := section(got, "Work in progress")
-	for _, want := range []string{"Not committed per git status: `.claude/settings.json` (modified)", "Uncommitted diff per git diff --stat: 1 file changed, 3 insertions(+)"} {
+	for _, want := range []string{"Not committed per git status: modified `.claude/settings.json`", "Uncommitted diff per git diff --stat: 1 file changed, 3 insertions(+)"} {
 		if !strings.Contains(wip, want) {
 			t.Errorf("work in progress lacks %q:\n%s", want, got)
 		}
 	}
 	if strings.Contains(wip, "docs/story.md") {
 		t.Errorf("a committed path is listed as not committed:\n%s", wip)
+	}
+}
+
+// TestLongGitStatusKeepsItsPaths: a git status of 40 paths (modified,
+// deleted, untracked) after the last commit keeps every path in the work in
+// progress, grouped by state; one of 400 keeps what fits its bound and says
+// how many more the git status shows.
+func TestLongGitStatusKeepsItsPaths(t *testing.T) {
+	status := func(n int) (string, []string) {
+		var b strings.Builder
+		var paths []string
+		for i := range n {
+			st := [...]string{" M", " D", "??"}[i%3]
+			p := fmt.Sprintf("tools/lint/plugin/rules/rule_%03d.ts", i)
+			paths = append(paths, p)
+			b.WriteString(st + " " + p + "\n")
+		}
+		return b.String(), paths
+	}
+	out, paths := status(40)
+	got := whole(t, join([]history.Message{userMsg("Migrate the linter.")}, shell("s1", "git status --short", out)), 0, "")
+	wip := section(got, "Work in progress")
+	for _, p := range paths {
+		if !strings.Contains(wip, "`"+p+"`") {
+			t.Errorf("work in progress lacks %s:\n%s", p, wip)
+		}
+	}
+	for _, st := range []string{"modified `", "deleted `", "untracked `"} {
+		if !strings.Contains(wip, st) {
+			t.Errorf("work in progress does not group the paths by state (%q):\n%s", st, wip)
+		}
+	}
+	out, _ = status(400)
+	got = whole(t, join([]history.Message{userMsg("Migrate the linter.")}, shell("s1", "git status --short", out)), 0, "")
+	if wip := section(got, "Work in progress"); !strings.Contains(wip, "more (the git status at message") {
+		t.Errorf("a status of 400 paths does not say how many more it shows:\n%s", wip)
 	}
 }
 
@@ -291,7 +329,7 @@ func TestPlanNoteIsCarried(t *testing.T) {
 	if want := "  - " + wipPlanNote + " " + note; !strings.Contains(section(got, secWIP), want) {
 		t.Errorf("work in progress lacks %q:\n%s", want, got)
 	}
-	again := whole(t, []history.Message{history.NewText(history.System, summaryPrefix+"\n"+got), userMsg("Go on.")}, 0, "")
+	again := whole(t, []history.Message{history.NewText(history.System, evidence.SummaryHeading+"\n"+got), userMsg("Go on.")}, 0, "")
 	if !strings.Contains(again, note) {
 		t.Errorf("a later compaction lost the plan's note:\n%s", again)
 	}
@@ -327,5 +365,21 @@ func TestUnconfirmedCommit(t *testing.T) {
 	got := whole(t, msgs, 0, "")
 	if want := wipUnconfirmed + ` the record ends on the git commit of "fix(experiments): bind the commit", with no result`; !strings.Contains(section(got, secWIP), want) {
 		t.Errorf("work in progress lacks %q:\n%s", want, got)
+	}
+}
+
+// TestInlineScriptsAreNoStaleChecks: a one-off script given inline (python
+// -c, node -e, or a heredoc fed to the interpreter, as Claude Code runs its
+// assertions) is not a check a later edit makes stale; a test run is.
+func TestInlineScriptsAreNoStaleChecks(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		".venv/bin/python - <<'PY'\nimport app\nassert app.check()\nPY": false,
+		"python3 <<EOF\nimport unittest\nEOF":                           false,
+		`python -c 'import app; app.test()'`:                            false,
+		".venv/bin/python -m pytest tests/test_app.py -q":               true,
+	} {
+		if got := staleCandidate(cmd); got != want {
+			t.Errorf("staleCandidate(%q) = %v, want %v", cmd, got, want)
+		}
 	}
 }

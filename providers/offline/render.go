@@ -11,13 +11,10 @@ import (
 	"github.com/vtcode/vtcode-ls/evidence"
 )
 
-const summaryPrefix = "Previous conversation summary:"
-
 // isPriorSummary reports whether text is an earlier summary: the summary
 // message of a compaction, or the <summary_content> carrier of a second pass.
 func isPriorSummary(text string) bool {
-	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, summaryPrefix) || strings.Contains(text, "<summary_content>")
+	return evidence.HasSummaryHeading(text) || strings.Contains(text, "<summary_content>")
 }
 
 // mergePrior reads the "## Section" blocks of an earlier summary.
@@ -28,7 +25,7 @@ func (f *facts) mergePrior(text string) {
 			text = text[:j]
 		}
 	}
-	text = strings.TrimPrefix(strings.TrimSpace(text), summaryPrefix)
+	text = strings.TrimPrefix(strings.TrimSpace(text), evidence.SummaryHeading)
 	text = f.mergePriorInstructions(text)
 	sec := ""
 	for _, line := range strings.Split(text, "\n") {
@@ -98,6 +95,12 @@ type list struct {
 	entries []entry
 	cap     int
 	numbers bool // a numbered list (next steps)
+	// also names, on one line, the entries left out that have a short name
+	// ("also changed: `a`, `b`"), within alsoBytes; the names beyond it are
+	// counted, with where the record keeps them (alsoWhere).
+	also      string
+	alsoWhere string
+	alsoBytes int
 }
 
 // pick returns the lines of l within its cap: the highest-priority entries,
@@ -119,7 +122,8 @@ func (l *list) pick() []string {
 			keep[i] = true
 		}
 	}
-	out := make([]string, 0, len(es)+1)
+	out := make([]string, 0, len(es)+2)
+	var also []int // left out, with a short name: by rank
 	n, skipped := 0, 0
 	flush := func() {
 		if skipped == 0 {
@@ -133,6 +137,10 @@ func (l *list) pick() []string {
 		skipped = 0
 	}
 	for i, e := range es {
+		if !keep[i] && l.also != "" && e.short != "" {
+			also = append(also, i)
+			continue
+		}
 		if !keep[i] {
 			skipped++
 			continue
@@ -146,6 +154,26 @@ func (l *list) pick() []string {
 		}
 	}
 	flush()
+	if len(also) > 0 {
+		sort.SliceStable(also, func(a, b int) bool { return es[also[a]].prio > es[also[b]].prio })
+		line := "- " + l.also + ": "
+		shown := 0
+		for _, i := range also {
+			name := es[i].short
+			if shown > 0 {
+				name = ", " + name
+			}
+			if shown > 0 && len(line)+len(name) > l.alsoBytes {
+				break
+			}
+			line += name
+			shown++
+		}
+		if more := len(also) - shown; more > 0 {
+			line += fmt.Sprintf(" … and %d more (%s)", more, l.alsoWhere)
+		}
+		out = append(out, line)
+	}
 	return out
 }
 
@@ -226,8 +254,25 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 	checks := &list{title: secChecks, entries: dedupe(append(priorEntries(f.prior[secChecks], 40, stale), f.checks...)), cap: 30}
 	pending := &list{title: secPending, entries: dedupe(append(priorEntries(f.prior[secPending], 90, stale), f.pending...)), cap: 8}
 	decisions := &list{title: secDecisions, entries: dedupe(append(priorEntries(f.prior[secDecisions], 5, nil), f.decisions...)), cap: 8}
-	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 40}
-	commits := &list{title: secCommits, entries: dedupe(append(priorEntries(f.prior[secCommits], -1, nil), f.commits...)), cap: 40}
+	// A changed file or a commit the list leaves out keeps its name on the
+	// list's "also" line: files within an eighth of the bound, commits
+	// always (they are few, and a resuming engineer needs every one).
+	// On the "also" line a changed file under the workspace is named
+	// relative to it, as the section's "(workspace …)" line says.
+	for i, e := range f.files {
+		if e.short == "" {
+			continue
+		}
+		p := e.short
+		if rel, ok := strings.CutPrefix(p, strings.TrimSuffix(f.workDir, "/")+"/"); ok && f.workDir != "" && rel != "" {
+			p = rel
+		}
+		f.files[i].short = "`" + p + "`"
+	}
+	files := &list{title: secFiles, entries: dedupe(append(priorEntries(f.prior[secFiles], 60, func(l string) bool { return newFiles[pathOfLine(l)] }), f.files...)), cap: 40,
+		also: "also changed", alsoWhere: "the record's edits; git status", alsoBytes: limit / 8}
+	commits := &list{title: secCommits, entries: dedupe(append(priorEntries(f.prior[secCommits], -1, nil), f.commits...)), cap: 40,
+		also: "also committed", alsoWhere: "git log", alsoBytes: max(limit/8, 64*len(f.commits))}
 	commands := &list{title: secCommands, entries: dedupe(append(priorEntries(f.prior[secCommands], -1, nil), f.commands...)), cap: 40}
 	errs := &list{title: secErrors, entries: dedupe(append(priorEntries(f.prior[secErrors], 60, nil), f.errors...)), cap: 24}
 	nextEntries := f.next

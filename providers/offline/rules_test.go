@@ -425,3 +425,48 @@ func TestAgentsOwnSummaryIsCarried(t *testing.T) {
 		t.Errorf("the note's reasoning was carried:\n%s", g)
 	}
 }
+
+// TestCrowdedListsKeepChangedPathsAndCommits: a long session edits 60
+// files, reads 80 and commits 12 times, under a small bound. The files list
+// cannot show every line, but every changed path keeps its name (on the
+// "also changed" line, relative to the workspace) before any read-only
+// file, every commit hash stays, and the summary still fits its bound.
+func TestCrowdedListsKeepChangedPathsAndCommits(t *testing.T) {
+	msgs := []history.Message{userMsg("Port the admin pages to the new router.")}
+	for i := range 80 {
+		msgs = append(msgs, tool(fmt.Sprintf("r%d", i), "Read", map[string]string{"file_path": fmt.Sprintf("/w/app/src/lib/only_read_%02d.ts", i)}, "export {}")...)
+	}
+	var changed, hashes []string
+	for i := range 60 {
+		p := fmt.Sprintf("/w/app/src/routes/admin/page_%02d/route.tsx", i)
+		changed = append(changed, p)
+		msgs = append(msgs, tool(fmt.Sprintf("e%d", i), "Edit", map[string]string{"file_path": p, "old_string": "a", "new_string": "b"}, "The file "+p+" has been updated.")...)
+		if i%5 == 4 {
+			h := fmt.Sprintf("%07x", 0xa1b2c00+i)
+			hashes = append(hashes, h)
+			msgs = append(msgs, shell(fmt.Sprintf("c%d", i), fmt.Sprintf("cd /w/app && git commit -qam 'port page %d'", i), fmt.Sprintf("[main %s] port page %d\n 1 file changed", h, i))...)
+		}
+	}
+	const maxOut = 2500
+	text := whole(t, msgs, maxOut, "")
+	if len(text) > maxOut*4 {
+		t.Errorf("summary is %d bytes, over its bound of %d", len(text), maxOut*4)
+	}
+	missing := 0
+	for _, p := range changed {
+		if !strings.Contains(text, strings.TrimPrefix(p, "/w/app/")) {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d changed paths are missing:\n%s", missing, len(changed), text)
+	}
+	for _, h := range hashes {
+		if !strings.Contains(text, h) {
+			t.Errorf("commit %s is missing:\n%s", h, text)
+		}
+	}
+	if strings.Contains(text, "only_read_") && missing > 0 {
+		t.Error("a read-only file is listed while a changed one is not")
+	}
+}

@@ -25,6 +25,15 @@ import (
 //
 // Calls carry no id, as the API's don't: the turn is in the signature,
 // "vtcode-fake-signature t<N> i<i> <digest of name and args>" in base64.
+//
+// With Options.Strict the fake also holds the API to its implicit prompt
+// cache (strict.go): a request whose prompt (tools, systemInstruction,
+// then every content, as the model reads them) starts with one of the
+// model's recent prompts is served that prefix from the cache, when it is
+// at least the model family's minimum (geminiMinCached), and the answer's
+// usageMetadata reports it as cachedContentTokenCount, as the API does
+// (promptTokenCount includes it). A refused request is recorded with the
+// other wires' in Strictness.Rejected.
 
 // geminiMethod is the Gemini API method a path names ("" for none).
 func geminiMethod(path string) string {
@@ -89,6 +98,51 @@ func (r *gRequest) system() string {
 		}
 	}
 	return sb.String()
+}
+
+// geminiPrompt is the prompt of a request body (its generateContentRequest
+// when it wraps one) for the cache model, and its system instruction.
+func geminiPrompt(body []byte) (prompt [][]byte, system []byte) {
+	var req struct {
+		Contents          []json.RawMessage `json:"contents"`
+		SystemInstruction json.RawMessage   `json:"systemInstruction"`
+		Tools             json.RawMessage   `json:"tools"`
+		Inner             json.RawMessage   `json:"generateContentRequest"`
+	}
+	_ = json.Unmarshal(body, &req)
+	if len(req.Contents) == 0 && len(req.Inner) > 0 {
+		return geminiPrompt(req.Inner)
+	}
+	system = canonical(req.SystemInstruction)
+	prompt = append(prompt, canonical(req.Tools), system)
+	for _, c := range req.Contents {
+		prompt = append(prompt, canonical(c))
+	}
+	return prompt, system
+}
+
+// geminiModel is the model a Gemini API path names
+// (…/models/gemini-2.5-pro:generateContent → gemini-2.5-pro).
+func geminiModel(path string) string {
+	m := path[strings.LastIndexByte(path, '/')+1:]
+	m, _, _ = strings.Cut(m, ":")
+	return m
+}
+
+// geminiMinCached is the least prompt, in tokens, the Gemini API's
+// implicit cache serves for model: 2,048 for the Gemini 2.5 family and
+// 4,096 for Gemini 3 and later (ai.google.dev/gemini-api/docs/caching, the
+// table of minimum input tokens, read 2026-12-02). Models before 2.5 have
+// no implicit cache (-1: never served).
+func geminiMinCached(model string) int {
+	m := strings.ToLower(strings.TrimPrefix(model, "models/"))
+	switch {
+	case strings.HasPrefix(m, "gemini-2.5"):
+		return 2048
+	case strings.HasPrefix(m, "gemini-1."), strings.HasPrefix(m, "gemini-2.0"):
+		return -1
+	}
+	return 4096
 }
 
 // geminiSignature is the signature the fake gives call i of turn n.
@@ -261,6 +315,7 @@ func (u *Upstream) gemini(w http.ResponseWriter, r *http.Request, method string,
 		writeJSON(w, map[string]int{"totalTokens": tokens})
 		return
 	}
+	cached := req.Usage.CacheRead
 	t := u.step(req)
 	if req.Kind == "compact" {
 		t = Turn{Text: fmt.Sprintf("<state_snapshot>\n<overall_goal>The task is under way. [fake-state next_turn=%d]</overall_goal>\n</state_snapshot>", req.Turn)}
@@ -280,7 +335,12 @@ func (u *Upstream) gemini(w http.ResponseWriter, r *http.Request, method string,
 		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": args},
 			"thoughtSignature": geminiSignature(req.Turn, i, c.Name, args)})
 	}
-	usage := map[string]int{"promptTokenCount": tokens, "candidatesTokenCount": 10, "thoughtsTokenCount": 4, "totalTokenCount": tokens + 14}
+	usage := map[string]any{"promptTokenCount": tokens, "candidatesTokenCount": 10, "thoughtsTokenCount": 4, "totalTokenCount": tokens + 14,
+		"promptTokensDetails": []any{map[string]any{"modality": "TEXT", "tokenCount": tokens}}}
+	if cached > 0 {
+		usage["cachedContentTokenCount"] = cached
+		usage["cacheTokensDetails"] = []any{map[string]any{"modality": "TEXT", "tokenCount": cached}}
+	}
 	chunk := func(ps []map[string]any, final bool) map[string]any {
 		cand := map[string]any{"content": map[string]any{"role": "model", "parts": ps}, "index": 0}
 		m := map[string]any{"candidates": []any{cand}, "modelVersion": "fake", "responseId": fmt.Sprintf("fake-%d", req.Turn)}
@@ -326,7 +386,7 @@ func (u *Upstream) gemini(w http.ResponseWriter, r *http.Request, method string,
 }
 
 // serveGemini serves a Gemini API request: kept, validated, answered.
-func (u *Upstream) serveGemini(w http.ResponseWriter, r *http.Request, method string, req Request) {
+func (u *Upstream) serveGemini(w http.ResponseWriter, r *http.Request, path, method string, req Request) {
 	if req.Header.Get("X-Goog-Api-Key") != "" {
 		req.Header.Set("X-Goog-Api-Key", "[redacted]")
 	}
@@ -353,6 +413,31 @@ func (u *Upstream) serveGemini(w http.ResponseWriter, r *http.Request, method st
 		fail = &u.fail[0]
 		u.fail = u.fail[1:]
 	}
+	u.mu.Unlock()
+	tokens := int(float64(len(req.Body)) / 4 * u.o.TokenScale)
+	if fail == nil && req.Kind != "count" {
+		cached := int(float64(tokens) * min(max(u.o.CacheRatio, 0), 1))
+		if u.o.Strict {
+			cached = 0
+			if bad == "" {
+				bad = u.checkTapped("gemini", r.Header, req.Body)
+			}
+			if bad != "" {
+				u.reject(req.Path, req.Kind, bad)
+			} else {
+				prompt, system := geminiPrompt(req.Body)
+				model := geminiModel(path)
+				e := u.remember(req.Path, model, req.Kind, system, prompt, geminiMinCached(model)*4)
+				if e.PromptBytes > 0 {
+					cached = int(float64(tokens) * float64(e.CachedBytes) / float64(e.PromptBytes))
+				}
+			}
+		}
+		if bad == "" {
+			req.Usage = Usage{Input: tokens - cached, CacheRead: cached, Output: 14}
+		}
+	}
+	u.mu.Lock()
 	u.requests = append(u.requests, req)
 	u.mu.Unlock()
 	switch {
@@ -365,6 +450,6 @@ func (u *Upstream) serveGemini(w http.ResponseWriter, r *http.Request, method st
 	case bad != "":
 		geminiError(w, http.StatusBadRequest, bad)
 	default:
-		u.gemini(w, r, method, &g, req, int(float64(len(req.Body))/4*u.o.TokenScale))
+		u.gemini(w, r, method, &g, req, tokens)
 	}
 }

@@ -35,17 +35,21 @@ import (
 //     is the fake's, byte for byte.
 //   - chat completions: an assistant message's tool_calls are answered by
 //     the tool messages right after it, and every tool message answers one.
+//   - Gemini (gemini.go): function calls and responses paired turn by turn,
+//     the thoughtSignature of the current turn's calls the fake's, with
+//     their arguments unchanged.
 //   - every wire, through a [Upstream.Tap]: the request's members other
 //     than its conversation (system, tools, model, every other top-level
 //     field) are byte for byte those the agent sent.
 //
 // The prompt of a request is its cacheable part in order (tools, system
-// or instructions, then every message or input item), each as the model
-// reads it: its JSON value with cache_control markers dropped. A request is
-// prefix-stable when the prompt of the previous request of its
+// or instructions, then every message, input item or content), each as the
+// model reads it: its JSON value with cache_control markers dropped. A
+// request is prefix-stable when the prompt of the previous request of its
 // conversation (the same endpoint, kind and system) is a prefix of its
 // own; what the cache serves is the longest prefix it shares with one of
-// the endpoint's recent prompts.
+// the endpoint's recent prompts (for Gemini, the model's, at least the
+// family's minimum cacheable size: gemini.go).
 
 // CacheEntry is the cache model's account of one model request.
 type CacheEntry struct {
@@ -167,12 +171,29 @@ func (u *Upstream) check(path, kind string, header http.Header, body []byte) str
 	if reason == "" {
 		reason = u.checkTapped(wire, header, body)
 	}
-	u.st.mu.Lock()
-	defer u.st.mu.Unlock()
 	if reason != "" {
-		u.st.rejected = append(u.st.rejected, fmt.Sprintf("%s %s: %s", path, kind, reason))
+		u.reject(path, kind, reason)
 		return reason
 	}
+	u.remember(path, path, kind, system, prompt, 0)
+	return ""
+}
+
+// reject records a refused request.
+func (u *Upstream) reject(path, kind, reason string) {
+	u.st.mu.Lock()
+	defer u.st.mu.Unlock()
+	u.st.rejected = append(u.st.rejected, fmt.Sprintf("%s %s: %s", path, kind, reason))
+}
+
+// remember models the prompt cache for an accepted request of kind to
+// path whose prompt is prompt: the conversation is path, kind and system;
+// the cache is the recent prompts under cacheKey (the endpoint, or for
+// Gemini the model); a shared prefix shorter than minCached bytes is not
+// served from the cache. It returns the request's entry.
+func (u *Upstream) remember(path, cacheKey, kind string, system []byte, prompt [][]byte, minCached int) CacheEntry {
+	u.st.mu.Lock()
+	defer u.st.mu.Unlock()
 	flat := bytes.Join(prompt, []byte{'\n'})
 	e := CacheEntry{Path: path, Kind: kind, PromptBytes: len(flat)}
 	conv := path + "\x00" + kind + "\x00" + string(system)
@@ -187,17 +208,20 @@ func (u *Upstream) check(path, kind string, header http.Header, body []byte) str
 		from := max(0, n-40)
 		e.Divergence = fmt.Sprintf("at byte %d of %d: previous %q, this %q", n, len(prev), prev[from:min(len(prev), n+160)], flat[from:min(len(flat), n+160)])
 	}
-	for _, p := range u.st.recent[path] {
+	for _, p := range u.st.recent[cacheKey] {
 		e.CachedBytes = max(e.CachedBytes, commonBytes(p, flat))
 	}
+	if e.CachedBytes < minCached {
+		e.CachedBytes = 0
+	}
 	u.st.last[conv] = flat
-	r := append(u.st.recent[path], flat)
+	r := append(u.st.recent[cacheKey], flat)
 	if len(r) > recentPrompts {
 		r = r[1:]
 	}
-	u.st.recent[path] = r
+	u.st.recent[cacheKey] = r
 	u.st.entries = append(u.st.entries, e)
-	return ""
+	return e
 }
 
 func commonBytes(a, b []byte) int {
@@ -227,6 +251,7 @@ var conversationMembers = map[string]map[string]bool{
 	"messages":  {"messages": true},
 	"responses": {"input": true},
 	"chat":      {"messages": true},
+	"gemini":    {"contents": true},
 }
 
 // checkTapped compares the members of a request that came through the tap

@@ -168,3 +168,108 @@ func TestStrictTapComparesTheEnvelope(t *testing.T) {
 		t.Fatalf("a changed max_tokens: %d %s", status, body)
 	}
 }
+
+// geminiUsage posts a Gemini request and returns its answer's usage.
+func geminiUsage(t *testing.T, url, body string) (status int, prompt, cached int, raw string) {
+	t.Helper()
+	status, raw = post(t, url, body)
+	var resp struct {
+		UsageMetadata struct {
+			PromptTokenCount        int `json:"promptTokenCount"`
+			CachedContentTokenCount int `json:"cachedContentTokenCount"`
+		} `json:"usageMetadata"`
+	}
+	_ = json.Unmarshal([]byte(raw), &resp)
+	return status, resp.UsageMetadata.PromptTokenCount, resp.UsageMetadata.CachedContentTokenCount, raw
+}
+
+// The Gemini API's implicit cache: a request that starts with a recent
+// prompt of the same model is served that prefix, reported as
+// cachedContentTokenCount, once it is the family's minimum (2,048 tokens
+// for 2.5, 4,096 for Gemini 3); another model's prompts serve nothing; a
+// request the API refuses is counted with the other wires'.
+func TestStrictGeminiImplicitCache(t *testing.T) {
+	u := strictUpstream(t, false)
+	big := strings.Repeat("a large file, read once and kept in the prompt. ", 240) // ~11.5 KB: ~2.9k tokens
+	user := func(s string) string { return `{"role":"user","parts":[{"text":` + string(mustJSON(s)) + `}]}` }
+	model := func(s string) string { return `{"role":"model","parts":[{"text":` + string(mustJSON(s)) + `}]}` }
+	body := func(contents ...string) string {
+		return `{"systemInstruction":{"parts":[{"text":"You are a coding agent."}]},"contents":[` + strings.Join(contents, ",") + `]}`
+	}
+	pro25 := u.URL + "/v1beta/models/gemini-2.5-pro:generateContent"
+	pro3 := u.URL + "/v1beta/models/gemini-3.1-pro-preview:generateContent"
+
+	if status, _, cached, raw := geminiUsage(t, pro25, body(user(big))); status != 200 || cached != 0 {
+		t.Fatalf("first request: %d, %d cached tokens: %s", status, cached, raw)
+	}
+	status, prompt, cached, raw := geminiUsage(t, pro25, body(user(big), model("ok"), user("more")))
+	if status != 200 || cached == 0 || cached >= prompt {
+		t.Fatalf("a request extending a 2.9k-token prompt on gemini-2.5-pro: %d, %d of %d tokens cached: %s", status, cached, prompt, raw)
+	}
+	if !strings.Contains(raw, `"cacheTokensDetails"`) {
+		t.Errorf("the usage does not detail the cached tokens: %s", raw)
+	}
+	if _, _, c, raw := geminiUsage(t, pro3, body(user(big), model("ok"), user("more"))); c != 0 {
+		t.Errorf("gemini-3.1-pro-preview was served %d tokens from gemini-2.5-pro's prompts: %s", c, raw)
+	}
+	// Under Gemini 3's minimum (4,096 tokens) the same prefix is not served.
+	if _, _, c, raw := geminiUsage(t, pro3, body(user(big), model("ok"), user("more"), model("fine"), user("again"))); c != 0 {
+		t.Errorf("a 2.9k-token prefix on gemini-3.1-pro-preview was served %d tokens: its minimum is 4,096: %s", c, raw)
+	}
+	st := u.Strictness()
+	if len(st.Entries) != 4 || !st.Entries[0].First || !st.Entries[1].Stable || !st.Entries[2].First || !st.Entries[3].Stable {
+		t.Fatalf("entries %+v: want first, stable (2.5), first, stable (3.1)", st.Entries)
+	}
+	if e := st.Entries[1]; e.CachedBytes < 2048*4 || e.CachedBytes >= e.PromptBytes {
+		t.Errorf("the cache model served %d of %d prompt bytes", e.CachedBytes, e.PromptBytes)
+	}
+	var usage Usage
+	for _, r := range u.Requests() {
+		usage.CacheRead += r.Usage.CacheRead
+	}
+	if usage.CacheRead != cached {
+		t.Errorf("the requests kept %d cached tokens, the answers reported %d", usage.CacheRead, cached)
+	}
+
+	call := `{"role":"model","parts":[{"functionCall":{"name":"read","args":{}}}]}`
+	if status, _, _, raw := geminiUsage(t, pro25, body(user("go"), call, user("no answer to the call"))); status != 400 || !strings.Contains(raw, "INVALID_ARGUMENT") {
+		t.Fatalf("an unanswered function call: %d %s, want 400", status, raw)
+	}
+	if r := u.Strictness().Rejected; len(r) != 1 || !strings.Contains(r[0], "function response parts") {
+		t.Errorf("rejected %q: want the unanswered call", r)
+	}
+}
+
+// Through a tap, a Gemini request whose members other than its contents
+// changed on the way is refused.
+func TestStrictGeminiTapComparesTheEnvelope(t *testing.T) {
+	u := strictUpstream(t, false)
+	changer, err := u.serveExtra(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		b = bytes.Replace(b, []byte(`"temperature":1`), []byte(`"temperature":0`), 1)
+		req, _ := http.NewRequest(r.Method, u.URL+r.URL.RequestURI(), bytes.NewReader(b))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tap, err := u.Tap(changer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := tap + "/v1beta/models/gemini-2.5-pro:generateContent"
+	if status, body := post(t, path, `{"generationConfig":{"temperature":0.5},"contents":[{"role":"user","parts":[{"text":"go"}]}]}`); status != 200 {
+		t.Fatalf("an unchanged request: %d %s", status, body)
+	}
+	if status, body := post(t, path, `{"generationConfig":{"temperature":1},"contents":[{"role":"user","parts":[{"text":"go"}]}]}`); status != 400 || !strings.Contains(body, "generationConfig") {
+		t.Fatalf("a changed generationConfig: %d %s", status, body)
+	}
+}

@@ -202,7 +202,7 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: h, Body: body, Turn: turnOf(body)}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	if m := geminiMethod(path); m != "" && r.Method == http.MethodPost {
-		u.serveGemini(w, r, m, req) // the Gemini API: gemini.go
+		u.serveGemini(w, r, path, m, req) // the Gemini API: gemini.go
 		return
 	}
 	switch {

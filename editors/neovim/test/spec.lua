@@ -271,6 +271,96 @@ end)
 
 -- ---- against the daemon --------------------------------------------------------------------
 
+-- A fake Anthropic Messages API on loopback, the summarizer of the anthropic sessions below: it
+-- answers each POST …/v1/messages with the next scripted usage in Anthropic's wire format (a
+-- message, or its event stream when the request streams), and 500 when the script is empty. The
+-- user configuration (written before the daemon starts) points the anthropic provider at it, with
+-- a key variable set only here.
+local upstream = { replies = {}, requests = {} }
+do
+  local uv = vim.uv or vim.loop
+  local server = assert(uv.new_tcp())
+  assert(server:bind("127.0.0.1", 0))
+  local text = "## Goal\nFix the failing test TestHandler in pkg/server.\n\n## Next steps\n1. Run go test ./pkg/server."
+  local function usage_of(u)
+    return { input_tokens = u.input or 0, cache_read_input_tokens = u.cacheRead or 0,
+      cache_creation_input_tokens = u.cacheWrite1h or 0,
+      cache_creation = { ephemeral_5m_input_tokens = 0, ephemeral_1h_input_tokens = u.cacheWrite1h or 0 },
+      output_tokens = u.output or 0 }
+  end
+  -- returns content type, body
+  local function answer(u, stream)
+    local msg = { id = "msg_01NvimBills", type = "message", role = "assistant", model = "claude-sonnet-4-5",
+      content = { { type = "text", text = text } }, stop_reason = "end_turn", stop_sequence = vim.NIL, usage = usage_of(u) }
+    if not stream then
+      return "application/json", vim.fn.json_encode(msg)
+    end
+    local start = usage_of(u)
+    start.output_tokens = 1
+    msg.content, msg.stop_reason, msg.usage = {}, vim.NIL, start
+    local evs = {
+      { "message_start", { type = "message_start", message = msg } },
+      { "content_block_start", { type = "content_block_start", index = 0, content_block = { type = "text", text = "" } } },
+      { "content_block_delta", { type = "content_block_delta", index = 0, delta = { type = "text_delta", text = text } } },
+      { "content_block_stop", { type = "content_block_stop", index = 0 } },
+      { "message_delta", { type = "message_delta", delta = { stop_reason = "end_turn", stop_sequence = vim.NIL },
+        usage = { output_tokens = u.output or 0 } } },
+      { "message_stop", { type = "message_stop" } },
+    }
+    local out = {}
+    for _, e in ipairs(evs) do
+      table.insert(out, "event: " .. e[1] .. "\ndata: " .. vim.fn.json_encode(e[2]) .. "\n\n")
+    end
+    return "text/event-stream", table.concat(out)
+  end
+  assert(server:listen(16, function(err)
+    assert(not err, err)
+    local conn = uv.new_tcp()
+    server:accept(conn)
+    local buf = ""
+    conn:read_start(function(rerr, chunk)
+      if rerr or not chunk then
+        conn:close()
+        return
+      end
+      buf = buf .. chunk
+      local head_end = buf:find("\r\n\r\n", 1, true)
+      if not head_end then
+        return
+      end
+      local head = buf:sub(1, head_end - 1)
+      local length = tonumber(head:lower():match("\r\ncontent%-length:%s*(%d+)")) or 0
+      if #buf < head_end + 3 + length then
+        return
+      end
+      conn:read_stop()
+      -- out of the loop callback: vim.fn is not allowed there
+      vim.schedule(function()
+        table.insert(upstream.requests, { line = head:match("^[^\r]*"), body = buf:sub(head_end + 4, head_end + 3 + length) })
+        local req = vim.fn.json_decode(upstream.requests[#upstream.requests].body)
+        local u = table.remove(upstream.replies, 1)
+        local status, ctype, body = "500 Internal Server Error", "application/json",
+          '{"type":"error","error":{"type":"api_error","message":"no scripted reply"}}'
+        if u then
+          status = "200 OK"
+          ctype, body = answer(u, req.stream == true)
+        end
+        conn:write(string.format("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+          status, ctype, #body, body), function()
+          conn:close()
+        end)
+      end)
+    end)
+  end))
+  upstream.url = "http://127.0.0.1:" .. server:getsockname().port
+  local dir = assert(os.getenv("XDG_CONFIG_HOME"), "XDG_CONFIG_HOME") .. "/vtcode"
+  vim.fn.mkdir(dir, "p")
+  local f = assert(io.open(dir .. "/vtcode.toml", "w"))
+  f:write(string.format('[providers.anthropic]\nbase_url = "%s"\napi_key_env = "VTCODE_NVIM_TEST_ANTHROPIC_KEY"\n', upstream.url))
+  f:close()
+  vim.env.VTCODE_NVIM_TEST_ANTHROPIC_KEY = "sk-ant-nvim-test-0001"
+end
+
 local sid, before, after
 
 test("setup starts the client on " .. (vim.lsp.start and "vim.lsp.start" or "vim.lsp.start_client"), function()
@@ -631,6 +721,83 @@ test(":VtStats and :VtContext show the receipt: the provider's usage under the l
   local text = table.concat(lines, "\n")
   assert(text:find("Receipt: 1 request · paid $0.02", 1, true), text)
   vim.cmd("VtSession " .. sid)
+end)
+
+test("vtcode.receipt: unused calls only when there are some, tokens only without a price", function()
+  local r = require("vtcode.receipt")
+  eq(r.unused({ requests = 1 }), nil, "no unused: no line")
+  eq(r.unused({ requests = 1, unused = { calls = 0, tokens = {} } }), nil, "no unused calls: no line")
+  local unpriced = { requests = 1, tokens = { input = 35000, output = 1100 }, unpriced = { "ollama/qwen3" },
+    unused = { calls = 2, tokens = { input = 34000, output = 1000 } },
+    compactions = { { trigger = "manual", mode = "local", originalTokens = 30000, compactedTokens = 2000, calls = 1,
+      tokens = { input = 1000, output = 100 } } } }
+  eq(r.unused(unpriced), "2 calls · 34,000 in · 1,000 out", "unpriced unused calls: tokens, no price")
+  local rows = {}
+  for _, row in ipairs(r.rows(unpriced)) do
+    rows[row[1]] = row[2]
+  end
+  eq(rows["unused summarizer calls"], "2 calls · 34,000 in · 1,000 out", "the unused row, unpriced")
+  eq(rows["compactions billed"], "1 · 1 call", "the compactions row, unpriced")
+  eq(rows["  compaction 1 (manual, local)"], "30,000 -> 2,000 tokens · 1 call · 1,000 in · 100 out", "a compaction, unpriced")
+  eq(r.calls(0, { input = 10, output = 2 }, 0.5), "10 in · 2 out · $0.50", "an older log's compaction: no count")
+  local many = { requests = 1, tokens = {}, compactions = {} }
+  for i = 1, 7 do
+    many.compactions[i] = { trigger = "auto", mode = "local", originalTokens = i, compactedTokens = 1, calls = 2, tokens = {}, usd = 0.01 }
+  end
+  local labels = vim.tbl_map(function(row)
+    return row[1]
+  end, r.rows(many))
+  assert(not vim.tbl_contains(labels, "  compaction 2 (auto, local)"), vim.inspect(labels))
+  assert(vim.tbl_contains(labels, "  compaction 3 (auto, local)") and vim.tbl_contains(labels, "  compaction 7 (auto, local)"), vim.inspect(labels))
+  for _, row in ipairs(r.rows(many)) do
+    if row[1] == "compactions billed" then
+      eq(row[2], "7 · 14 calls · $0.07", "the total covers every compaction")
+    end
+  end
+end)
+
+test(":VtStats and :VtContext show per compaction its calls and the unused summarizer calls", function()
+  -- the later tests follow the first session: give it back even when this one fails
+  local ok, err = xpcall(function()
+    local o = rpc("vtcode/openSession", { provider = "anthropic", model = "claude-sonnet-4-5", contextWindow = 200000 })
+    local s = o.sessionId
+    rpc("vtcode/appendMessages", { sessionId = s, messages = agent_session(12, "bills") })
+    local seen = #upstream.requests
+    -- preview A, replaced by preview B, which is applied; preview C is never applied
+    upstream.replies = {
+      { input = 30000, output = 900 },
+      { input = 2000, cacheRead = 7000, cacheWrite1h = 500, output = 350 },
+      { input = 4000, output = 100 },
+    }
+    rpc("vtcode/compact", { sessionId = s, preview = true })
+    local b = rpc("vtcode/compact", { sessionId = s, preview = true })
+    assert(b.previewId ~= "", vim.inspect(b))
+    rpc("vtcode/compact", { sessionId = s, previewId = b.previewId })
+    rpc("vtcode/appendMessages", { sessionId = s, messages = agent_session(12, "bills2") })
+    rpc("vtcode/compact", { sessionId = s, preview = true })
+    eq(#upstream.requests - seen, 3, "the summarizer calls the fake upstream answered")
+    assert(upstream.requests[seen + 1].line:find("^POST /v1/messages "), upstream.requests[seen + 1].line)
+    eq(#upstream.replies, 0, "every scripted answer was used")
+
+    vim.cmd("VtSession " .. s)
+    wait(10000, function()
+      return vt.active_session() == s
+    end, "the session with bills")
+    local mark = #notes + 1
+    vim.cmd("VtStats")
+    local n = wait_note("Session " .. vim.pesc(s), ":VtStats", mark)
+    -- Claude Sonnet 4.5 list prices ($3 in, $0.30 cache read, $6 1-hour cache write, $15 out per MTok):
+    -- A + C = 34,000 in + 1,000 out = $0.117; B = $0.006 + $0.0021 + $0.003 + $0.00525 = $0.01635
+    emit("    " .. n.msg:sub(n.msg:find("requests billed", 1, true) or 1):gsub("\n", "\n    "))
+    assert(n.msg:find("\nunused summarizer calls%s+2 calls · 34,000 in · 1,000 out · %$0%.12$"), n.msg)
+    assert(n.msg:find("\ncompactions billed%s+1 · 1 call · %$0%.02\n"), n.msg)
+    assert(n.msg:find("\n  compaction 1 %(manual, [%w-]+%)%s+[%d,]+ %-> [%d,]+ tokens · 1 call · 2,000 in · 7,000 cache read · 500 cache write %(500 1h%) · 350 out · %$0%.02\n"), n.msg)
+    local map = rpc("vtcode/contextMap", { sessionId = s })
+    local text = table.concat(require("vtcode.context").lines(map, 80), "\n")
+    assert(text:find("\nUnused summarizer calls: 2 calls · 34,000 in · 1,000 out · $0.12\n", 1, true), text)
+  end, debug.traceback)
+  vim.cmd("VtSession " .. sid)
+  assert(ok, err)
 end)
 
 test("ask mode: a proposal is a message naming :VtCompact!; :VtDecline says not now", function()

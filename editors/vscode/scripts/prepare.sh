@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the extension's npm dependencies (npm ci, npm cache in $VTCODE_CACHE/npm, skipped when
-# package-lock.json is unchanged), bundles with esbuild, typechecks with tsc and packages
-# dist/vtcode-ls-<version>.vsix with vsce. Prints the .vsix path on stdout. Exits
-# $SUITE_CANNOT_INSTALL (scripts/suite.sh) when node/npm are missing or npm ci cannot install.
+# package-lock.json is unchanged), bundles with esbuild, typechecks with tsc (the extension, and the
+# webview's script against the DOM) and packages dist/vtcode-ls-<version>.vsix with vsce. Prints
+# the .vsix path on stdout. Exits $SUITE_CANNOT_INSTALL (scripts/suite.sh) when node/npm are
+# missing or npm ci cannot install.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 . "$HERE/../scripts/env.sh"
@@ -21,6 +22,7 @@ log "build (esbuild $(node_modules/.bin/esbuild --version))"
 node scripts/build.mjs --production
 log "typecheck (tsc $(node_modules/.bin/tsc --version | awk '{print $2}'))"
 node_modules/.bin/tsc -p . --noEmit
+node_modules/.bin/tsc -p src/page --noEmit # the webview's script: DOM, no Node
 
 version=$(node -p 'require("./package.json").version')
 VSIX=$HERE/dist/vtcode-ls-$version.vsix

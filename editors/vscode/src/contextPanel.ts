@@ -1,15 +1,20 @@
 // "VT Code: Show Context": a webview of the active session's context map (vtcode/contextMap) that
-// follows the active session live. The page is built by contextmap.ts (strict CSP, theme colours).
+// follows the active session live. The page is built by contextmap.ts (strict CSP, theme colours)
+// and runs page/main.ts; they talk in the messages of page/messages.ts.
 
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { type ContextMap, ContextMapMethod, contextPageHtml, type FromPage, fromPage, pageMessage, type ToPage } from './contextmap';
+import { type ContextMap, ContextMapMethod, contextPageHtml, fromPage, pageMessage } from './contextmap';
 import { errorText } from './display';
+import type { FromPage, ToPage } from './page/messages';
+import { confirmRestore } from './restore';
 
 /** What the panel needs from the extension. */
 export interface ContextHost {
-  request<R>(method: string, params: unknown): Promise<R>;
+  /** A session request (loading a stored session once). */
+  sessionRequest<R>(method: string, params: { sessionId: string }): Promise<R>;
   activeSession(): string | undefined;
+  /** Restores an artifact the user confirmed. */
   restore(artifactId: string): Promise<unknown>;
   previewCompaction(): Promise<unknown>;
   log: vscode.LogOutputChannel;
@@ -23,7 +28,9 @@ export class ContextPanel implements vscode.Disposable {
   private stale = false; // a change arrived while the panel was hidden
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(private readonly host: ContextHost) {}
+  constructor(private readonly host: ContextHost) {
+    this.disposables.push(vscode.commands.registerCommand('vtcode.showContext', () => this.show()));
+  }
 
   /** show opens (or reveals) the panel and returns the map it shows. */
   async show(): Promise<ContextMap | undefined> {
@@ -88,7 +95,7 @@ export class ContextPanel implements vscode.Disposable {
       return undefined;
     }
     try {
-      const map = await this.host.request<ContextMap>(ContextMapMethod, { sessionId: id });
+      const map = await this.host.sessionRequest<ContextMap>(ContextMapMethod, { sessionId: id });
       if (this.host.activeSession() !== id || this.panel !== panel) return map;
       this.last = map;
       panel.title = `VT Code Context · ${map.capacity > 0 ? Math.round(map.pressure * 100) + '%' : id}`;
@@ -120,15 +127,12 @@ export class ContextPanel implements vscode.Disposable {
       case 'restore': {
         const a = this.last?.artifacts.find((x) => x.artifactId === m.artifactId);
         if (!a) return;
-        const ok = await vscode.window.showWarningMessage(
-          `Restore ${a.messages} messages from before the ${a.trigger} compaction? The current history stays recoverable.`,
-          { modal: true },
-          'Restore',
-        );
-        if (ok === 'Restore') await this.host.restore(a.artifactId);
+        if (await confirmRestore(a)) await this.host.restore(a.artifactId);
         await this.refresh();
         break;
       }
+      default:
+        m satisfies never; // every message of FromPage is handled
     }
   }
 

@@ -29,8 +29,16 @@ export class PreviewDocuments implements vscode.FileSystemProvider, vscode.Dispo
   readonly onDidChangeFile = this.emitter.event;
   private readonly files = new Map<string, { data: Uint8Array; mtime: number }>();
   private pending: Pending | undefined;
+  private readonly disposables: vscode.Disposable[];
 
-  constructor(private readonly host: PreviewHost) {}
+  constructor(private readonly host: PreviewHost) {
+    this.disposables = [
+      vscode.commands.registerCommand('vtcode.previewCompaction', () => this.preview()),
+      vscode.commands.registerCommand('vtcode.applyPreview', (uri?: vscode.Uri) => this.apply(uri instanceof vscode.Uri ? uri : undefined)),
+      vscode.commands.registerCommand('vtcode.discardPreview', (uri?: vscode.Uri) => this.discard(uri instanceof vscode.Uri ? uri : undefined)),
+      vscode.workspace.registerFileSystemProvider(PreviewScheme, this, { isCaseSensitive: true }),
+    ];
+  }
 
   /** preview asks for a preview of the active session and opens its summary. */
   async preview(): Promise<CompactPreview | undefined> {
@@ -179,6 +187,7 @@ export class PreviewDocuments implements vscode.FileSystemProvider, vscode.Dispo
   }
 
   dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
     this.emitter.dispose();
   }
 }

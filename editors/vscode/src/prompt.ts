@@ -4,7 +4,7 @@
 
 import * as vscode from 'vscode';
 import { errorText } from './display';
-import type { PromptResult } from './protocol';
+import { Methods, type PromptResult } from './protocol';
 
 /** The scheme of the prompt document. */
 export const PromptScheme = 'vtcode-prompt';
@@ -12,6 +12,33 @@ export const PromptScheme = 'vtcode-prompt';
 /** What the prompt document needs from the extension: vtcode/compactPrompt of the workspace. */
 export interface PromptSource {
   prompt(action: 'get' | 'set' | 'reset', prompt?: string): Promise<PromptResult>;
+}
+
+/**
+ * CompactionPrompt is the workspace's prompt over vtcode/compactPrompt, the `vtcode-prompt:`
+ * file system and "VT Code: Edit Compaction Prompt".
+ */
+export class CompactionPrompt implements PromptSource, vscode.Disposable {
+  private readonly disposables: vscode.Disposable[];
+
+  constructor(private readonly host: { request<R>(method: string, params: unknown): Promise<R> }) {
+    this.disposables = [
+      vscode.commands.registerCommand('vtcode.editPrompt', () => editPrompt(this)),
+      vscode.workspace.registerFileSystemProvider(PromptScheme, new PromptFileSystem(this), { isCaseSensitive: true }),
+    ];
+  }
+
+  prompt(action: 'get' | 'set' | 'reset', prompt?: string): Promise<PromptResult> {
+    const params: Record<string, unknown> = { action };
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (folder) params.workspace = folder.uri.fsPath;
+    if (prompt !== undefined) params.prompt = prompt;
+    return this.host.request<PromptResult>(Methods.compactPrompt, params);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
 }
 
 /** editPrompt opens the prompt document, or offers to reset a customized prompt. */

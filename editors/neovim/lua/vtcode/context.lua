@@ -181,7 +181,12 @@ function M.lines(map, width)
   add(string.format("%s · %d of %d messages sent · %s · %s · %s", head, map.projectedMessages or 0, map.messages or 0,
     plural(#(map.turns or {}), "request"), plural(#(map.compactions or {}), "compaction"), tostring(map.state)))
   if type(map.receipt) == "table" then
-    add("Receipt: " .. require("vtcode.receipt").summary(map.receipt))
+    local rc = require("vtcode.receipt")
+    add("Receipt: " .. rc.summary(map.receipt))
+    local unused = rc.unused(map.receipt)
+    if unused then
+      add("Unused summarizer calls: " .. unused)
+    end
   end
   add("")
   add("Context window")

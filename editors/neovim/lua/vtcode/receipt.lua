@@ -1,6 +1,7 @@
 -- vtcode.receipt: the session's receipt (rpc/doc.go, stats.receipt and contextMap.receipt) as
 -- text: what the provider billed, from its own usage of every answer, beside the estimate of the
--- same requests without vtcode-ls. Pure helpers; shown by :VtStats and :VtContext.
+-- same requests without vtcode-ls, each compaction with the summarizer calls it committed, and the
+-- unused summarizer calls. Pure helpers; shown by :VtStats and :VtContext.
 local M = {}
 
 local function int(n)
@@ -54,6 +55,44 @@ function M.summary(r)
     M.dollars(r.withoutUsd), saved >= 0 and ("saved " .. M.dollars(saved)) or ("cost " .. M.dollars(-saved) .. " more"))
 end
 
+local function plural(n, word)
+  return int(n) .. " " .. word .. (n == 1 and "" or "s")
+end
+
+--- A bill of summarizer calls: "2 calls · 34,000 in · 1,000 out · $0.12", or "1 call · …" when
+--- calls is 1; no count when calls is 0 or absent (a compaction of an older log kept only its
+--- sum); no cost when usd is absent (a model without a known list price: tokens only).
+---@param calls number|nil
+---@param tokens table|nil
+---@param usd number|nil
+---@return string
+function M.calls(calls, tokens, usd)
+  local parts = {}
+  if (calls or 0) > 0 then
+    table.insert(parts, plural(calls, "call"))
+  end
+  table.insert(parts, M.tokens(tokens))
+  if type(usd) == "number" then
+    table.insert(parts, M.dollars(usd))
+  end
+  return table.concat(parts, " · ")
+end
+
+--- The receipt's unused summarizer calls (previews never applied or replaced, pass-1 notes
+--- discarded, failed compactions that answered) as one text, or nil when there are none.
+---@param r table receipt
+---@return string|nil
+function M.unused(r)
+  local u = type(r) == "table" and r.unused or nil
+  if type(u) ~= "table" or (u.calls or 0) <= 0 then
+    return nil
+  end
+  return M.calls(u.calls, u.tokens, u.usd)
+end
+
+--- At most this many compactions are listed one by one (the newest); the total covers them all.
+M.MAX_COMPACTION_ROWS = 5
+
 --- The rows {label, value} :VtStats adds for a receipt.
 ---@param r table receipt
 ---@return table[]
@@ -74,11 +113,28 @@ function M.rows(r)
   end
   local cs = r.compactions or {}
   if #cs > 0 then
-    local usd = 0
+    local usd, calls = 0, 0
     for _, c in ipairs(cs) do
       usd = usd + (c.usd or 0)
+      calls = calls + (c.calls or 0)
     end
-    table.insert(rows, { "compactions billed", tostring(#cs) .. (usd > 0 and (", " .. M.dollars(usd)) or "") })
+    local total = tostring(#cs)
+    if calls > 0 then
+      total = total .. " · " .. plural(calls, "call")
+    end
+    table.insert(rows, { "compactions billed", total .. (usd > 0 and (" · " .. M.dollars(usd)) or "") })
+    local first = math.max(1, #cs - M.MAX_COMPACTION_ROWS + 1)
+    for i = first, #cs do
+      local c = cs[i]
+      table.insert(rows, {
+        string.format("  compaction %d (%s, %s)", i, tostring(c.trigger), tostring(c.mode)),
+        string.format("%s -> %s tokens · %s", int(c.originalTokens or 0), int(c.compactedTokens or 0), M.calls(c.calls, c.tokens, c.usd)),
+      })
+    end
+  end
+  local unused = M.unused(r)
+  if unused then
+    table.insert(rows, { "unused summarizer calls", unused })
   end
   return rows
 end
