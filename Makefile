@@ -174,7 +174,7 @@ bench:
 	$(GO) run ./cmd/vtcode-bench
 
 golden:
-	$(GO) test ./rpc/ ./rpc/rpctest/ ./providers/offline/ -update
+	$(GO) test ./rpc/ ./rpc/rpctest/ ./summary/ -update
 
 clean:
 	rm -rf bin

@@ -22,13 +22,12 @@ var allow = map[string][]string{
 	"history":                {},
 	"history/historytest":    {"history"},
 	"evidence":               {"history"},
-	"evidence/ledger":        {"evidence", "history", "compaction", "providers", "providers/offline", "transcript"},
 	"clearing":               {"history"},
 	"providers":              {"history"},
 	"providers/sse":          {},            // a leaf: reads text/event-stream
 	"providers/catalog":      {"providers"}, // the route and model tables
 	"providers/httpapi":      {"providers", "providers/catalog", "history"},
-	"providers/offline":      {"providers", "history", "evidence"},
+	"summary":                {"providers", "history", "evidence"},      // the offline summarizer: reads the record, writes the summary
 	"providers/proxywire":    {"providers", "providers/sse", "history"}, // a proxy's view of any vendor's bodies, below the vendor packages
 	"providers/openai":       {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "providers/proxywire", "history"},
 	"providers/anthropic":    {"providers", "providers/catalog", "providers/httpapi", "providers/sse", "providers/proxywire", "history"},
@@ -43,10 +42,12 @@ var allow = map[string][]string{
 	"corpus":                 {}, // locates the recorded sessions; standard library only
 	"session":                {"history", "clearing", "compaction", "store", "config", "providers", "providers/catalog"},
 	"rpc":                    {"session", "history", "config"},
-	"rpc/rpctest":            {"rpc", "session", "history", "providers", "providers/offline", "config"},
+	"rpc/rpctest":            {"rpc", "session", "history", "providers", "summary", "config"},
 	"proxy":                  {"session", "history", "providers", "providers/proxywire", "providers/anthropic", "providers/openai", "providers/chatcompat", "providers/gemini", "providers/catalog", "providers/httpapi", "config"},
 	"proxy/proxytest":        {},
 	"daemon":                 {"rpc", "proxy", "session", "config"}, // between cmd and the transports
+	// the fact ledger: an evaluation harness beside cmd (vtcode-ls eval, make bench)
+	"ledger": {"evidence", "history", "compaction", "providers", "summary", "transcript"},
 	// the code-server end-to-end test's scripted agent and fake provider (editors/vscode/scripts/e2e.sh)
 	"editors/vscode/test/e2e/fakeagent": {"proxy/proxytest"},
 }

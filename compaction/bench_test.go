@@ -9,7 +9,7 @@ import (
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/history/historytest"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // BenchmarkOfflineCompact1M compacts the ~1M-token preset history with the
@@ -26,8 +26,8 @@ func BenchmarkOfflineCompact1M(b *testing.B) {
 		b.Run(fmt.Sprintf("capacity=%d", capacity), func(b *testing.B) {
 			opts := Options{
 				Trigger:        TriggerManual,
-				Route:          providers.Route{Provider: offline.Name},
-				Client:         offline.New(),
+				Route:          providers.Route{Provider: summary.Name},
+				Client:         summary.New(),
 				Estimator:      est,
 				Capacity:       capacity,
 				ReservedOutput: 4096,

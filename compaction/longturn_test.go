@@ -9,10 +9,10 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
-// The long autonomous turn of the fact ledger (evidence/ledger.LongTurn): one user request, 40 read_file
+// The long autonomous turn of the fact ledger (ledger.LongTurn): one user request, 40 read_file
 // batches of ~1,500 tokens (one of them followed by an edit), a failing
 // `go test` at the end, then a short user follow-up. It is one protocol
 // group of ~61,000 tokens followed by a tiny one.
@@ -158,8 +158,8 @@ func TestLongTurnModelRoute(t *testing.T) {
 func TestLongTurnOfflineRoute(t *testing.T) {
 	for _, w := range ltWindows {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
-			opts := ltOpts(offline.New(), w)
-			opts.Route = providers.Route{Provider: offline.Name}
+			opts := ltOpts(summary.New(), w)
+			opts.Route = providers.Route{Provider: summary.Name}
 			res, err := Compact(context.Background(), longTurn(), opts)
 			if err != nil {
 				t.Fatal(err)

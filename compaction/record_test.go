@@ -9,7 +9,7 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // recordSession is a Claude Code session long enough to compact: a failing
@@ -44,7 +44,7 @@ func TestModelSummaryCheckedByTheRecord(t *testing.T) {
 	client := answer(lie)
 	opts := localOpts(client)
 	opts.Capacity = 16000
-	opts.Record = offline.New()
+	opts.Record = summary.New()
 	res, err := Compact(context.Background(), recordSession(), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
 	"github.com/vtcode/vtcode-ls/providers/httpapi"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // toolStep is one tool call and its result.
@@ -52,7 +52,7 @@ func anthropicModel(t *testing.T, srv *providertest.Server) providers.Generator 
 func writerOpts(client providers.Generator) Options {
 	opts := localOpts(client)
 	opts.Route = providers.Route{Provider: "anthropic", Model: "claude-sonnet-4-6", NativeCompaction: NativeNever}
-	opts.Record = offline.New()
+	opts.Record = summary.New()
 	opts.RecordFallback = true
 	return opts
 }
@@ -60,7 +60,7 @@ func writerOpts(client providers.Generator) Options {
 // offlineSummary is the summary the offline writer makes of msgs.
 func offlineSummary(t *testing.T, msgs []history.Message) string {
 	t.Helper()
-	opts := localOpts(offline.New())
+	opts := localOpts(summary.New())
 	res, err := Compact(context.Background(), msgs, opts)
 	if err != nil {
 		t.Fatal(err)

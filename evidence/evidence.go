@@ -13,7 +13,9 @@
 // Every rule is structural (tag shapes, tool-argument names, the shapes in
 // which harnesses print exit codes, shell syntax), so that sessions of agents
 // the package has never seen are read the same way. [Extract] is
-// deterministic: the same history gives the same [Record].
+// deterministic: the same history gives the same [Record]. Every rule is a
+// row of RULES.md (its name, what it recognizes, the harness shape it came
+// from, its code and its test); rules_test.go keeps the table true.
 package evidence
 
 import (

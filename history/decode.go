@@ -69,31 +69,31 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] == '"',
-// and whether it holds a backslash.
+// skipString returns the index after the string starting at b[i] == '"'.
 //
-// It searches with bytes.IndexByte (vectorized) rather than byte by byte:
-// q is the first quote at or after j, found again only once an escape
-// consumed it, so every byte is searched a bounded number of times.
-func skipString(b []byte, i int) (int, bool, error) {
-	escaped := false
-	j, q := i+1, -1
-	for j < len(b) {
-		if q < j {
-			k := bytes.IndexByte(b[j:], '"')
-			if k < 0 {
-				return 0, false, errSyntax
-			}
-			q = j + k
-		}
-		k := bytes.IndexByte(b[j:q], '\\')
+// It searches quotes with bytes.IndexByte (vectorized): a quote ends the
+// string unless an odd run of backslashes precedes it (each backslash pair
+// is an escaped backslash; a run starts fresh after any other byte). The
+// backslashes themselves, dense in code and file contents (every \n), are
+// not searched one by one: every byte is searched once, and only the bytes
+// right before a quote are looked at again.
+func skipString(b []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
-			return q + 1, escaped, nil
+			return 0, errSyntax
 		}
-		escaped = true
-		j += k + 2 // the backslash and the byte it escapes
+		q := j + k
+		p := q - 1
+		for p > i && b[p] == '\\' {
+			p--
+		}
+		if (q-1-p)%2 == 0 {
+			return q + 1, nil
+		}
+		j = q + 1
 	}
-	return 0, false, errSyntax
 }
 
 // ValueEnd returns the index after the JSON value starting at b[i]:
@@ -109,14 +109,14 @@ func skipValue(b []byte, i int) (int, error) {
 	}
 	switch b[i] {
 	case '"':
-		end, _, err := skipString(b, i)
+		end, err := skipString(b, i)
 		return end, err
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				end, _, err := skipString(b, j)
+				end, err := skipString(b, j)
 				if err != nil {
 					return 0, err
 				}
@@ -157,7 +157,7 @@ func objectFields(b []byte) (fields []field, ok bool, err error) {
 		if i >= len(b) || b[i] != '"' {
 			return nil, true, errSyntax
 		}
-		end, _, err := skipString(b, i)
+		end, err := skipString(b, i)
 		if err != nil {
 			return nil, true, err
 		}

@@ -1,9 +1,9 @@
 package history
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"io"
 	"strings"
 )
 
@@ -12,26 +12,53 @@ import (
 // conversation resends all of it): a tool result is its call id (agents
 // clear or trim their own old results in place: that is not a new
 // conversation), an assistant message its text and call ids and names, any
-// other message its role and JSON form.
+// other message its role and JSON form. Digests are stored with a proxied
+// session's mirror: what is hashed never changes. The bytes are gathered
+// in one buffer (on the stack for most messages) and hashed at once: the
+// proxy digests every message of every request.
 func MessageKey(m *Message) string {
-	h := sha256.New()
+	var stack [256]byte
+	b := stack[:0]
 	switch m.Role {
 	case Tool:
-		io.WriteString(h, "tool\x00"+m.ToolCallID+"\x00")
+		b = append(append(append(b, "tool\x00"...), m.ToolCallID...), 0)
 		if m.ToolCallID == "" {
-			io.WriteString(h, m.Text())
+			b = append(b, m.Text()...)
 		}
 	case Assistant:
-		io.WriteString(h, "assistant\x00")
-		io.WriteString(h, strings.TrimSpace(m.Text()))
+		b = append(b, "assistant\x00"...)
+		b = append(b, strings.TrimSpace(m.Text())...)
 		for _, tc := range m.ToolCalls {
-			io.WriteString(h, "\x00"+tc.ID+"\x00"+tc.Name)
+			b = append(append(append(append(b, 0), tc.ID...), 0), tc.Name...)
 		}
 	default:
-		b, _ := json.Marshal(m)
-		h.Write(b)
+		b = keyJSON(m)
 	}
-	return string(h.Sum(nil)[:16])
+	sum := sha256.Sum256(b)
+	return string(sum[:16])
+}
+
+// keyJSON returns json.Marshal(m), the bytes MessageKey hashes for a user
+// or system message. A message of plain text holds no verbatim JSON, so its
+// own encoding is already compact and only needs json.Marshal's HTML
+// escaping: encoding/json's validating pass over every byte (most of the
+// proxy's digesting of a request with long user messages) is skipped.
+func keyJSON(m *Message) []byte {
+	plain := m.ToolCalls == nil && m.ReasoningDetails == nil && len(m.Extra) == 0
+	for _, p := range m.Content.parts {
+		plain = plain && p.Raw == nil
+	}
+	if !plain {
+		b, _ := json.Marshal(m)
+		return b
+	}
+	b, _ := m.MarshalJSON()
+	if !bytes.ContainsAny(b, "<>&") {
+		return b
+	}
+	var esc bytes.Buffer
+	json.HTMLEscape(&esc, b)
+	return esc.Bytes()
 }
 
 // Response is a provider's answer to one request: the assistant message,

@@ -61,12 +61,19 @@ type Estimator struct {
 
 	memoMu sync.Mutex
 	memo   map[string]int32 // counts of texts of at most memoText bytes
+	// parts are the counts of the prefix's parts (Prefix: a system prompt,
+	// a tool schema), whatever their length: an agent sends the same ones
+	// with every request, tens of kilobytes that tokenizing again cost
+	// milliseconds per request. partBytes is the text they hold.
+	parts     map[string]int32
+	partBytes int
 }
 
-// Bounds of the short-text memo.
+// Bounds of the short-text memo and of the prefix parts' memo.
 const (
-	memoText    = 128     // bytes
-	memoEntries = 1 << 17 // cleared when full
+	memoText     = 128     // bytes
+	memoEntries  = 1 << 17 // cleared when full
+	maxPartBytes = 8 << 20 // the parts' memo is cleared when it would pass it
 )
 
 var (
@@ -206,13 +213,43 @@ func (e *Estimator) Messages(msgs []Message) int {
 }
 
 // Prefix returns the overhead of a system prompt and tool schemas:
-// tokens(system) + Σ tokens(JSON of each schema).
+// tokens(system) + Σ tokens(JSON of each schema). The count of each part
+// is remembered (at most maxPartBytes of them), so that the prefix a
+// conversation resends with every request is tokenized once.
 func (e *Estimator) Prefix(system string, tools []json.RawMessage) int {
-	n := e.Text(system)
+	n := part(e, system)
 	for _, t := range tools {
-		n += e.Text(string(t))
+		n += part(e, t)
 	}
 	return n
+}
+
+// part returns the count of one part of a prefix, from the parts' memo
+// when it holds it.
+func part[T string | json.RawMessage](e *Estimator, p T) int {
+	if len(p) <= memoText || e.codec == nil {
+		return e.Text(string(p))
+	}
+	e.memoMu.Lock()
+	n, ok := e.parts[string(p)]
+	e.memoMu.Unlock()
+	if ok {
+		return int(n)
+	}
+	c := e.count(string(p))
+	e.memoMu.Lock()
+	defer e.memoMu.Unlock()
+	if len(p) > maxPartBytes {
+		return c
+	}
+	if e.parts == nil || e.partBytes+len(p) > maxPartBytes {
+		e.parts, e.partBytes = map[string]int32{}, 0
+	}
+	if _, ok := e.parts[string(p)]; !ok {
+		e.parts[string(p)] = clamp32(c)
+		e.partBytes += len(p)
+	}
+	return c
 }
 
 func (e *Estimator) compute(m *Message) int {

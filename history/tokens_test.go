@@ -279,3 +279,46 @@ func TestLongTextCountedInPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefixPartsRemembered: the prefix's parts (a long system prompt, tool
+// schemas) are counted once and remembered; the count is always that of
+// the bytes given (a schema one word apart counts anew), and the memo stays
+// within its bound however many distinct parts come.
+func TestPrefixPartsRemembered(t *testing.T) {
+	e, raw := NewEstimator(O200k), NewEstimator(O200k)
+	system := strings.Repeat("Follow the repository's conventions and run the tests. ", 300)
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name":"Bash","description":"` + strings.Repeat("Runs a command in a shell. ", 200) + `"}`),
+		json.RawMessage(`{"name":"Read","description":"Reads a file."}`),
+	}
+	want := raw.Text(system) + raw.Text(string(tools[0])) + raw.Text(string(tools[1]))
+	for round := range 3 {
+		if got := e.Prefix(system, tools); got != want {
+			t.Fatalf("round %d: Prefix = %d, want %d", round, got, want)
+		}
+	}
+	e.memoMu.Lock()
+	n := len(e.parts)
+	e.memoMu.Unlock()
+	if n != 2 {
+		t.Errorf("the parts' memo holds %d parts, want the 2 long ones", n)
+	}
+	edited := []json.RawMessage{json.RawMessage(strings.Replace(string(tools[0]), "shell", "terminal emulator", 1)), tools[1]}
+	want2 := raw.Text(system) + raw.Text(string(edited[0])) + raw.Text(string(tools[1]))
+	if got := e.Prefix(system, edited); got != want2 || want2 == want {
+		t.Errorf("an edited schema: Prefix = %d, want %d (before the edit %d)", got, want2, want)
+	}
+	big := strings.Repeat("lorem ipsum ", 1<<16) // 768 KiB
+	for i := range maxPartBytes/len(big) + 2 {
+		e.Prefix(strconv.Itoa(i)+big, nil)
+	}
+	e.memoMu.Lock()
+	size := e.partBytes
+	e.memoMu.Unlock()
+	if size > maxPartBytes {
+		t.Errorf("the parts' memo holds %d bytes, bound %d", size, maxPartBytes)
+	}
+	if got := e.Prefix(system, tools); got != want {
+		t.Errorf("after the memo started over: Prefix = %d, want %d", got, want)
+	}
+}

@@ -14,6 +14,6 @@ const (
 	// providers/chatcompat): openrouter, deepseek, gemini, minimax, merge,
 	// ollama, llamacpp, and any provider this package does not know.
 	WireChat Wire = "chat"
-	// WireOffline is the embedded offline summarizer (package providers/offline).
+	// WireOffline is the embedded offline summarizer (package summary).
 	WireOffline Wire = "offline"
 )

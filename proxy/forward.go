@@ -23,14 +23,19 @@ var hopHeaders = []string{
 
 // tee records the answer of an engine request from the bytes passed on.
 type tee struct {
-	d    *decoded
-	done func(res *history.Response, ok bool)
+	d *decoded
+	// done is told the answer when it was passed on (or failed): a, nil
+	// when there is nothing to record, and whether all of it went to the
+	// agent. It runs before the handler returns; the answer's reading
+	// (a.result) belongs in the work it queues, after the agent has its
+	// answer's end.
+	done func(a *answerCopy, complete bool)
 }
 
-// finish reports the recorded answer, if t asks for one.
-func (t *tee) finish(res *history.Response, ok bool) {
+// finish reports the answer copy, if t asks for one.
+func (t *tee) finish(a *answerCopy, complete bool) {
 	if t != nil {
-		t.done(res, ok)
+		t.done(a, complete)
 	}
 }
 
@@ -38,8 +43,10 @@ func (t *tee) finish(res *history.Response, ok bool) {
 // byte for byte, flushing after every chunk read from the upstream. The
 // agent's headers (its credentials included) go out as they came, less the
 // hop-by-hop headers and the shared secret. With t, a successful answer is
-// also read (an SSE stream as it passes, a JSON body at its end) and
-// reported to t.done; any failure reports ok false.
+// also copied (an SSE stream read as it passes, a JSON body kept whole) and
+// handed to t.done; any failure hands a nil copy. Decoding what the copy
+// holds is left to t.done's queued work, so the end of the answer never
+// waits for it.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.URL, body io.Reader, length int64, t *tee, rec *record) {
 	resp := s.send(w, r, target, body, length, t, rec)
 	if resp == nil {
@@ -66,7 +73,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, target *neturl.
 	copyErr, upErr := copyAnswer(w, fl, resp.Body, a)
 	s.stats.add(*rec, s.now())
 	if t != nil {
-		t.finish(a.result(copyErr == nil))
+		t.finish(a, copyErr == nil)
 	}
 	if upErr != nil && r.Context().Err() == nil {
 		// The upstream cut the answer: the agent must see a cut too, not a
@@ -184,7 +191,7 @@ func (a *answerCopy) write(p []byte) {
 		// (the agent's next request carries it).
 		a.logger.Info("proxy: answer too large to record; passed on unrecorded", "bytes", a.seen)
 		if a.sse != nil {
-			_, _ = a.sse.Close()
+			a.sse.Abort()
 		}
 		a.sse, a.buf, a.dropped = nil, nil, true
 		return
@@ -196,15 +203,23 @@ func (a *answerCopy) write(p []byte) {
 	}
 }
 
+// usable reports whether a copy that ended (complete: the whole answer was
+// passed on) can give a recorded answer: without it, [answerCopy.result]
+// returns none.
+func (a *answerCopy) usable(complete bool) bool {
+	return a != nil && complete && !a.dropped
+}
+
 // result returns the recorded answer of a copy that ended (complete: the
-// whole answer was passed on); ok is false when there is none.
+// whole answer was passed on); ok is false when there is none. It may wait
+// for the reading of the stream to catch up: call it off the agent's path.
 func (a *answerCopy) result(complete bool) (res *history.Response, ok bool) {
 	switch {
 	case a == nil:
 		return nil, false
 	case !complete || a.dropped:
 		if a.sse != nil {
-			_, _ = a.sse.Close()
+			a.sse.Abort()
 		}
 		return nil, false
 	case a.sse != nil:

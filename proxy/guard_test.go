@@ -15,17 +15,17 @@ import (
 
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/proxy"
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
 	"github.com/vtcode/vtcode-ls/session"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // modelCalls counts the engine's own model calls (its summarizer).
 type modelCalls struct{ n atomic.Int32 }
 
 func (c *modelCalls) factory(providers.Route, config.Config) (providers.Generator, error) {
-	return countingGenerator{offline.New(), &c.n}, nil
+	return countingGenerator{summary.New(), &c.n}, nil
 }
 
 type countingGenerator struct {

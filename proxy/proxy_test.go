@@ -18,10 +18,10 @@ import (
 
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/proxy"
 	"github.com/vtcode/vtcode-ls/proxy/proxytest"
 	"github.com/vtcode/vtcode-ls/session"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // notes records what the session manager reports.
@@ -78,7 +78,7 @@ type env struct {
 // offlineClients summarizes every compaction offline, as the daemon does
 // without API keys of its own.
 func offlineClients(providers.Route, config.Config) (providers.Generator, error) {
-	return offline.New(), nil
+	return summary.New(), nil
 }
 
 // testKey is the agents' API key in these tests.

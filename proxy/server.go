@@ -512,14 +512,19 @@ func (s *Server) prepare(r *http.Request, target *neturl.URL, body []byte, provi
 // agent has its answer).
 func (s *Server) takeUpOnSuccess(ctx context.Context, preq session.ProxyRequest, d *decoded, st *requestState) *tee {
 	preq.Unverified = false
-	return &tee{d: d, done: func(res *history.Response, ok bool) {
-		if !ok || res == nil {
+	return &tee{d: d, done: func(a *answerCopy, complete bool) {
+		if !a.usable(complete) {
+			a.result(complete) // releases the copy
 			return
 		}
 		st.handedOff = true
 		s.records.add("unverified\x00"+preq.Key, func() {
 			if s.o.AfterRequest != nil {
 				defer s.o.AfterRequest()
+			}
+			res, ok := a.result(complete)
+			if !ok || res == nil {
+				return
 			}
 			plan, err := s.o.Manager.ProxyPrepare(ctx, preq, nil)
 			if err != nil {
@@ -536,12 +541,13 @@ func (s *Server) takeUpOnSuccess(ctx context.Context, preq session.ProxyRequest,
 // recorded after the agent has it, in order per session (a failed one
 // aborts the turn), and the session's receipt goes to the stats.
 func (s *Server) recordAnswer(ctx context.Context, plan *session.ProxyPlan, d *decoded, st *requestState) *tee {
-	return &tee{d: d, done: func(res *history.Response, ok bool) {
+	return &tee{d: d, done: func(a *answerCopy, complete bool) {
 		st.handedOff = true
 		s.records.add(plan.SessionID, func() {
 			if s.o.AfterRequest != nil {
 				defer s.o.AfterRequest()
 			}
+			res, ok := a.result(complete)
 			if !ok || res == nil {
 				s.o.Manager.ProxyAbort(plan.SessionID, plan.Turn)
 				return

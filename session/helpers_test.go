@@ -14,8 +14,8 @@ import (
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/session"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // waitLimit bounds every wait of these tests; reaching it is a failure, not
@@ -152,7 +152,7 @@ func clients(m map[string]providers.Generator) session.ClientFactory {
 			return g, nil
 		}
 		if r.Provider == "" || r.Provider == "offline" {
-			return offline.New(), nil
+			return summary.New(), nil
 		}
 		return nil, fmt.Errorf("no client for %s", r.Provider)
 	}

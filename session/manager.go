@@ -115,6 +115,7 @@ type Manager struct {
 
 	storeFaults func(store.Op, string) error // fault injection into the stores (tests)
 	px          proxyIndex                   // agent session keys of proxied requests (proxythread.go)
+	userCfg     userConfigMemo               // the user configuration file, as last loaded (userconfig.go)
 }
 
 // NewManager returns a Manager with no workspaces.

@@ -531,7 +531,9 @@ func (m *Manager) WorkspaceConfig(workspace string) (config.Config, error) {
 
 // UserConfig returns the configuration without any workspace file: the
 // built-in defaults and the user configuration file, which the user wrote
-// (a workspace file comes with the repository and is untrusted input).
+// (a workspace file comes with the repository and is untrusted input). It
+// is loaded again when the file changed (userconfig.go); the value must
+// not be modified.
 func (m *Manager) UserConfig() (config.Config, error) {
-	return config.Load(m.o.UserConfig, "")
+	return m.userCfg.load(m.o.UserConfig)
 }

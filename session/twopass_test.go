@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/session"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // counting delegates to the offline summarizer and reports each call.
@@ -22,7 +22,7 @@ type counting struct {
 
 func (c *counting) Generate(ctx context.Context, req *providers.Request) (*providers.Response, error) {
 	c.calls <- req
-	return offline.New().Generate(ctx, req)
+	return summary.New().Generate(ctx, req)
 }
 
 func TestSoftThresholdPrefiresPassOne(t *testing.T) {
@@ -173,7 +173,7 @@ func (h *hangFirst) Generate(ctx context.Context, req *providers.Request) (*prov
 		close(h.cancelled)
 		return nil, ctx.Err()
 	}
-	return offline.New().Generate(ctx, req)
+	return summary.New().Generate(ctx, req)
 }
 
 // TestHungPassOneDoesNotHoldCompaction: a background pass 1 stuck at a hung

@@ -6,8 +6,8 @@ import (
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/providers"
 	"github.com/vtcode/vtcode-ls/providers/catalog"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/session"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // offlineClients is the ClientFactory of the benchmarks' managers: they
@@ -16,7 +16,7 @@ import (
 func offlineClients(route providers.Route, _ config.Config) (providers.Generator, error) {
 	switch catalog.CanonicalProvider(route.Provider) {
 	case "", "offline":
-		return offline.New(), nil
+		return summary.New(), nil
 	}
 	return nil, fmt.Errorf("provider %q: the benchmarks run offline only", route.Provider)
 }

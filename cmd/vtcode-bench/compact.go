@@ -8,7 +8,7 @@ import (
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // CompactionRow is one offline compaction of the benchmark history.
@@ -47,8 +47,8 @@ func benchCompaction(ctx context.Context, name string, msgs []history.Message, c
 				Capacity:       capacity,
 				ReservedOutput: benchReservedOutput,
 				Prefix:         benchPrefix,
-				Route:          providers.Route{Provider: offline.Name},
-				Client:         offline.New(),
+				Route:          providers.Route{Provider: summary.Name},
+				Client:         summary.New(),
 				Estimator:      est,
 			})
 		}))

@@ -11,10 +11,10 @@ import (
 
 	"github.com/vtcode/vtcode-ls/compaction"
 	"github.com/vtcode/vtcode-ls/corpus"
-	"github.com/vtcode/vtcode-ls/evidence/ledger"
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/ledger"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // LedgerResult is the fact ledger (see package ledger) and how
@@ -47,7 +47,7 @@ func benchLedger(ctx context.Context, quick bool) (*LedgerResult, error) {
 	msgs := hugeMessageHistory()
 	var errs []string
 	res.SummarizerCancelNs, err = cancelAfter(ctx, 20*time.Millisecond, func(ctx context.Context) error {
-		_, err := offline.New().Summarize(ctx, &providers.SummaryRequest{Messages: msgs})
+		_, err := summary.New().Summarize(ctx, &providers.SummaryRequest{Messages: msgs})
 		return err
 	})
 	if err != nil {
@@ -58,7 +58,7 @@ func benchLedger(ctx context.Context, quick bool) (*LedgerResult, error) {
 	} else if res.CompactCancelNs, err = cancelAfter(ctx, 50*time.Millisecond, func(ctx context.Context) error {
 		_, err := compaction.Compact(ctx, msgs, compaction.Options{
 			Trigger: compaction.TriggerManual, Strategy: "local", Capacity: ledger.Window,
-			Route: providers.Route{Provider: offline.Name}, Client: offline.New(),
+			Route: providers.Route{Provider: summary.Name}, Client: summary.New(),
 		})
 		return err
 	}); err != nil {

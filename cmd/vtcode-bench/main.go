@@ -119,7 +119,7 @@ func fullPlan() plan {
 		compactCapacities: []int{128_000, 0},
 		resumeChunks:      50, resumeChunkTokens: 250_000, resumeReps: 3,
 		longTurns:   1000,
-		proxyTokens: 200_000, proxyReps: 20,
+		proxyTokens: 200_000, proxyReps: 60,
 	}
 }
 

@@ -33,6 +33,9 @@ type ProxyResult struct {
 	// Medians, in ns.
 	PlainTTFBNs  int64 `json:"plainTTFBNs"`
 	PlainTotalNs int64 `json:"plainTotalNs"`
+	// PlainCPUNs is the CPU time of the whole process (client, upstream,
+	// proxy) per request through ReverseProxy; 0 where unknown.
+	PlainCPUNs int64 `json:"plainCPUNs"`
 	// Same is the proxy with clearing off: it forwards the agent's bytes
 	// unchanged, so the upstream's work is the same as behind the plain
 	// proxy and the difference is the proxy's own cost.
@@ -51,10 +54,15 @@ type ProxyVariant struct {
 	ColdTTFBNs int64   `json:"coldTTFBNs"`
 	TTFBRatio  float64 `json:"ttfbRatio"`  // proxy / plain
 	TotalRatio float64 `json:"totalRatio"` // proxy / plain
+	// CPUNs is the process's CPU time per request through this proxy, its
+	// answer's recording included, beside PlainCPUNs (Same only).
+	CPUNs int64 `json:"cpuNs,omitempty"`
 }
 
 // proxyConversation builds a Claude Code-like streamed request of about
-// tokens o200k tokens: a prompt, then Read calls with their large results.
+// tokens o200k tokens: a prompt, then Read calls with their large results,
+// after a system prompt and tool schemas of Claude Code's size (some 16 kB
+// and 45 kB: an agent resends them with every request).
 func proxyConversation(est *history.Estimator, tokens int) ([]byte, int) {
 	msgs := []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Read the modules and explain the request flow."}}}}
 	total := 0
@@ -74,10 +82,24 @@ func proxyConversation(est *history.Estimator, tokens int) ([]byte, int) {
 	}
 	last := msgs[len(msgs)-1].(map[string]any)["content"].([]any)[0].(map[string]any)
 	last["cache_control"] = map[string]string{"type": "ephemeral"}
+	var system strings.Builder
+	system.WriteString("You are a coding agent.\n")
+	for i := 0; system.Len() < 16000; i++ {
+		fmt.Fprintf(&system, "- Rule %d: follow the repository's conventions, keep changes small and run the tests before you answer.\n", i)
+	}
+	tools := []any{}
+	for i := 0; i < 16; i++ {
+		var desc strings.Builder
+		for l := 0; desc.Len() < 2800; l++ {
+			fmt.Fprintf(&desc, "Tool %d, usage note %d: pass absolute paths; the output is truncated past 30000 characters. ", i, l)
+		}
+		tools = append(tools, map[string]any{"name": fmt.Sprintf("Tool%02d", i), "description": desc.String(),
+			"input_schema": map[string]any{"type": "object", "properties": map[string]any{"file_path": map[string]string{"type": "string", "description": "The absolute path"}}, "required": []string{"file_path"}}})
+	}
 	body, _ := json.Marshal(map[string]any{
 		"model": "claude-bench", "max_tokens": 8192, "stream": true,
-		"system":   []any{map[string]any{"type": "text", "text": "You are a coding agent.", "cache_control": map[string]string{"type": "ephemeral"}}},
-		"tools":    []any{map[string]any{"name": "Read", "description": "Read a file", "input_schema": map[string]any{"type": "object"}}},
+		"system":   []any{map[string]any{"type": "text", "text": system.String(), "cache_control": map[string]string{"type": "ephemeral"}}},
+		"tools":    tools,
 		"messages": msgs,
 	})
 	return body, total
@@ -165,8 +187,12 @@ func cannedUpstream(events [][]byte) (*httptest.Server, *atomic.Pointer[[]byte])
 
 // startBenchProxy serves vtcode-ls proxy for upstream on a workspace of its
 // own, extra added to its user configuration; it returns the proxy's URL
-// and its close.
-func startBenchProxy(upstream, extra string) (string, func() error, error) {
+// and its close. The proxy says on settled when it is done with a request
+// (its answer recorded, after the agent had it): the bench sends the next
+// request only then, as an agent sends it after reading the answer and
+// running its tools, so that no measured request shares the CPU with the
+// recording of the one before (the recording's CPU is in the CPU figure).
+func startBenchProxy(upstream, extra string, settled chan<- struct{}) (string, func() error, error) {
 	ws, err := os.MkdirTemp("", "vtcode-bench-proxy-")
 	if err != nil {
 		return "", nil, err
@@ -182,7 +208,7 @@ func startBenchProxy(upstream, extra string) (string, func() error, error) {
 	if err := mgr.AddWorkspace(ws, nil); err != nil {
 		return "", nil, err
 	}
-	srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr}))
+	srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr, AfterRequest: func() { settled <- struct{}{} }}))
 	return srv.URL, func() error {
 		srv.Close()
 		err := mgr.Close()
@@ -205,12 +231,13 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 	plainSrv := httptest.NewServer(plain)
 	defer plainSrv.Close()
 
-	sameURL, closeSame, err := startBenchProxy(up.URL, "[agent.harness.tool_result_clearing]\nenabled = false\n")
+	sameDone, clearDone := make(chan struct{}, 1), make(chan struct{}, 1)
+	sameURL, closeSame, err := startBenchProxy(up.URL, "[agent.harness.tool_result_clearing]\nenabled = false\n", sameDone)
 	if err != nil {
 		return nil, err
 	}
 	defer closeSame()
-	clearURL, closeClear, err := startBenchProxy(up.URL, "")
+	clearURL, closeClear, err := startBenchProxy(up.URL, "", clearDone)
 	if err != nil {
 		return nil, err
 	}
@@ -224,20 +251,34 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 	if _, _, err := timeStream(ctx, c, plainSrv.URL+path, body); err != nil {
 		return nil, fmt.Errorf("reverse proxy: %w", err)
 	}
+	settle := func(done chan struct{}) error {
+		if done == nil {
+			return nil
+		}
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	for _, v := range []struct {
-		url string
-		out *ProxyVariant
-	}{{sameURL, &res.Same}, {clearURL, &res.Cleared}} {
+		url  string
+		out  *ProxyVariant
+		done chan struct{}
+	}{{sameURL, &res.Same, sameDone}, {clearURL, &res.Cleared, clearDone}} {
 		cold, _, err := timeStream(ctx, c, v.url+path, body)
 		if err != nil {
 			return nil, fmt.Errorf("proxy: %w", err)
+		}
+		if err := settle(v.done); err != nil {
+			return nil, err
 		}
 		v.out.ColdTTFBNs = cold.Nanoseconds()
 		if v.out == &res.Same && !bytes.Equal(*last.Load(), body) {
 			return nil, fmt.Errorf("the proxy with clearing off changed the request")
 		}
 	}
-	res.ForwardedBytes = len(*last.Load())
 	var pt, ptot, st, stot, ct, ctot samples
 	for i := 0; i < reps; i++ {
 		if err := ctx.Err(); err != nil {
@@ -246,13 +287,50 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 		for _, v := range []struct {
 			url         string
 			ttfb, total *samples
-		}{{plainSrv.URL, &pt, &ptot}, {sameURL, &st, &stot}, {clearURL, &ct, &ctot}} {
+			done        chan struct{}
+		}{{plainSrv.URL, &pt, &ptot, nil}, {sameURL, &st, &stot, sameDone}, {clearURL, &ct, &ctot, clearDone}} {
 			a, b, err := timeStream(ctx, c, v.url+path, body)
 			if err != nil {
 				return nil, err
 			}
+			if err := settle(v.done); err != nil {
+				return nil, err
+			}
 			*v.ttfb, *v.total = append(*v.ttfb, a), append(*v.total, b)
 		}
+	}
+	// What the clearing proxy sent last, on the warm session (the first
+	// request of a session goes as it came, before the key is known good).
+	res.ForwardedBytes = len(*last.Load())
+	// The CPU of the whole process (client, upstream and proxy) over a run
+	// of requests through each; the difference is the proxy's own work per
+	// request beyond ReverseProxy's, its answer's recording included.
+	cpuOver := func(url string, done chan struct{}) (time.Duration, bool, error) {
+		before, ok := cpuTime()
+		if !ok {
+			return 0, false, nil
+		}
+		for i := 0; i < reps; i++ {
+			if _, _, err := timeStream(ctx, c, url+path, body); err != nil {
+				return 0, false, err
+			}
+			if err := settle(done); err != nil {
+				return 0, false, err
+			}
+		}
+		after, _ := cpuTime()
+		return (after - before) / time.Duration(reps), true, nil
+	}
+	plainCPU, ok, err := cpuOver(plainSrv.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		sameCPU, _, err := cpuOver(sameURL, sameDone)
+		if err != nil {
+			return nil, err
+		}
+		res.PlainCPUNs, res.Same.CPUNs = plainCPU.Nanoseconds(), sameCPU.Nanoseconds()
 	}
 	res.PlainTTFBNs, res.PlainTotalNs = pt.median().Nanoseconds(), ptot.median().Nanoseconds()
 	fill := func(v *ProxyVariant, ttfb, total samples) {

@@ -12,9 +12,9 @@ import (
 	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/providers/chatcompat"
 	"github.com/vtcode/vtcode-ls/providers/httpapi"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/providers/openai"
 	"github.com/vtcode/vtcode-ls/session"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // Base URLs of local servers the provider table does not know.
@@ -54,7 +54,7 @@ func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, ge
 	}
 	name := catalog.CanonicalProvider(route.Provider)
 	if name == "" || name == "offline" {
-		return offline.New(), nil
+		return summary.New(), nil
 	}
 	pc, ok := cfg.Providers[name]
 	if !ok {
@@ -90,7 +90,7 @@ func newClient(route providers.Route, cfg config.Config, logger *slog.Logger, ge
 	case providers.WireAnthropic:
 		return generator(anthropic.New(anthropic.Config{Endpoint: ep}))
 	case providers.WireOffline:
-		return offline.New(), nil
+		return summary.New(), nil
 	default:
 		return generator(chatcompat.New(chatcompat.Config{Endpoint: ep}))
 	}

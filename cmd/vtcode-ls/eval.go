@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/vtcode/vtcode-ls/corpus"
-	"github.com/vtcode/vtcode-ls/evidence/ledger"
+	"github.com/vtcode/vtcode-ls/ledger"
 )
 
 // evalUsage is the help of vtcode-ls eval, before its flags.

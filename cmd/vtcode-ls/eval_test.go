@@ -65,12 +65,12 @@ func TestEval(t *testing.T) {
 			`facts file: "a string no session holds" is not in the record`,
 		}},
 		{args: []string{"eval", "--json", evalDir(t, `["internal/invoice"]`)}, stdout: []string{`"sessions": \[`, `"inSummary": \[\s*true\s*\]`}},
-		{args: []string{"eval", filepath.Join(moduleRoot(t), "evidence", "ledger", "testdata")}, code: 1, stdout: []string{
+		{args: []string{"eval", filepath.Join(moduleRoot(t), "ledger", "testdata")}, code: 1, stdout: []string{
 			`^vs the agent's own summary`,
 			`^claude-code-compacted-prefix\.jsonl +\d+ msgs, [\d,]+ tok +3 +2/3 +2/3 +0 `,
 			`kept by the agent's summary only: "entire/checkpoints/v1"`,
 		}},
-		{args: []string{"eval", "--json", filepath.Join(moduleRoot(t), "evidence", "ledger", "testdata")}, code: 1, stdout: []string{`"versusAgent": \[`, `"inAgent": \[`, `"agentSummary": "This session is being continued`}},
+		{args: []string{"eval", "--json", filepath.Join(moduleRoot(t), "ledger", "testdata")}, code: 1, stdout: []string{`"versusAgent": \[`, `"inAgent": \[`, `"agentSummary": "This session is being continued`}},
 		{args: []string{"eval", t.TempDir()}, code: 1, stderr: []string{`read facts: .*facts\.json`}},
 		{args: []string{"eval", "a", "b"}, code: 2, stderr: []string{`want at most one DIR`}},
 	} {

@@ -19,10 +19,10 @@ import (
 	"github.com/vtcode/vtcode-ls/providers/anthropic"
 	"github.com/vtcode/vtcode-ls/providers/catalog"
 	"github.com/vtcode/vtcode-ls/providers/httpapi"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/providers/providertest"
 	"github.com/vtcode/vtcode-ls/session"
 	"github.com/vtcode/vtcode-ls/store"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 var updateReport = flag.Bool("update-report", false, "rewrite testdata/report/report.json")
@@ -213,7 +213,7 @@ func TestReportTotalsAreTheUpstreamsBills(t *testing.T) {
 			if r.Provider == "anthropic" {
 				return g, nil
 			}
-			return offline.New(), nil
+			return summary.New(), nil
 		}})
 	defer mgr.Close()
 	if err := mgr.AddWorkspace(ws, json.RawMessage(`{"context":{"tokenizer":"approx"}}`)); err != nil {

@@ -57,12 +57,8 @@ func DecodeMessages(body []byte, cache *proxywire.DecodeCache) (*proxywire.WireR
 			UserID string `json:"user_id"`
 		}
 	}
-	for k, dst := range map[string]any{"model": &top.Model, "stream": &top.Stream, "tools": &top.Tools, "metadata": &top.Metadata} {
-		if raw, ok := members[k]; ok && string(raw) != "null" {
-			if err := json.Unmarshal(raw, dst); err != nil {
-				return nil, fmt.Errorf("messages request: %s: %w", k, err)
-			}
-		}
+	if err := cache.DecodeMembers(members, map[string]any{"model": &top.Model, "stream": &top.Stream, "tools": &top.Tools, "metadata": &top.Metadata}); err != nil {
+		return nil, fmt.Errorf("messages request: %w", err)
 	}
 	if array == (proxywire.Span{}) {
 		return nil, fmt.Errorf("messages request: messages: must be an array")
@@ -100,7 +96,7 @@ func DecodeMessages(body []byte, cache *proxywire.DecodeCache) (*proxywire.WireR
 		return encodeMessages(wire, msgs, origins, proj, slots)
 	})
 	r.Model, r.Stream, r.Tools, r.Messages = top.Model, top.Stream, top.Tools, msgs
-	r.System = systemText(members["system"])
+	r.System = proxywire.Member(cache, "anthropic system", members["system"], systemText)
 	r.SessionHint = userSession(top.Metadata.UserID)
 	return r, nil
 }
@@ -320,12 +316,10 @@ func encodeMessages(wire []wireMessage, req []history.Message, origins []origin,
 				items = append(items, w.raw) // unchanged string content
 				continue
 			}
-			var fields map[string]json.RawMessage
-			if json.Unmarshal(w.raw, &fields) != nil || fields == nil {
-				fields = map[string]json.RawMessage{"role": marshal(w.role)}
-			}
-			fields["content"] = marshal(o.Parts)
-			items = append(items, marshal(fields))
+			// Only the content changes: the message's other members keep
+			// their bytes, and the rest of it (a large result) is not
+			// decoded again.
+			items = append(items, proxywire.SetMember(w.raw, "content", marshal(o.Parts)))
 			continue
 		}
 		items = append(items, marshal(message{Role: o.Role, Content: o.Parts}))

@@ -31,7 +31,7 @@ func DecodeChat(body []byte, cache *proxywire.DecodeCache) (*proxywire.WireReque
 		Stream bool
 		Tools  []json.RawMessage
 	}
-	if err := proxywire.DecodeMembers(members, map[string]any{"model": &top.Model, "stream": &top.Stream, "tools": &top.Tools}); err != nil {
+	if err := cache.DecodeMembers(members, map[string]any{"model": &top.Model, "stream": &top.Stream, "tools": &top.Tools}); err != nil {
 		return nil, fmt.Errorf("chat request: %w", err)
 	}
 	if array == (proxywire.Span{}) {

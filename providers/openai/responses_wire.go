@@ -39,7 +39,7 @@ func DecodeResponses(body []byte, cache *proxywire.DecodeCache) (*proxywire.Wire
 		Instructions, Conversation                json.RawMessage
 		Tools                                     []json.RawMessage
 	}
-	if err := proxywire.DecodeMembers(members, map[string]any{
+	if err := cache.DecodeMembers(members, map[string]any{
 		"model": &top.Model, "stream": &top.Stream, "instructions": &top.Instructions, "tools": &top.Tools,
 		"previous_response_id": &top.PreviousResponseID, "conversation": &top.Conversation,
 		"prompt_cache_key": &top.PromptCacheKey,

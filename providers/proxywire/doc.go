@@ -3,8 +3,9 @@
 // ([WireRequest], whose Encode changes only the conversation from the first
 // message that differs), the structure scan that finds the conversation's
 // elements in one pass ([Members], [SetMember]), the cache that decodes each
-// resent element once ([DecodeCache]) and the recorder that reads a copy of a
-// forwarded event stream ([SSERecorder]).
+// resent element and large top-level member (tool schemas, a system prompt)
+// once ([DecodeCache], [DecodeCache.DecodeMembers]) and the recorder that
+// reads a copy of a forwarded event stream ([SSERecorder]).
 //
 // It is a leaf below the vendor packages (providers/anthropic, openai,
 // chatcompat, gemini), which decode their formats into these types, on

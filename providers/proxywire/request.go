@@ -199,10 +199,13 @@ var ErrIncomplete = errors.New("response stream ended before its final event")
 
 // SSERecorder reads a copy of a server-sent event stream as it is passed on:
 // Write feeds it the bytes, Close ends the stream and returns what on
-// recorded. It is safe to Write from one goroutine; Close must follow the
-// last Write. Write hands the bytes over without waiting for them to be
-// read (up to maxPendingSSE bytes behind), so that reading the events never
-// holds the stream it copies.
+// recorded. It is safe to Write from one goroutine; Close (or Abort) must
+// follow the last Write. Write hands the bytes over without waiting for them
+// to be read (up to maxPendingSSE bytes behind), so that reading the events
+// never holds the stream it copies; the reader is woken only once
+// wakeSSE bytes wait (or at the end), so that a stream of many small
+// events does not pay a goroutine switch per chunk, and a short answer is
+// read whole by Close, after it was passed on.
 type SSERecorder struct {
 	in   pendingBytes
 	done chan struct{}
@@ -211,8 +214,12 @@ type SSERecorder struct {
 }
 
 // maxPendingSSE bounds the bytes an SSERecorder holds that its reader has
-// not read yet: past it, Write waits.
-const maxPendingSSE = 1 << 20
+// not read yet: past it, Write waits. wakeSSE is how many bytes wake the
+// reader before the end.
+const (
+	maxPendingSSE = 1 << 20
+	wakeSSE       = 128 << 10
+)
 
 // NewSSERecorder starts reading events with on, which returns io.EOF after
 // the final event; finish turns what on saw into the recorded response.
@@ -256,16 +263,18 @@ func (b *pendingBytes) write(p []byte) {
 	}
 	if !b.stopped && !b.closed {
 		b.buf.Write(p)
-		b.cond.Broadcast()
+		if b.buf.Len() >= wakeSSE {
+			b.cond.Broadcast()
+		}
 	}
 }
 
-// Read implements io.Reader for the recorder's reader: it waits for bytes
-// or the end of the input.
+// Read implements io.Reader for the recorder's reader: it waits for
+// wakeSSE bytes or the end of the input, then reads what there is.
 func (b *pendingBytes) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.buf.Len() == 0 && !b.closed {
+	for b.buf.Len() < wakeSSE && !b.closed {
 		b.cond.Wait()
 	}
 	if b.buf.Len() == 0 {
@@ -296,4 +305,12 @@ func (r *SSERecorder) Close() (history.Response, error) {
 	r.in.close()
 	<-r.done
 	return r.res, r.err
+}
+
+// Abort ends the input, dropping what was not read yet: nothing is
+// recorded.
+func (r *SSERecorder) Abort() {
+	r.in.stop()
+	r.in.close()
+	<-r.done
 }

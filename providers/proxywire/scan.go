@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/vtcode/vtcode-ls/history"
@@ -126,11 +128,16 @@ func scanValue(b []byte, i int) (int, error) {
 // (least recently used dropped first) and is safe for concurrent use. Values
 // must not be modified by their users.
 //
-// An element is found by a seeded hash of its bytes and taken only when its
-// bytes are the stored ones: a lookup costs a hash and a comparison (both
-// at memory speed, where a cryptographic digest of every resent message was
-// most of a proxied request's decoding), and no collision can hand back
-// another element's decode.
+// An element is found by its length and a seeded hash of a fixed sample of
+// its bytes (its start, middle and end), and taken only when its bytes are
+// the stored ones: a lookup costs a constant-time hash and one comparison
+// at memory speed (a cryptographic digest of every resent message, then a
+// hash of all its bytes, was most of a proxied request's decoding).
+// Elements that share a sample are kept side by side, so no collision can
+// hand back another element's decode nor make two of them evict each other;
+// past maxChain of them (elements built to share it), the others are found
+// by a hash of all their bytes, so a lookup never compares more than
+// maxChain elements.
 //
 // A decode given the sessions' estimator ([DecodeCache.Estimating]) gives
 // the messages of a newly decoded element their token estimates before
@@ -149,12 +156,55 @@ type cacheStore struct {
 	size int
 	seed maphash.Seed
 	lru  *list.List // of *cacheEntry, most recent first
-	m    map[cacheKey]*list.Element
+	m    map[cacheKey][]*list.Element
 }
 
 type cacheKey struct {
 	format string
-	sum    uint64
+	n      int    // the element's length
+	sum    uint64 // hash of a sample of its bytes, or of all (whole)
+	whole  bool
+}
+
+// sampleBytes is how many bytes of each of an element's start, middle and
+// end its cache key hashes; maxChain bounds the elements kept under one
+// sampled key.
+const (
+	sampleBytes = 64
+	maxChain    = 8
+)
+
+// key returns the sampled cache key of the element raw of a format.
+func (s *cacheStore) key(format string, raw []byte) cacheKey {
+	n := len(raw)
+	if n <= 3*sampleBytes {
+		return cacheKey{format, n, maphash.Bytes(s.seed, raw), false}
+	}
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.Write(raw[:sampleBytes])
+	h.Write(raw[(n-sampleBytes)/2 : (n+sampleBytes)/2])
+	h.Write(raw[n-sampleBytes:])
+	return cacheKey{format, n, h.Sum64(), false}
+}
+
+// lookup returns the entry whose bytes are raw (nil for none) and the key
+// raw is stored under: k, its sampled key, unless that one holds maxChain
+// elements already. s.mu is held.
+func (s *cacheStore) lookup(k cacheKey, raw []byte) (*list.Element, cacheKey) {
+	for range 2 {
+		chain := s.m[k]
+		for _, e := range chain {
+			if bytes.Equal(e.Value.(*cacheEntry).raw, raw) {
+				return e, k
+			}
+		}
+		if len(chain) < maxChain || k.whole {
+			return nil, k
+		}
+		k = cacheKey{k.format, k.n, maphash.Bytes(s.seed, raw), true}
+	}
+	return nil, k
 }
 
 type cacheEntry struct {
@@ -165,7 +215,7 @@ type cacheEntry struct {
 
 // NewDecodeCache returns a cache of at most maxBytes of elements.
 func NewDecodeCache(maxBytes int) *DecodeCache {
-	return &DecodeCache{s: &cacheStore{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), m: map[cacheKey]*list.Element{}}}
+	return &DecodeCache{s: &cacheStore{max: maxBytes, seed: maphash.MakeSeed(), lru: list.New(), m: map[cacheKey][]*list.Element{}}}
 }
 
 // Estimating returns the cache, the same elements, for a decode whose new
@@ -196,19 +246,15 @@ func (c *DecodeCache) Get(format string, raw []byte) (any, bool) {
 		return nil, false
 	}
 	s := c.s
-	k := cacheKey{format, maphash.Bytes(s.seed, raw)}
+	k := s.key(format, raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.m[k]
-	if !ok {
-		return nil, false
-	}
-	ent := e.Value.(*cacheEntry)
-	if !bytes.Equal(ent.raw, raw) {
+	e, _ := s.lookup(k, raw)
+	if e == nil {
 		return nil, false
 	}
 	s.lru.MoveToFront(e)
-	return ent.v, true
+	return e.Value.(*cacheEntry).v, true
 }
 
 // Put stores v for the element raw of a wire format. The cache keeps raw
@@ -220,17 +266,15 @@ func (c *DecodeCache) Put(format string, raw []byte, v any) {
 		return
 	}
 	s := c.s
-	k := cacheKey{format, maphash.Bytes(s.seed, raw)}
+	k := s.key(format, raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.m[k]; ok {
-		if ent := e.Value.(*cacheEntry); bytes.Equal(ent.raw, raw) {
-			s.lru.MoveToFront(e)
-			return
-		}
-		s.remove(e) // another element with the same hash: the newer one stays
+	e, k := s.lookup(k, raw)
+	if e != nil {
+		s.lru.MoveToFront(e)
+		return
 	}
-	s.m[k] = s.lru.PushFront(&cacheEntry{k, raw, v})
+	s.m[k] = append(s.m[k], s.lru.PushFront(&cacheEntry{k, raw, v}))
 	s.size += len(raw)
 	for s.size > s.max {
 		s.remove(s.lru.Back())
@@ -241,21 +285,81 @@ func (c *DecodeCache) Put(format string, raw []byte, v any) {
 func (s *cacheStore) remove(e *list.Element) {
 	ent := e.Value.(*cacheEntry)
 	s.lru.Remove(e)
-	delete(s.m, ent.key)
+	list := s.m[ent.key]
+	if i := slices.Index(list, e); i >= 0 {
+		list = slices.Delete(list, i, i+1)
+	}
+	if len(list) == 0 {
+		delete(s.m, ent.key)
+	} else {
+		s.m[ent.key] = list
+	}
 	s.size -= len(ent.raw)
 }
 
 // DecodeMembers unmarshals the members named in dst (name → pointer) that
 // are present and not null.
 func DecodeMembers(members map[string]json.RawMessage, dst map[string]any) error {
+	return (*DecodeCache)(nil).DecodeMembers(members, dst)
+}
+
+// minCachedMember is the size from which a top-level member's decoding is
+// kept in the cache: the tool schemas and the system prompt, tens of
+// kilobytes an agent resends unchanged with every request, not the model
+// name.
+const minCachedMember = 1 << 10
+
+// DecodeMembers is [DecodeMembers] with the decoding of large members (the
+// tools, the instructions) kept in c by their bytes, so that a request
+// whose members are those of an earlier one decodes none of them again.
+// The pointers of dst must point at zero values (a cached value replaces
+// the whole value, where json.Unmarshal would merge into it). The values
+// set are shared with later requests: they must not be modified (a slice
+// is set with no spare capacity, so an append copies).
+func (c *DecodeCache) DecodeMembers(members map[string]json.RawMessage, dst map[string]any) error {
 	for k, v := range dst {
-		if raw, ok := members[k]; ok && string(raw) != "null" {
+		raw, ok := members[k]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		if c == nil || len(raw) < minCachedMember {
 			if err := json.Unmarshal(raw, v); err != nil {
 				return fmt.Errorf("%s: %w", k, err)
 			}
+			continue
 		}
+		ptr := reflect.ValueOf(v)
+		format := "member " + ptr.Type().String()
+		if got, ok := c.Get(format, raw); ok {
+			ptr.Elem().Set(reflect.ValueOf(got))
+			continue
+		}
+		if err := json.Unmarshal(raw, v); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		val := ptr.Elem()
+		if val.Kind() == reflect.Slice {
+			val.Set(val.Slice3(0, val.Len(), val.Len()))
+		}
+		c.Put(format, bytes.Clone(raw), val.Interface())
 	}
 	return nil
+}
+
+// Member returns what decode makes of raw, a top-level member of a
+// request body (a system prompt): from c when it holds these bytes, else
+// decoded and, when large, kept (see [DecodeCache.DecodeMembers]). kind
+// tells apart the decodings of one member. The value must not be modified.
+func Member[T any](c *DecodeCache, kind string, raw json.RawMessage, decode func(json.RawMessage) T) T {
+	if c == nil || len(raw) < minCachedMember {
+		return decode(raw)
+	}
+	if got, ok := c.Get(kind, raw); ok {
+		return got.(T)
+	}
+	v := decode(raw)
+	c.Put(kind, bytes.Clone(raw), v)
+	return v
 }
 
 // SetMember returns the JSON object obj with the value of its top-level

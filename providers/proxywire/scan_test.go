@@ -154,6 +154,34 @@ func TestDecodeCacheByBytes(t *testing.T) {
 	}
 }
 
+// TestDecodeCacheSharedSamples: elements of one length that differ only
+// between the bytes the cache key samples (a file read again after an edit
+// that kept its length) are each found with their own decode and do not
+// evict each other, however many there are.
+func TestDecodeCacheSharedSamples(t *testing.T) {
+	c := NewDecodeCache(1 << 20)
+	n := 3*maxChain + 2
+	elem := func(i int) []byte {
+		b := []byte(`{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}`)
+		copy(b[300:], fmt.Sprintf("%04d", i)) // between the start and the middle samples
+		return b
+	}
+	for i := range n {
+		c.Put("anthropic", elem(i), i)
+	}
+	for i := range n {
+		if v, ok := c.Get("anthropic", elem(i)); !ok || v != i {
+			t.Fatalf("element %d: got %v %v", i, v, ok)
+		}
+	}
+	if _, ok := c.Get("anthropic", elem(n)); ok {
+		t.Error("an element never stored was found")
+	}
+	if c.s.size != n*len(elem(0)) {
+		t.Errorf("size %d, want %d", c.s.size, n*len(elem(0)))
+	}
+}
+
 // TestSSERecorderDoesNotHoldTheStream: Write hands the bytes over while the
 // reader is busy with an earlier event, the reader still sees every event
 // in order, and after the reader stopped early a writer never waits, however
@@ -200,5 +228,80 @@ func TestSSERecorderDoesNotHoldTheStream(t *testing.T) {
 	}
 	if _, err := early.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSSERecorderReadsALongStreamAsItPasses: a stream far longer than the
+// bytes a recorder holds, written in small chunks, is read as it passes
+// (the writer is never stuck behind a reader waiting for more) and every
+// event is recorded in order.
+func TestSSERecorderReadsALongStreamAsItPasses(t *testing.T) {
+	n := 0
+	rec := NewSSERecorder(func(event, data string) error {
+		if data != fmt.Sprint(n) {
+			return fmt.Errorf("event %d: %q", n, data)
+		}
+		n++
+		return nil
+	}, func() (history.Response, error) { return history.Response{}, nil })
+	wrote := make(chan struct{})
+	total := 0
+	go func() {
+		defer close(wrote)
+		for i := 0; total < 4*maxPendingSSE; i++ {
+			ev := fmt.Sprintf("event: delta\ndata: %d\n\n", i)
+			total += len(ev)
+			rec.Write([]byte(ev))
+		}
+	}()
+	select {
+	case <-wrote:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the writer was stuck")
+	}
+	if _, err := rec.Close(); err != nil || n == 0 {
+		t.Fatalf("recorded %d events: %v", n, err)
+	}
+}
+
+// TestDecodeMembersKeepsLargeMembers: a large member (the tool schemas) is
+// decoded once and found again by its bytes, equal to its decoding; an
+// append to the value handed out copies instead of changing what the next
+// request gets; a member one byte apart is decoded anew, and an invalid one
+// is an error every time.
+func TestDecodeMembersKeepsLargeMembers(t *testing.T) {
+	c := NewDecodeCache(1 << 20)
+	tools := `[{"name":"Bash","description":"` + strings.Repeat("runs a command ", 200) + `"},{"name":"Read"}]`
+	members := map[string]json.RawMessage{"model": json.RawMessage(`"m"`), "tools": json.RawMessage(tools)}
+	decode := func(m map[string]json.RawMessage) ([]json.RawMessage, string, error) {
+		var top struct {
+			Model string
+			Tools []json.RawMessage
+		}
+		err := c.DecodeMembers(m, map[string]any{"model": &top.Model, "tools": &top.Tools})
+		return top.Tools, top.Model, err
+	}
+	first, model, err := decode(members)
+	if err != nil || model != "m" || len(first) != 2 {
+		t.Fatalf("first decoding: %d tools, %q, %v", len(first), model, err)
+	}
+	if n := c.s.lru.Len(); n != 1 {
+		t.Fatalf("the cache holds %d values, want the tools only", n)
+	}
+	_ = append(first, json.RawMessage(`{"name":"Extra"}`))
+	again, _, err := decode(map[string]json.RawMessage{"tools": json.RawMessage([]byte(tools))})
+	if err != nil || len(again) != 2 || string(again[1]) != `{"name":"Read"}` || cap(again) != 2 {
+		t.Fatalf("second decoding: %q (cap %d), %v", again, cap(again), err)
+	}
+	other := strings.Replace(tools, `"Read"`, `"Edit"`, 1)
+	edited, _, err := decode(map[string]json.RawMessage{"tools": json.RawMessage(other)})
+	if err != nil || string(edited[1]) != `{"name":"Edit"}` {
+		t.Fatalf("an edited member: %q, %v", edited, err)
+	}
+	bad := map[string]json.RawMessage{"tools": json.RawMessage(`{"not":"a list"` + strings.Repeat(" ", 2000) + `}`)}
+	for range 2 {
+		if _, _, err := decode(bad); err == nil || !strings.Contains(err.Error(), "tools") {
+			t.Fatalf("an invalid member: %v", err)
+		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/vtcode/vtcode-ls/config"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
 	"github.com/vtcode/vtcode-ls/session"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // Clients returns a session.ClientFactory that serves fake providers, chosen
@@ -18,7 +18,7 @@ import (
 //   - "blocking": every call blocks until its context is cancelled; b
 //     (when non-nil) counts the calls.
 //   - "failing": every call fails with a provider rejection.
-//   - "" and "offline": the embedded offline summarizer (providers/offline),
+//   - "" and "offline": the embedded offline summarizer (package summary),
 //     as the daemon serves them.
 //   - any other name: [Summarizer], a deterministic summarizer.
 func Clients(b *Blocking) session.ClientFactory {
@@ -32,7 +32,7 @@ func Clients(b *Blocking) session.ClientFactory {
 		case "failing":
 			return failing{route}, nil
 		case "", "offline":
-			return offline.New(), nil
+			return summary.New(), nil
 		}
 		return Summarizer{}, nil
 	}

@@ -28,7 +28,7 @@ import (
 	"github.com/vtcode/vtcode-ls/evidence"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/summary"
 	"github.com/vtcode/vtcode-ls/transcript"
 )
 
@@ -333,8 +333,8 @@ func compactOffline(ctx context.Context, msgs []history.Message) (*compaction.Re
 		Capacity:       Window,
 		ReservedOutput: reservedOutput,
 		Prefix:         prefixTokens,
-		Route:          providers.Route{Provider: offline.Name},
-		Client:         offline.New(),
+		Route:          providers.Route{Provider: summary.Name},
+		Client:         summary.New(),
 	})
 }
 

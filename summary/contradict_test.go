@@ -1,4 +1,4 @@
-package offline_test
+package summary_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/vtcode/vtcode-ls/evidence"
-	"github.com/vtcode/vtcode-ls/evidence/ledger"
 	"github.com/vtcode/vtcode-ls/history"
+	"github.com/vtcode/vtcode-ls/ledger"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 func step(id, name string, args map[string]string, out string, isErr bool) []history.Message {
@@ -48,7 +48,7 @@ func TestNoContradictedClaims(t *testing.T) {
 	)
 	msgs = append(msgs, history.Message{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "c10", Name: "Bash", Arguments: `{"command":"go test ./..."}`}}})
 	for _, maxOut := range []int{0, 300} {
-		resp, err := offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs, MaxOutputTokens: maxOut})
+		resp, err := summary.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs, MaxOutputTokens: maxOut})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestRecompactionSupersedesEarlierSummary(t *testing.T) {
 	first = append(first, step("c1", "bash", map[string]string{"command": "go test ./parser"}, "--- FAIL: TestParse (0.00s)\nexit status 1", false)...)
 	first = append(first, step("c2", "edit_file", map[string]string{"path": "parser/parse.go"}, "ok", false)...)
 	first = append(first, history.Message{Role: history.Assistant, ToolCalls: []history.ToolCall{{ID: "c3", Name: "bash", Arguments: `{"command":"go vet ./parser"}`}}})
-	resp, err := offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: first})
+	resp, err := summary.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: first})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestRecompactionSupersedesEarlierSummary(t *testing.T) {
 	second := []history.Message{history.NewText(history.System, "Previous conversation summary:\n"+s1), history.NewText(history.User, "Go on.")}
 	second = append(second, step("c3", "bash", map[string]string{"command": "go vet ./parser"}, "exit status 0", false)...)
 	second = append(second, step("c4", "bash", map[string]string{"command": "go test ./parser"}, "ok\nexit status 0", false)...)
-	resp, err = offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: second})
+	resp, err = summary.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestAssistantClaimsAreNotRepeated(t *testing.T) {
 	rej := step("c2", "Edit", map[string]string{"file_path": "x.go", "old_string": "a", "new_string": "b"}, "The user rejected the edit.", true)
 	msgs = append(msgs, rej...)
 	msgs = append(msgs, history.NewText(history.Assistant, "I modified `x.go` because the loop was wrong. Now `go test ./...` passes."))
-	resp, err := offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs})
+	resp, err := summary.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestDifferentScriptsAreDifferentChecks(t *testing.T) {
 	msgs = append(msgs, step("p2", "Bash", map[string]string{"command": other}, "[]\nroutes listed", false)...)
 	summarize := func(msgs []history.Message) (string, *evidence.Record) {
 		t.Helper()
-		resp, err := offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs})
+		resp, err := summary.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package offline
+package summary
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package offline
+package summary
 
 import (
 	"github.com/vtcode/vtcode-ls/evidence"

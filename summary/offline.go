@@ -1,4 +1,5 @@
-// Package offline is the embedded default provider: a deterministic,
+// Package summary writes the summary of a compaction from the record: the
+// embedded default provider (route name "offline"), a deterministic,
 // extractive summarizer that needs no network (docs/design.md §8.9).
 //
 // It implements [providers.Summarizer]: it reads the whole history, earlier
@@ -37,7 +38,7 @@
 // that send a bounded fork: there the last message is the summary prompt and
 // is not summarized, and instructions follow
 // [providers.SummaryInstructions] in it.
-package offline
+package summary
 
 import (
 	"context"

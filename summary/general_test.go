@@ -1,4 +1,4 @@
-package offline_test
+package summary_test
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 func summaryOf(t *testing.T, msgs []history.Message, maxOut int) string {
 	t.Helper()
-	resp, err := offline.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs, MaxOutputTokens: maxOut})
+	resp, err := summary.New().Summarize(context.Background(), &providers.SummaryRequest{Messages: msgs, MaxOutputTokens: maxOut})
 	if err != nil {
 		t.Fatal(err)
 	}

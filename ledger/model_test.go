@@ -9,7 +9,7 @@ import (
 	"github.com/vtcode/vtcode-ls/evidence"
 	"github.com/vtcode/vtcode-ls/history"
 	"github.com/vtcode/vtcode-ls/providers"
-	"github.com/vtcode/vtcode-ls/providers/offline"
+	"github.com/vtcode/vtcode-ls/summary"
 )
 
 // terseModel writes a summary that keeps almost nothing and claims a check
@@ -31,7 +31,7 @@ func TestModelSummaryNotWorseThanOffline(t *testing.T) {
 	}
 	res, err := compaction.Compact(context.Background(), msgs, compaction.Options{
 		Trigger: compaction.TriggerManual, Strategy: "local", Capacity: Window, ReservedOutput: reservedOutput, Prefix: prefixTokens,
-		Route: providers.Route{Provider: "model", Model: "m"}, Client: terseModel{}, Record: offline.New(),
+		Route: providers.Route{Provider: "model", Model: "m"}, Client: terseModel{}, Record: summary.New(),
 	})
 	if err != nil {
 		t.Fatal(err)
