@@ -312,6 +312,21 @@ func TestBranchAndPush(t *testing.T) {
 	if r.Final.Branch != "fix/short" || r.Final.PushedAt != r.Final.Commits[0].Index {
 		t.Errorf("branch %q pushed at %d", r.Final.Branch, r.Final.PushedAt)
 	}
+	// The range a push reported; a later push that printed nothing has none.
+	push := call("p1", "Bash", map[string]string{"command": "git push 2>&1 | tail -3"}, "To https://github.com/o/r.git\n   c1a49bf0..7e1ba229  sync -> sync")
+	if r = extract(t, push); r.Final.PushedRefs != "c1a49bf0..7e1ba229 sync -> sync" {
+		t.Errorf("pushed refs %q", r.Final.PushedRefs)
+	}
+	if r = extract(t, append(push, call("p2", "Bash", map[string]string{"command": "git push -q"}, "")...)); r.Final.PushedRefs != "" {
+		t.Errorf("pushed refs %q after a push that reported none", r.Final.PushedRefs)
+	}
+	// A branch made with the worktree that holds the work.
+	r = extract(t,
+		call("w1", "Bash", map[string]string{"command": "git worktree add ../wt/docs -b feat/trace-docs origin/main"}, "Preparing worktree (new branch 'feat/trace-docs')"),
+	)
+	if r.Final.Branch != "feat/trace-docs" {
+		t.Errorf("branch %q after git worktree add -b", r.Final.Branch)
+	}
 }
 
 // TestPassedCommandPrintsNoErrors: the error lines a command that exited 0

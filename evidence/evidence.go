@@ -228,6 +228,9 @@ type Final struct {
 	// PushedAt is the message index of the last successful git push, -1
 	// when none.
 	PushedAt int
+	// PushedRefs is the last push's ref update as git reported it
+	// ("c1a49bf0..7e1ba229  feat -> feat"), "" when the record shows none.
+	PushedRefs string
 	// Branch is the git branch the work is on as the record last shows it
 	// (a branch created or switched to, git status, a commit report), ""
 	// when none.

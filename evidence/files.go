@@ -808,6 +808,10 @@ func (x *extractor) addCommit(c Commit) {
 // update under it, or a stack tool's "Pushed N branches".
 var pushedRE = regexp.MustCompile(`(?m)^To \S+\r?\n\s+(?:[0-9a-f]{7,}\.{2,3}[0-9a-f]{7,}|\* \[new (?:branch|tag)\]|\+\s*[0-9a-f]{7,}\.{3}[0-9a-f]{7,})\s+\S+\s+->\s+\S+|^\W{0,3}Pushed (?:and synced )?\d+ branch(?:es)?\b`)
 
+// pushedRefsRE matches the ref update under git push's "To REMOTE" line:
+// the range pushed and the branches.
+var pushedRefsRE = regexp.MustCompile(`(?m)^To \S+\r?\n\s+((?:\+\s*)?[0-9a-f]{7,}\.{2,3}[0-9a-f]{7,}\s+\S+\s+->\s+\S+)`)
+
 // finalState notes commits, pushes, releases and submissions.
 func (x *extractor) finalState(ai int, a *Action) {
 	// Submitted says how the record ends: a later action undoes it.
@@ -833,6 +837,10 @@ func (x *extractor) finalState(ai int, a *Action) {
 		// Rule "push by its report": git's own report of a push, or a stack
 		// tool's ("✓ Pushed 4 branches", gh stack), whatever ran it.
 		x.r.Final.Pushed, x.r.Final.PushedAt = true, a.Index
+		x.r.Final.PushedRefs = ""
+		if m := pushedRefsRE.FindStringSubmatch(HeadBytes(a.Output, maxScan)); m != nil {
+			x.r.Final.PushedRefs = strings.Join(strings.Fields(m[1]), " ")
+		}
 	}
 	for _, seg := range segments(a.Command) {
 		w := shellWords(seg)
@@ -841,6 +849,9 @@ func (x *extractor) finalState(ai int, a *Action) {
 		}
 		switch {
 		case w[0] == "git" && w[1] == "push":
+			if x.r.Final.PushedAt != a.Index {
+				x.r.Final.PushedRefs = "" // a push that printed no report
+			}
 			x.r.Final.Pushed, x.r.Final.PushedAt = true, a.Index
 			for _, a := range w[2:] {
 				if a == "--tags" || versionTagRE.MatchString(a) {

@@ -222,7 +222,7 @@ var (
 )
 
 // branch follows the branch the work is on: one created or switched to by a
-// command that succeeded, the one git status or a commit report names.
+// command that succeeded (checkout, switch, worktree add -b), the one git status or a commit report names.
 func (x *extractor) branch(sub string, args []string, a *Action) {
 	ok := !a.Flagged && (!a.HasExit || a.Exit == 0)
 	out := HeadBytes(a.Output, maxScan)
@@ -236,6 +236,18 @@ func (x *extractor) branch(sub string, args []string, a *Action) {
 		}
 		if m := switchedRE.FindStringSubmatch(out); m != nil {
 			x.r.Final.Branch = m[1]
+		}
+	case "worktree":
+		// git worktree add <path> -b <branch>: the branch made for the work,
+		// checked out in the new worktree.
+		if len(args) == 0 || args[0] != "add" || !ok {
+			return
+		}
+		for i, f := range args {
+			if (f == "-b" || f == "-B") && i+1 < len(args) {
+				x.r.Final.Branch = args[i+1]
+				return
+			}
 		}
 	case "status":
 		if m := onBranchRE.FindStringSubmatch(out); m != nil {

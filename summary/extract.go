@@ -94,10 +94,17 @@ type facts struct {
 }
 
 var (
-	restrictionRE = regexp.MustCompile(`(?i)\b(must|mustn't|never|don't|do not|dont|always|only|avoid|without|should|shouldn't|cannot|can't|make sure|no need to|prefer|keep|not yet|stop)\b`)
-	prohibitionRE = regexp.MustCompile(`(?i)\b(mustn't|must not|never|don't|do not|dont|only|avoid|without|shouldn't|cannot|can't|no need to|not yet|stop)\b`)
-	decisionRE    = regexp.MustCompile(`(?i)\b(decided|decision|i'll use|we'll use|i will use|instead|chose|choosing|going with|switch(ed|ing)? to|rather than|because|root cause|the cause|caused by)\b`)
-	nextRE        = regexp.MustCompile(`(?i)\b(next|todo|remaining|still need|then i|we need to|needs to be|will now)\b`)
+	restrictionRE = regexp.MustCompile(`(?i)\b(must|mustn't|never|don't|do not|dont|always|only|avoid|without|should|shouldn't|cannot|can't|make sure|no need (?:to|for)|prefer|keep|not yet|stop)\b`)
+	prohibitionRE = regexp.MustCompile(`(?i)\b(mustn't|must not|never|don't|do not|dont|only|avoid|without|shouldn't|cannot|can't|no need (?:to|for)|not yet|stop)\b`)
+	// ruleHeadingRE matches the heading of a section of the user's message
+	// that lists rules ("## Constraints", "Requirements:"): its items are
+	// the restrictions the user wrote down on purpose.
+	ruleHeadingRE     = regexp.MustCompile(`(?i)\b(constraints?|restrictions?|rules|requirements|guidelines|conventions|guardrails|limitations|non-goals|do not|don'?ts)\b`)
+	markdownHeadingRE = regexp.MustCompile(`^#{1,6}\s`)
+	// listItemRE matches a line that is an item of a list.
+	listItemRE = regexp.MustCompile(`^\s*(?:[-*+]|\d{1,2}[.)])\s+\S`)
+	decisionRE = regexp.MustCompile(`(?i)\b(decided|decision|i'll use|we'll use|i will use|instead|chose|choosing|going with|switch(ed|ing)? to|rather than|because|root cause|the cause|caused by)\b`)
+	nextRE     = regexp.MustCompile(`(?i)\b(next|todo|remaining|still need|then i|we need to|needs to be|will now)\b`)
 	// codeIdentRE matches a backquoted code identifier: snake_case,
 	// camelCase, a call or a qualified name, not a path.
 	codeIdentRE = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]*(?:[.:]{1,2}[A-Za-z_][A-Za-z0-9_]*)*(?:\\(\\))?)`")
@@ -206,15 +213,37 @@ func extract(ctx context.Context, msgs []history.Message) (*facts, error) {
 }
 
 // noteRestrictions adds the sentences of the user's text at message i that
-// forbid or require something.
+// forbid or require something. An item of a list is one restriction, whole
+// (its sentences belong together), and the items under a heading that names
+// rules ("## Constraints") rank above the user's other sentences.
 func (f *facts) noteRestrictions(text string, i int) {
-	for _, s := range sentences(userProse(text)) { // not the logs, code and data the user pasted
-		// A line ending in a colon introduces a list: its items are the
-		// restrictions, not the introduction.
-		if restrictionRE.MatchString(keepGoingRE.ReplaceAllString(s, "")) && len(s) >= 8 && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
+	underRules := false
+	for _, line := range strings.Split(userProse(text), "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" {
+			continue
+		}
+		item := listItemRE.MatchString(t)
+		if !item && (markdownHeadingRE.MatchString(t) || strings.HasSuffix(t, ":")) {
+			underRules = ruleHeadingRE.MatchString(t) && len(t) <= 80
+			continue
+		}
+		units := sentences(t)
+		if m := listItemRE.FindStringIndex(t); m != nil && len(t) <= sentenceChars {
+			units = []string{t[m[1]-1:]} // the item without its marker
+		}
+		for _, s := range units {
+			// A line ending in a colon introduces a list: its items are the
+			// restrictions, not the introduction.
+			if !restrictionRE.MatchString(keepGoingRE.ReplaceAllString(s, "")) || len(s) < 8 || strings.HasSuffix(s, "?") || strings.HasSuffix(s, ":") {
+				continue
+			}
 			prio := 1
 			if prohibitionRE.MatchString(s) {
 				prio = 2 // what the user forbade ranks above what they would like
+			}
+			if underRules && item {
+				prio += 2 // written down as a rule
 			}
 			f.restrictions = append(f.restrictions, entry{text: clip(s, sentenceChars), prio: prio, order: i})
 		}
@@ -1463,7 +1492,11 @@ func (f *facts) finalState(rec *evidence.Record) string {
 		parts = append(parts, s)
 	}
 	if rec.Final.Pushed {
-		parts = append(parts, "pushed")
+		if r := rec.Final.PushedRefs; r != "" {
+			parts = append(parts, "pushed "+r)
+		} else {
+			parts = append(parts, "pushed")
+		}
 	}
 	for i := len(rec.Artifacts) - 1; i >= 0; i-- {
 		if a := rec.Artifacts[i]; a.Op == "create" && a.URL != "" && strings.Contains(a.Tool, " create") {

@@ -74,6 +74,33 @@ func TestRestrictionSentences(t *testing.T) {
 	}
 }
 
+// TestRestrictionsWrittenAsRules: an item of the user's list is one
+// restriction, whole (its two sentences stay together); the items under a
+// heading that names rules outrank the many "should"s of the task's prose
+// when the list is cut; and "no need for X" waives something, a restriction.
+func TestRestrictionsWrittenAsRules(t *testing.T) {
+	var task strings.Builder
+	task.WriteString("# Task: design the sync workflow\n\n## What to produce\n")
+	for i := range 40 {
+		fmt.Fprintf(&task, "- The design should cover edge case %d of the sync.\n", i)
+	}
+	task.WriteString("\n## Constraints / conventions\n- Use bun for scripts.\n- NO force push anywhere in the design. Never rewrite shared history.\n")
+	msgs := []history.Message{
+		history.NewText(history.User, task.String()),
+		history.NewText(history.Assistant, "Writing the design."),
+		history.NewText(history.User, "the two modules are new, so no need for backward compatibility"),
+		history.NewText(history.Assistant, "Understood."),
+	}
+	text := summaryOf(t, msgs, 600)
+	r := text[strings.Index(text, "## Constraints"):]
+	r = r[:strings.Index(r[3:], "\n## ")+3]
+	for _, want := range []string{"- NO force push anywhere in the design. Never rewrite shared history.", "no need for backward compatibility"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("restriction %q is missing:\n%s", want, r)
+		}
+	}
+}
+
 // TestPassedInspectionsOnOneLine: read-only commands that passed are counted
 // on one line; a failed one, and one whose short output is a finding, stay
 // listed; a test run stays listed.

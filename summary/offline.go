@@ -30,7 +30,9 @@
 //
 // Bounded lists keep what matters first: every user restriction, edited
 // files before files only read, unfixed failures and test runs before
-// inspections, the first and the latest distinct errors. A summary never
+// inspections, the first and the latest distinct errors. Under a tight
+// bound the record's lists go below their floors before the user's verbatim
+// messages are dropped. A summary never
 // claims what the record contradicts. The same input always yields
 // byte-identical output.
 //

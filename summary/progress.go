@@ -21,8 +21,12 @@ const (
 	planItemChars  = 400
 	maxStaleFailed = 3
 	maxStalePassed = 2
-	proposalChars  = 900
-	planNoteChars  = 600
+	// The stale checks beyond those are counted on one line that names the
+	// short ones (a resuming agent re-runs them), within staleNamesBytes.
+	staleNameChars  = 64
+	staleNamesBytes = 320
+	proposalChars   = 900
+	planNoteChars   = 600
 )
 
 // Labels of the work-in-progress lines, by which an earlier summary's
@@ -78,6 +82,7 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 	shownStale := map[string]bool{}
 	all := rec.StaleChecks(staleCandidate, f.inWorkspace)
 	more := 0
+	var moreNames []string // the short commands among them, named
 	for _, failed := range []bool{true, false} {
 		limit := maxStaleFailed
 		if !failed {
@@ -93,6 +98,9 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 			shownStale[k] = true
 			if n == limit {
 				more++
+				if len(k) <= staleNameChars && !strings.Contains(k, "` in `") {
+					moreNames = append(moreNames, k)
+				}
 				continue
 			}
 			n++
@@ -108,7 +116,25 @@ func (f *facts) noteProgress(rec *evidence.Record) {
 		f.wip = append(f.wip, line+", not re-run since the edit of `"+s.Path+"`")
 	}
 	if more > 0 {
-		f.wip = append(f.wip, fmt.Sprintf("%s: %d more not re-run since later edits", wipStale, more))
+		line := fmt.Sprintf("%s: %d more not re-run since later edits", wipStale, more)
+		if len(moreNames) > 0 {
+			named := 0
+			for _, k := range moreNames {
+				if named > 0 && len(line)+len(k) > staleNamesBytes {
+					break
+				}
+				if named == 0 {
+					line += ": " + k
+				} else {
+					line += ", " + k
+				}
+				named++
+			}
+			if rest := more - named; rest > 0 {
+				line += fmt.Sprintf(" and %d more", rest)
+			}
+		}
+		f.wip = append(f.wip, line)
 	}
 	p := rec.Plan
 	active := p.Active()
@@ -267,8 +293,12 @@ var inlineScriptRE = regexp.MustCompile(`\b(python[0-9.]*|node|ruby|perl|php|den
 // staleCandidate reports whether a command is a check a later edit makes
 // stale: a build, test or lint, not a one-off inline script.
 func staleCandidate(cmd string) bool {
-	return isTestCommand(cmd) && !inlineScriptRE.MatchString(cmd)
+	return (isTestCommand(cmd) || typeCheckRE.MatchString(evidence.Normalize(cmd))) && !inlineScriptRE.MatchString(cmd)
 }
+
+// typeCheckRE matches a type checker's run (`bun run typecheck`, mypy,
+// pyright): a check an edit makes stale, like a test run.
+var typeCheckRE = regexp.MustCompile(`(?i)\btype-?check\b|\bmypy\b|\bpyright\b`)
 
 // inWorkspace reports whether p is a file of the workspace: relative, or
 // under the workspace root, and not inside a .git folder. Scratch files in

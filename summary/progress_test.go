@@ -108,6 +108,28 @@ func TestStaleCheckAndCommitNext(t *testing.T) {
 	}
 }
 
+// TestStaleChecksBeyondTheListAreNamed: more passed checks are stale than
+// the section lists; the line that counts the rest names the short ones,
+// which a resuming agent must re-run.
+func TestStaleChecksBeyondTheListAreNamed(t *testing.T) {
+	edit := func(id, p string) []history.Message {
+		return jsonCall(id, "Edit", map[string]string{"file_path": p, "old_string": "a", "new_string": "b"}, "The file "+p+" has been updated. Here's the result of running `cat -n` on a snippet of the edited file:")
+	}
+	var parts [][]history.Message
+	parts = append(parts, []history.Message{userMsg("Rename the trace schema.")}, edit("e0", "/src/app/trace.ts"))
+	for i, c := range []string{"bun run test", "bun run lint", "bun run typecheck", "bun run build", "bun run format:check"} {
+		parts = append(parts, jsonCall(fmt.Sprintf("c%d", i), "Bash", map[string]string{"command": c}, "Chunk ID: 1\nProcess exited with code 0\nOutput:\ndone"))
+	}
+	parts = append(parts, edit("e1", "/src/app/trace.ts"), edit("e2", "/src/app/tests/trace.test.ts"))
+	got := whole(t, join(parts...), 0, "")
+	wip := section(got, "Work in progress")
+	for _, c := range []string{"bun run test", "bun run lint", "bun run typecheck", "bun run build", "bun run format:check"} {
+		if !strings.Contains(wip, "`"+c+"`") {
+			t.Errorf("stale check %q is not named:\n%s", c, got)
+		}
+	}
+}
+
 // TestProposedPlanIsTheWorkInProgress: a plan the agent wrote to a plan
 // file and proposed for approval, which the user rejected, is the work in
 // progress (its title, file and state), and the next step waits for the

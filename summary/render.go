@@ -306,7 +306,7 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 				return out, nil
 			}
 		}
-		if floor := min(minUserCap, limit/8); !shrunk && f.userCap > floor {
+		if floor := f.userFloor(limit); !shrunk && f.userCap > floor {
 			// The lists are at their floors: fewer of the user's words.
 			f.userCap = max(floor, f.userCap*2/3)
 			continue
@@ -320,7 +320,13 @@ func (f *facts) render(ctx context.Context, limit int) (string, error) {
 			continue
 		}
 		if !shrunk && f.userCap > 0 {
-			// The goal and the restrictions still quote the user.
+			// The record's lists below their floors before the user's words
+			// go (what the user typed is what the agent must obey on
+			// resume); if even that does not fit, the lists stay at their
+			// floors and the goal and the restrictions still quote the user.
+			if out, ok := f.belowFloors(limit, shrink, requests, restrict, checks, commands, pending, decisions, files, commits, errs, next); ok {
+				return out, nil
+			}
 			f.userCap = 0
 			continue
 		}
@@ -448,6 +454,37 @@ const (
 	userMsgChars = 1500 // one message
 	minUserCap   = 600  // all of them, under the tightest bound
 )
+
+// belowFloors shrinks the record's lists of shrink (not the restrictions,
+// not the next steps) below their floors, the least important first, a
+// quarter at a time, until the text fits limit; when it never does, every cap is as it was and ok is
+// false.
+func (f *facts) belowFloors(limit int, shrink []*list, requests, restrict, checks, commands, pending, decisions, files, commits, errs, next *list) (string, bool) {
+	saved := make([]int, len(shrink))
+	for i, l := range shrink {
+		saved[i] = l.cap
+	}
+	for _, l := range shrink {
+		for l != restrict && l != next && l.cap > 0 {
+			l.cap = min(l.cap-1, l.cap*3/4)
+			if out := f.renderWith(requests, restrict, checks, commands, pending, decisions, files, commits, errs, next); len(out) <= limit {
+				return out, true
+			}
+		}
+	}
+	for i, l := range shrink {
+		l.cap = saved[i]
+	}
+	return "", false
+}
+
+// userFloor is the least of the bound the user's verbatim messages keep
+// while the lists shrink: every message at userFloorChars (the latest at
+// twice that), at least minUserCap, at most a quarter of the bound.
+func (f *facts) userFloor(limit int) int {
+	n := len(f.typed) + len(f.prior[secUser])
+	return min(limit/4, max(minUserCap, (n+1)*(userFloorChars+4)))
+}
 
 // userWords returns the lines of the user's verbatim messages within
 // f.userCap bytes, the latest first, and the indexes of the messages shown

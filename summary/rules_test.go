@@ -470,3 +470,32 @@ func TestCrowdedListsKeepChangedPathsAndCommits(t *testing.T) {
 		t.Error("a read-only file is listed while a changed one is not")
 	}
 }
+
+// TestUserMessagesOutlastTheListFloors: under a bound too tight for the
+// record's lists at their floors, the lists go below them before the
+// user's own messages are dropped; each short message stays verbatim.
+func TestUserMessagesOutlastTheListFloors(t *testing.T) {
+	var msgs []history.Message
+	var said []string
+	for i := range 12 {
+		m := fmt.Sprintf("message %d from the user: look at the layout of step %d.", i, i)
+		said = append(said, m)
+		msgs = append(msgs, history.NewText(history.User, m))
+		for j := range 4 {
+			dir := strings.Repeat(fmt.Sprintf("deep%d/", j), 2)
+			msgs = append(msgs, tool(fmt.Sprintf("w%d-%d", i, j), "write_file", map[string]string{"path": "/srv/project/" + dir + fmt.Sprintf("file_%d_%d.go", i, j), "content": "package x"}, "ok")...)
+			msgs = append(msgs, shell(fmt.Sprintf("c%d-%d", i, j), fmt.Sprintf("go test ./%spkg%d_%d/... -run TestCase%d", dir, i, j, j), "ok  \tpkg\t0.1s")...)
+		}
+	}
+	text := whole(t, msgs, 700, "")
+	if len(text) > 700*4 {
+		t.Errorf("summary of %d bytes exceeds the bound of %d", len(text), 700*4)
+	}
+	u := section(text, "The user's messages (verbatim, latest first)")
+	for _, m := range said[1:] { // the first is the goal
+		if !strings.Contains(u, m) {
+			t.Errorf("user message %q is missing:\n%s", m, text)
+			break
+		}
+	}
+}
