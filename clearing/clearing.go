@@ -18,14 +18,18 @@
 //
 // A warm step (the cache is neither cold nor the budget short) is also
 // taken at most once per [StepInterval] requests, counted from the last
-// step or, before the first, from the first request that held anything:
-// the promise that a rewrite of the cached prefix breaks at most one
-// request in ten, so that through vtcode-ls an agent's requests start with
-// the previous one on at least 90 % of the requests they would alone. It
-// makes every step clear at least ten requests of growth, and it leaves
-// room for the steps the budget forces: a session whose growth the window
-// cannot hold for ten requests steps when it must, not also in between.
-// The cost-minimizing interval of [Pricing.pays] still applies above it.
+// break of the cached prefix: the last step, or the last request that
+// found the cache cold (the session's first among them), which writes the
+// whole prefix anyway. That is the promise that a rewrite of the cached
+// prefix breaks at most one request in ten, so that through vtcode-ls an
+// agent's requests start with the previous one on at least 90 % of the
+// requests they would alone, and it leaves room for the steps the budget
+// forces: a session whose growth the window cannot hold for ten requests
+// steps when it must, not also in between. Holding results is no break,
+// so the interval does not run from the first held result: a first step
+// that pays is taken when it pays, not ten requests later, when fewer
+// requests are left to repay it. The cost-minimizing interval of
+// [Pricing.pays] still applies above it.
 // A request that breaks the previous one ([Request.Previous]) anyway before
 // the first result a step would clear — the agent rewrote its own history
 // there, or a compaction replaced it — takes the step with that break
@@ -197,16 +201,19 @@ func Clear(est *history.Estimator, msgs []history.Message, p Policy, b Budget) (
 // while the history grows; a compaction or a restore starts it again at 0.
 //
 // Requests is the number of requests (assistant messages) the history held
-// when the horizon last moved: a warm step waits until StepInterval more
-// have been made ([Project]).
+// at the last break of the cached prefix: when the horizon last moved, or
+// when a request found the cache cold. A warm step waits until
+// StepInterval more have been made ([Project]).
 type Horizon struct {
 	Messages int `json:"messages"`
 	Requests int `json:"requests,omitempty"`
 }
 
-// StepInterval is the fewest requests between two warm steps of the cleared
-// horizon: a stepped schedule rewrites the cached prefix at most once per
-// StepInterval requests, so that at least StepInterval−1 of every
+// StepInterval is the fewest requests between a warm step of the cleared
+// horizon and the last break of the cached prefix (a step, or a request
+// that found the cache cold): a stepped schedule rewrites the cached
+// prefix at most once per StepInterval requests, so that at least
+// StepInterval−1 of every
 // StepInterval requests start with the previous one byte for byte. It is
 // derived from the bar the proxy is held to (issue 19): prefix-stable on at
 // least 90 % of the requests the agent alone keeps stable, one break in 10.
@@ -261,10 +268,31 @@ type Pricing struct {
 	Read, Write float64
 }
 
-// pays reports whether removing gain tokens from the later requests pays
-// for rewriting tail tokens to the cache once (tail × (write − read) now,
-// gain × read saved per request after) within the requests the step is
-// expected to save for. That is the shorter of two horizons:
+// step is what a step of the cleared horizon would do to the request being
+// projected and the requests after it ([Pricing.pays]).
+type step struct {
+	// gain is what the step removes: the held results' tokens less their
+	// stubs, read from the cache on every later request if they stay.
+	gain int
+	// rewrite is what the step writes to the cache that holding would
+	// have read from it: the request after the break (the first result
+	// it clears), stubbed, less the messages new since the last request
+	// (its answer and their results), which the cache never held and are
+	// written whether the step is taken or not.
+	rewrite int
+	// cleared is what earlier steps cleared; requests the requests the
+	// session has made so far (its assistant messages).
+	cleared, requests int
+}
+
+// pays reports whether a step repays the cache it breaks. Taken, it costs
+// rewrite × (write − read) on this request and saves gain × read on it and
+// on each request after it; so it pays when
+//
+//	gain × read × (1 + horizon) ≥ rewrite × (write − read)
+//
+// for the number of later requests it can count on, horizon: the shorter
+// of two.
 //
 //   - a quarter of the requests the session has made so far. How long a
 //     session goes on is unknown, and a step that has not paid for itself
@@ -276,22 +304,26 @@ type Pricing struct {
 //     after that the next step would have cleared them anyway, and holding
 //     instead costs on average half the growth per request until then. So
 //     a session that grows g tokens a request steps every
-//     √(2·(write − read)·tail / (read·g)) requests, the interval that
+//     √(2·(write − read)·rewrite / (read·g)) requests, the interval that
 //     minimizes the cost per request of holding against rewriting: the
 //     step size grows with the growth per request and with the price
 //     ratio write/read, and each step is followed by that many stable
 //     requests. A single large result in a slowly growing session is
 //     cleared as soon as the first horizon allows.
-func (p Pricing) pays(gain, tail, cleared, requests int) bool {
+//
+// Only the rewrite is billed against the step: the newest messages are
+// written by this request with or without it, so a step whose request is
+// mostly new content costs little more than holding.
+func (p Pricing) pays(s step) bool {
 	if p.Read <= 0 || p.Write <= p.Read {
 		return true
 	}
-	requests = max(requests, 1)
-	horizon := float64(requests) / payback
-	if grown := cleared + gain; grown > 0 {
-		horizon = min(horizon, float64(gain)*float64(requests)/(2*float64(grown)))
+	requests := float64(max(s.requests, 1))
+	horizon := requests / payback
+	if grown := s.cleared + s.gain; grown > 0 {
+		horizon = min(horizon, float64(s.gain)*requests/(2*float64(grown)))
 	}
-	return float64(gain)*p.Read*max(horizon, 1) >= float64(max(tail, 0))*(p.Write-p.Read)
+	return float64(s.gain)*p.Read*(1+horizon) >= float64(max(s.rewrite, 0))*(p.Write-p.Read)
 }
 
 // payback: a step pays for itself within requests/payback requests.
@@ -323,8 +355,8 @@ type Result struct {
 // ClearAtLeastTokens tokens. The horizon advances to the end of msgs
 // (clearing everything above the floor, down to the low-water mark) when the
 // held results reach ClearAtLeastTokens, pay for the rewrite and
-// StepInterval requests have passed since r.Horizon.Requests, when the
-// cache is cold and the
+// StepInterval requests have passed since r.Horizon.Requests (the last
+// break of the cached prefix), when the cache is cold and the
 // policy is CacheAware, when holding would leave the request at or over
 // Budget.Ceiling, or always when the policy is not [Policy.Stepped]. Between
 // steps the next requests keep the prefix byte-identical.
@@ -348,7 +380,7 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 	sc := getScratch(len(msgs))
 	defer putScratch(sc)
 
-	total := 0
+	total, requests := 0, 0
 	for i := range msgs {
 		n, ok := est.Cached(&msgs[i])
 		if !ok {
@@ -357,6 +389,14 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 		}
 		sc.toks[i] = n
 		total += n
+		if msgs[i].Role == history.Assistant {
+			requests++
+		}
+	}
+	if r.CacheCold && p.Stepped() {
+		// The provider writes the whole prefix again: a break, from
+		// which the interval runs.
+		hz.Requests = requests
 	}
 	st.OriginalTokens, st.ProjectedTokens = total, total
 	// The memo's record of its last projection; a projection that cannot
@@ -391,22 +431,18 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 	sv := ps.savings(hz.Messages, lo, from)
 	before, held, end := sv.before, sv.after, sv.end
 	advance := held > 0
-	// Requests since the horizon last moved; a history shorter than that
-	// (a new one) is not waited on.
+	// Requests since the last break; a history shorter than that (a new
+	// one) is not waited on.
 	since := sv.requests - hz.Requests
 	if advance && p.Stepped() {
 		switch {
 		case held >= p.ClearAtLeastTokens && (since < 0 || since >= StepInterval) &&
-			r.Pricing.pays(held, sv.tail-held, before, sv.requests):
+			r.Pricing.pays(step{gain: held, rewrite: sv.tail - held - sv.fresh, cleared: before, requests: sv.requests}):
 		case p.CacheAware && r.CacheCold, coalesce:
 		case b.Ceiling > 0 && total-before+b.Prefix >= b.Ceiling:
 		default:
 			advance = false
 			st.HeldTokens = held
-			if hz.Messages == 0 && hz.Requests == 0 {
-				// The first results held: the interval runs from here.
-				hz.Requests = sv.requests
-			}
 		}
 	}
 	if advance {
@@ -645,11 +681,14 @@ func (ps *pass) stubOf(i int) (string, int) {
 // saving is what stubbing the clearable results would remove before index
 // from and at or after it; end is the index after the last clearable result
 // (0 when there is none), tail the estimate of the messages from the first
-// one at or after from that stubbing would shrink, requests the number of
-// assistant messages (the requests the session has made so far).
+// one at or after from that stubbing would shrink, fresh the part of the
+// tail that is new since the last request (from the last assistant
+// message on: its answer and what followed), as a step leaves it
+// (stubbed), requests the number of assistant messages (the requests the
+// session has made so far).
 type saving struct {
-	before, after, end, tail, requests int
-	first                              int // the first result a step would clear, -1 for none
+	before, after, end, tail, fresh, requests int
+	first                                     int // the first result a step would clear, -1 for none
 }
 
 // The first lo messages are the last projection's, whose sums over them are
@@ -657,12 +696,18 @@ type saving struct {
 func (ps *pass) savings(from, lo int, sum partial) saving {
 	sv := saving{before: sum.stubRed, end: sum.end, requests: sum.requests}
 	first := -1
+	// The fresh messages: from the last assistant message on, in the tail
+	// (from the first result a step would clear), as the step leaves them.
+	// Without an assistant message after lo, none is counted as fresh.
+	answered := false
 	for i := lo; i < len(ps.msgs); i++ {
 		if ps.msgs[i].Role == history.Assistant {
 			sv.requests++
+			sv.fresh, answered = 0, true
 		}
 		if first >= 0 {
 			sv.tail += ps.sc.toks[i]
+			sv.fresh += ps.sc.toks[i]
 		}
 		if !ps.clearable(i) {
 			continue
@@ -678,12 +723,16 @@ func (ps *pass) savings(from, lo int, sum partial) saving {
 				sv.after += ps.sc.toks[i] - n
 				if first < 0 {
 					first = i
-					sv.tail = ps.sc.toks[i]
+					sv.tail, sv.fresh = ps.sc.toks[i], ps.sc.toks[i]
 				}
+				sv.fresh -= ps.sc.toks[i] - n
 			}
 		}
 	}
 	sv.first = first
+	if !answered {
+		sv.fresh = 0
+	}
 	return sv
 }
 

@@ -190,3 +190,104 @@ func TestStepCoalescesWithTheAgentsBreak(t *testing.T) {
 		t.Error("a request after a new history held its results: the prefix is rewritten anyway")
 	}
 }
+
+// Holding results is no break of the cached prefix: the interval runs from
+// the last break (here the session's first request, whose cache is cold),
+// so the first step is taken on the first request where it pays, not
+// StepInterval requests after the first held result, when fewer requests
+// are left to repay it.
+func TestFirstStepWhenItPays(t *testing.T) {
+	for name, pr := range agentPricings {
+		for _, size := range []int{1500, 3000} {
+			var hz Horizon
+			var h []history.Message
+			held, stepped := -1, -1
+			for i := 0; i < 80 && stepped < 0; i++ {
+				h = append(h, user(fmt.Sprintf("step %d", i))...)
+				h = append(h, batchOf(fmt.Sprintf("r%d.", i), size)...)
+				approx.Messages(h)
+				r := Project(approx, h[:len(h):len(h)], Request{Policy: DefaultPolicy(), Budget: agentBudget, Horizon: hz, Pricing: pr, CacheCold: i == 0})
+				hz = r.Horizon
+				switch {
+				case r.Advanced:
+					stepped = i
+				case r.Stats.HeldTokens > 0 && held < 0:
+					held = i
+				}
+			}
+			if held < 0 {
+				held = stepped // the first held results paid at once
+			}
+			t.Logf("%s, %d-token results: first held on request %d, first step on %d", name, size, held, stepped)
+			if stepped < 0 {
+				t.Fatalf("%s, %d-token results: first held on request %d, first step on %d: want both", name, size, held, stepped)
+			}
+			if stepped < StepInterval {
+				t.Errorf("%s, %d-token results: first step on request %d, want at least %d requests after the first (cold) one", name, size, stepped, StepInterval)
+			}
+			if stepped-held >= StepInterval {
+				t.Errorf("%s, %d-token results: first step on request %d, %d after the first held result: the step waited for the interval, not for its pay-off", name, size, stepped, stepped-held)
+			}
+		}
+	}
+}
+
+// A step is billed only what it rewrites: the newest messages (the last
+// answer and its results) are written by the request with or without it.
+// Old results held before a large new batch are cleared on a request that
+// writes that batch anyway, though the same results held before as large
+// an old, protected batch are not worth the rewrite.
+func TestStepBilledOnlyItsRewrite(t *testing.T) {
+	p := Policy{Enabled: true, TriggerTokens: 30000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 1000, CacheAware: true}
+	pr := Pricing{Read: 0.1, Write: 1.25}
+	var small []history.Message
+	for i := range StepInterval {
+		small = append(small, hist(user(fmt.Sprintf("turn %d", i)), batchOf(fmt.Sprintf("s%d", i), 10))...)
+	}
+	old := batchOf("old", 12000)
+	// Fresh: the large batch is the newest, answered since the last request.
+	fresh := hist(small, old, user("go on"), batchOf("big", 20000))
+	// Not fresh: the large batch is protected by count retention (the
+	// newest tool use) but older than the newest answer, which calls none.
+	protected := hist(small, old, user("go on"), batchOf("big", 20000), []history.Message{history.NewText(history.Assistant, "thinking it over")}, user("and?"))
+	for _, c := range []struct {
+		name string
+		msgs []history.Message
+		want bool
+	}{{"a large new batch", fresh, true}, {"a large old batch", protected, false}} {
+		approx.Messages(c.msgs)
+		r := Project(approx, c.msgs, Request{Policy: p, Pricing: pr})
+		if r.Advanced != c.want {
+			t.Errorf("12,000 tokens held before %s: advanced %v, want %v (held %d)", c.name, r.Advanced, c.want, r.Stats.HeldTokens)
+		}
+	}
+}
+
+// The budget's step is not optional: when holding would leave the request
+// at or over the ceiling, the horizon advances though the interval since
+// the last step has not passed and the step would not repay.
+func TestBudgetStepAlwaysTaken(t *testing.T) {
+	p := DefaultPolicy()
+	pr := Pricing{Read: 0.1, Write: 1.25}
+	var h []history.Message
+	for i := range 12 {
+		h = append(h, hist(user(fmt.Sprintf("turn %d", i)), batchOf(fmt.Sprintf("r%d", i), 6000))...)
+	}
+	approx.Messages(h)
+	requests := 12
+	hz := Horizon{Requests: requests - 1} // stepped on the last request
+	free := Budget{Capacity: 200_000, ReservedOutput: 8000, Prefix: 8000}
+	r := Project(approx, h, Request{Policy: p, Budget: free, Horizon: hz, Pricing: pr})
+	if r.Advanced || r.Stats.HeldTokens == 0 {
+		t.Fatalf("without a ceiling: advanced %v, %d held; want the results held within the interval", r.Advanced, r.Stats.HeldTokens)
+	}
+	tight := free
+	tight.Ceiling = r.Stats.ProjectedTokens + free.Prefix // holding reaches it
+	r = Project(approx, h, Request{Policy: p, Budget: tight, Horizon: hz, Pricing: pr})
+	if !r.Advanced || r.Stats.HeldTokens != 0 {
+		t.Errorf("at the ceiling: advanced %v, %d held; want the budget's step taken", r.Advanced, r.Stats.HeldTokens)
+	}
+	if got := r.Stats.ProjectedTokens + tight.Prefix; got >= tight.Ceiling {
+		t.Errorf("at the ceiling: %d tokens with the prefix after the step, want under %d", got, tight.Ceiling)
+	}
+}
