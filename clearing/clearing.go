@@ -380,7 +380,7 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 	sc := getScratch(len(msgs))
 	defer putScratch(sc)
 
-	total, requests := 0, 0
+	total := 0
 	for i := range msgs {
 		n, ok := est.Cached(&msgs[i])
 		if !ok {
@@ -389,14 +389,6 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 		}
 		sc.toks[i] = n
 		total += n
-		if msgs[i].Role == history.Assistant {
-			requests++
-		}
-	}
-	if r.CacheCold && p.Stepped() {
-		// The provider writes the whole prefix again: a break, from
-		// which the interval runs.
-		hz.Requests = requests
 	}
 	st.OriginalTokens, st.ProjectedTokens = total, total
 	// The memo's record of its last projection; a projection that cannot
@@ -431,8 +423,8 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 	sv := ps.savings(hz.Messages, lo, from)
 	before, held, end := sv.before, sv.after, sv.end
 	advance := held > 0
-	// Requests since the last break; a history shorter than that (a new
-	// one) is not waited on.
+	// Requests since the horizon last moved; a history shorter than that
+	// (a new one) is not waited on.
 	since := sv.requests - hz.Requests
 	if advance && p.Stepped() {
 		switch {
@@ -443,6 +435,10 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 		default:
 			advance = false
 			st.HeldTokens = held
+			if hz.Messages == 0 && hz.Requests == 0 {
+				// The first results held: the interval runs from here.
+				hz.Requests = sv.requests
+			}
 		}
 	}
 	if advance {

@@ -191,47 +191,6 @@ func TestStepCoalescesWithTheAgentsBreak(t *testing.T) {
 	}
 }
 
-// Holding results is no break of the cached prefix: the interval runs from
-// the last break (here the session's first request, whose cache is cold),
-// so the first step is taken on the first request where it pays, not
-// StepInterval requests after the first held result, when fewer requests
-// are left to repay it.
-func TestFirstStepWhenItPays(t *testing.T) {
-	for name, pr := range agentPricings {
-		for _, size := range []int{1500, 3000} {
-			var hz Horizon
-			var h []history.Message
-			held, stepped := -1, -1
-			for i := 0; i < 80 && stepped < 0; i++ {
-				h = append(h, user(fmt.Sprintf("step %d", i))...)
-				h = append(h, batchOf(fmt.Sprintf("r%d.", i), size)...)
-				approx.Messages(h)
-				r := Project(approx, h[:len(h):len(h)], Request{Policy: DefaultPolicy(), Budget: agentBudget, Horizon: hz, Pricing: pr, CacheCold: i == 0})
-				hz = r.Horizon
-				switch {
-				case r.Advanced:
-					stepped = i
-				case r.Stats.HeldTokens > 0 && held < 0:
-					held = i
-				}
-			}
-			if held < 0 {
-				held = stepped // the first held results paid at once
-			}
-			t.Logf("%s, %d-token results: first held on request %d, first step on %d", name, size, held, stepped)
-			if stepped < 0 {
-				t.Fatalf("%s, %d-token results: first held on request %d, first step on %d: want both", name, size, held, stepped)
-			}
-			if stepped < StepInterval {
-				t.Errorf("%s, %d-token results: first step on request %d, want at least %d requests after the first (cold) one", name, size, stepped, StepInterval)
-			}
-			if stepped-held >= StepInterval {
-				t.Errorf("%s, %d-token results: first step on request %d, %d after the first held result: the step waited for the interval, not for its pay-off", name, size, stepped, stepped-held)
-			}
-		}
-	}
-}
-
 // A step is billed only what it rewrites: the newest messages (the last
 // answer and its results) are written by the request with or without it.
 // Old results held before a large new batch are cleared on a request that
