@@ -18,18 +18,17 @@
 //
 // A warm step (the cache is neither cold nor the budget short) is also
 // taken at most once per [StepInterval] requests, counted from the last
-// break of the cached prefix: the last step, or the last request that
-// found the cache cold (the session's first among them), which writes the
-// whole prefix anyway. That is the promise that a rewrite of the cached
-// prefix breaks at most one request in ten, so that through vtcode-ls an
-// agent's requests start with the previous one on at least 90 % of the
-// requests they would alone, and it leaves room for the steps the budget
-// forces: a session whose growth the window cannot hold for ten requests
-// steps when it must, not also in between. Holding results is no break,
-// so the interval does not run from the first held result: a first step
-// that pays is taken when it pays, not ten requests later, when fewer
-// requests are left to repay it. The cost-minimizing interval of
-// [Pricing.pays] still applies above it.
+// step or, before the first, from the first request that held anything:
+// the promise that a rewrite of the cached prefix breaks at most one
+// request in ten, so that through vtcode-ls an agent's requests start with
+// the previous one on at least 90 % of the requests they would alone. It
+// makes every step clear at least ten requests of growth, and it leaves
+// room for the steps the budget forces: a session whose growth the window
+// cannot hold for ten requests steps when it must, not also in between.
+// The cost-minimizing interval of [Pricing.pays] still applies above it,
+// and a step the interval holds back is judged from the request where it
+// first paid, less the requests it waited: waiting gives a bet no more
+// requests to repay in ([Horizon.Due]).
 // A request that breaks the previous one ([Request.Previous]) anyway before
 // the first result a step would clear — the agent rewrote its own history
 // there, or a compaction replaced it — takes the step with that break
@@ -201,19 +200,22 @@ func Clear(est *history.Estimator, msgs []history.Message, p Policy, b Budget) (
 // while the history grows; a compaction or a restore starts it again at 0.
 //
 // Requests is the number of requests (assistant messages) the history held
-// at the last break of the cached prefix: when the horizon last moved, or
-// when a request found the cache cold. A warm step waits until
-// StepInterval more have been made ([Project]).
+// when the horizon last moved (or a held-back step was declined): a warm
+// step waits until StepInterval more have been made ([Project]).
+//
+// Due is the number of requests the history held when a step the interval
+// holds back first paid (0: none): when the interval lets it go, it is
+// judged by the horizon it had then, less the requests it waited
+// ([Pricing.pays]); declined, it is judged again an interval later.
 type Horizon struct {
 	Messages int `json:"messages"`
 	Requests int `json:"requests,omitempty"`
+	Due      int `json:"due,omitempty"`
 }
 
-// StepInterval is the fewest requests between a warm step of the cleared
-// horizon and the last break of the cached prefix (a step, or a request
-// that found the cache cold): a stepped schedule rewrites the cached
-// prefix at most once per StepInterval requests, so that at least
-// StepInterval−1 of every
+// StepInterval is the fewest requests between two warm steps of the cleared
+// horizon: a stepped schedule rewrites the cached prefix at most once per
+// StepInterval requests, so that at least StepInterval−1 of every
 // StepInterval requests start with the previous one byte for byte. It is
 // derived from the bar the proxy is held to (issue 19): prefix-stable on at
 // least 90 % of the requests the agent alone keeps stable, one break in 10.
@@ -283,6 +285,9 @@ type step struct {
 	// cleared is what earlier steps cleared; requests the requests the
 	// session has made so far (its assistant messages).
 	cleared, requests int
+	// spent is the number of requests the interval has held the step back
+	// since it first paid (Horizon.Due); 0 when it did not.
+	spent int
 }
 
 // pays reports whether a step repays the cache it breaks. Taken, it costs
@@ -314,12 +319,27 @@ type step struct {
 // Only the rewrite is billed against the step: the newest messages are
 // written by this request with or without it, so a step whose request is
 // mostly new content costs little more than holding.
+//
+// A step the interval holds back gains no requests by waiting: when the
+// interval lets it go it is judged by the first horizon as it was when the
+// step first paid, less the requests it waited (spent). Judged as if it
+// had not waited, a marginal step that first paid a few requests after the
+// first held result was taken ten requests later with a horizon of a
+// quarter of the session, and in a session that ended soon after it never
+// repaid (a 30-turn loop of 6 KB results through the proxy cost 1.10× the
+// agent alone). So the interval keeps the cache stable, and a bet it
+// delays is taken only if it still repays in what is left of the horizon
+// it was made on, or on its own request.
 func (p Pricing) pays(s step) bool {
 	if p.Read <= 0 || p.Write <= p.Read {
 		return true
 	}
 	requests := float64(max(s.requests, 1))
 	horizon := requests / payback
+	if s.spent > 0 {
+		// Judged when it first paid; the requests it waited are spent.
+		horizon = max((requests-float64(s.spent))/payback-float64(s.spent), 0)
+	}
 	if grown := s.cleared + s.gain; grown > 0 {
 		horizon = min(horizon, float64(s.gain)*requests/(2*float64(grown)))
 	}
@@ -354,9 +374,10 @@ type Result struct {
 // horizon and the floor are held while clearing them would remove fewer than
 // ClearAtLeastTokens tokens. The horizon advances to the end of msgs
 // (clearing everything above the floor, down to the low-water mark) when the
-// held results reach ClearAtLeastTokens, pay for the rewrite and
-// StepInterval requests have passed since r.Horizon.Requests (the last
-// break of the cached prefix), when the cache is cold and the
+// held results reach ClearAtLeastTokens, pay for the rewrite (judged from
+// r.Horizon.Due when the interval held the step back) and StepInterval
+// requests have passed since r.Horizon.Requests, when the cache is cold
+// and the
 // policy is CacheAware, when holding would leave the request at or over
 // Budget.Ceiling, or always when the policy is not [Policy.Stepped]. Between
 // steps the next requests keep the prefix byte-identical.
@@ -376,7 +397,7 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 	p, b := r.Policy, r.Budget
 	local, hb := Trigger(p, b)
 	st := Stats{LocalTrigger: local, HistoryBudget: hb}
-	hz := Horizon{Messages: min(max(r.Horizon.Messages, 0), len(msgs)), Requests: max(r.Horizon.Requests, 0)}
+	hz := Horizon{Messages: min(max(r.Horizon.Messages, 0), len(msgs)), Requests: max(r.Horizon.Requests, 0), Due: max(r.Horizon.Due, 0)}
 	sc := getScratch(len(msgs))
 	defer putScratch(sc)
 
@@ -426,10 +447,15 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 	// Requests since the horizon last moved; a history shorter than that
 	// (a new one) is not waited on.
 	since := sv.requests - hz.Requests
+	stp := step{gain: held, rewrite: sv.tail - held - sv.fresh, cleared: before, requests: sv.requests}
+	due := hz.Due > 0 && hz.Due <= sv.requests
+	if due {
+		stp.spent = sv.requests - hz.Due
+	}
 	if advance && p.Stepped() {
 		switch {
 		case held >= p.ClearAtLeastTokens && (since < 0 || since >= StepInterval) &&
-			r.Pricing.pays(step{gain: held, rewrite: sv.tail - held - sv.fresh, cleared: before, requests: sv.requests}):
+			r.Pricing.pays(stp):
 		case p.CacheAware && r.CacheCold, coalesce:
 		case b.Ceiling > 0 && total-before+b.Prefix >= b.Ceiling:
 		default:
@@ -439,13 +465,22 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 				// The first results held: the interval runs from here.
 				hz.Requests = sv.requests
 			}
+			switch {
+			case due && since >= StepInterval && held >= p.ClearAtLeastTokens:
+				// Held back until now, the step does not repay in what
+				// is left of its horizon: declined, judged again an
+				// interval on.
+				hz.Requests, hz.Due = sv.requests, 0
+			case !due && held >= p.ClearAtLeastTokens && r.Pricing.pays(stp):
+				hz.Due = sv.requests
+			}
 		}
 	}
 	if advance {
 		// Past the last clearable result: what the floor protects now is
 		// after the horizon, so it is held when it leaves the floor.
 		hz.Messages = max(hz.Messages, end)
-		hz.Requests = sv.requests
+		hz.Requests, hz.Due = sv.requests, 0
 	} else {
 		ps.limit = hz.Messages
 	}
