@@ -25,7 +25,10 @@
 // makes every step clear at least ten requests of growth, and it leaves
 // room for the steps the budget forces: a session whose growth the window
 // cannot hold for ten requests steps when it must, not also in between.
-// The cost-minimizing interval of [Pricing.pays] still applies above it.
+// The cost-minimizing interval of [Pricing.pays] still applies above it,
+// and a step the interval holds back is judged from the request where it
+// first paid, less the requests it waited: waiting gives a bet no more
+// requests to repay in ([Horizon.Due]).
 // A request that breaks the previous one ([Request.Previous]) anyway before
 // the first result a step would clear — the agent rewrote its own history
 // there, or a compaction replaced it — takes the step with that break
@@ -197,11 +200,17 @@ func Clear(est *history.Estimator, msgs []history.Message, p Policy, b Budget) (
 // while the history grows; a compaction or a restore starts it again at 0.
 //
 // Requests is the number of requests (assistant messages) the history held
-// when the horizon last moved: a warm step waits until StepInterval more
-// have been made ([Project]).
+// when the horizon last moved (or a held-back step was declined): a warm
+// step waits until StepInterval more have been made ([Project]).
+//
+// Due is the number of requests the history held when a step the interval
+// holds back first paid (0: none): when the interval lets it go, it is
+// judged by the horizon it had then, less the requests it waited
+// ([Pricing.pays]); declined, it is judged again an interval later.
 type Horizon struct {
 	Messages int `json:"messages"`
 	Requests int `json:"requests,omitempty"`
+	Due      int `json:"due,omitempty"`
 }
 
 // StepInterval is the fewest requests between two warm steps of the cleared
@@ -261,10 +270,34 @@ type Pricing struct {
 	Read, Write float64
 }
 
-// pays reports whether removing gain tokens from the later requests pays
-// for rewriting tail tokens to the cache once (tail × (write − read) now,
-// gain × read saved per request after) within the requests the step is
-// expected to save for. That is the shorter of two horizons:
+// step is what a step of the cleared horizon would do to the request being
+// projected and the requests after it ([Pricing.pays]).
+type step struct {
+	// gain is what the step removes: the held results' tokens less their
+	// stubs, read from the cache on every later request if they stay.
+	gain int
+	// rewrite is what the step writes to the cache that holding would
+	// have read from it: the request after the break (the first result
+	// it clears), stubbed, less the messages new since the last request
+	// (its answer and their results), which the cache never held and are
+	// written whether the step is taken or not.
+	rewrite int
+	// cleared is what earlier steps cleared; requests the requests the
+	// session has made so far (its assistant messages).
+	cleared, requests int
+	// spent is the number of requests the interval has held the step back
+	// since it first paid (Horizon.Due); 0 when it did not.
+	spent int
+}
+
+// pays reports whether a step repays the cache it breaks. Taken, it costs
+// rewrite × (write − read) on this request and saves gain × read on it and
+// on each request after it; so it pays when
+//
+//	gain × read × (1 + horizon) ≥ rewrite × (write − read)
+//
+// for the number of later requests it can count on, horizon: the shorter
+// of two.
 //
 //   - a quarter of the requests the session has made so far. How long a
 //     session goes on is unknown, and a step that has not paid for itself
@@ -276,22 +309,41 @@ type Pricing struct {
 //     after that the next step would have cleared them anyway, and holding
 //     instead costs on average half the growth per request until then. So
 //     a session that grows g tokens a request steps every
-//     √(2·(write − read)·tail / (read·g)) requests, the interval that
+//     √(2·(write − read)·rewrite / (read·g)) requests, the interval that
 //     minimizes the cost per request of holding against rewriting: the
 //     step size grows with the growth per request and with the price
 //     ratio write/read, and each step is followed by that many stable
 //     requests. A single large result in a slowly growing session is
 //     cleared as soon as the first horizon allows.
-func (p Pricing) pays(gain, tail, cleared, requests int) bool {
+//
+// Only the rewrite is billed against the step: the newest messages are
+// written by this request with or without it, so a step whose request is
+// mostly new content costs little more than holding.
+//
+// A step the interval holds back gains no requests by waiting: when the
+// interval lets it go it is judged by the first horizon as it was when the
+// step first paid, less the requests it waited (spent). Judged as if it
+// had not waited, a marginal step that first paid a few requests after the
+// first held result was taken ten requests later with a horizon of a
+// quarter of the session, and in a session that ended soon after it never
+// repaid (a 30-turn loop of 6 KB results through the proxy cost 1.10× the
+// agent alone). So the interval keeps the cache stable, and a bet it
+// delays is taken only if it still repays in what is left of the horizon
+// it was made on, or on its own request.
+func (p Pricing) pays(s step) bool {
 	if p.Read <= 0 || p.Write <= p.Read {
 		return true
 	}
-	requests = max(requests, 1)
-	horizon := float64(requests) / payback
-	if grown := cleared + gain; grown > 0 {
-		horizon = min(horizon, float64(gain)*float64(requests)/(2*float64(grown)))
+	requests := float64(max(s.requests, 1))
+	horizon := requests / payback
+	if s.spent > 0 {
+		// Judged when it first paid; the requests it waited are spent.
+		horizon = max((requests-float64(s.spent))/payback-float64(s.spent), 0)
 	}
-	return float64(gain)*p.Read*max(horizon, 1) >= float64(max(tail, 0))*(p.Write-p.Read)
+	if grown := s.cleared + s.gain; grown > 0 {
+		horizon = min(horizon, float64(s.gain)*requests/(2*float64(grown)))
+	}
+	return float64(s.gain)*p.Read*(1+horizon) >= float64(max(s.rewrite, 0))*(p.Write-p.Read)
 }
 
 // payback: a step pays for itself within requests/payback requests.
@@ -322,9 +374,10 @@ type Result struct {
 // horizon and the floor are held while clearing them would remove fewer than
 // ClearAtLeastTokens tokens. The horizon advances to the end of msgs
 // (clearing everything above the floor, down to the low-water mark) when the
-// held results reach ClearAtLeastTokens, pay for the rewrite and
-// StepInterval requests have passed since r.Horizon.Requests, when the
-// cache is cold and the
+// held results reach ClearAtLeastTokens, pay for the rewrite (judged from
+// r.Horizon.Due when the interval held the step back) and StepInterval
+// requests have passed since r.Horizon.Requests, when the cache is cold
+// and the
 // policy is CacheAware, when holding would leave the request at or over
 // Budget.Ceiling, or always when the policy is not [Policy.Stepped]. Between
 // steps the next requests keep the prefix byte-identical.
@@ -344,7 +397,7 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 	p, b := r.Policy, r.Budget
 	local, hb := Trigger(p, b)
 	st := Stats{LocalTrigger: local, HistoryBudget: hb}
-	hz := Horizon{Messages: min(max(r.Horizon.Messages, 0), len(msgs)), Requests: max(r.Horizon.Requests, 0)}
+	hz := Horizon{Messages: min(max(r.Horizon.Messages, 0), len(msgs)), Requests: max(r.Horizon.Requests, 0), Due: max(r.Horizon.Due, 0)}
 	sc := getScratch(len(msgs))
 	defer putScratch(sc)
 
@@ -394,10 +447,15 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 	// Requests since the horizon last moved; a history shorter than that
 	// (a new one) is not waited on.
 	since := sv.requests - hz.Requests
+	stp := step{gain: held, rewrite: sv.tail - held - sv.fresh, cleared: before, requests: sv.requests}
+	due := hz.Due > 0 && hz.Due <= sv.requests
+	if due {
+		stp.spent = sv.requests - hz.Due
+	}
 	if advance && p.Stepped() {
 		switch {
 		case held >= p.ClearAtLeastTokens && (since < 0 || since >= StepInterval) &&
-			r.Pricing.pays(held, sv.tail-held, before, sv.requests):
+			r.Pricing.pays(stp):
 		case p.CacheAware && r.CacheCold, coalesce:
 		case b.Ceiling > 0 && total-before+b.Prefix >= b.Ceiling:
 		default:
@@ -407,13 +465,22 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 				// The first results held: the interval runs from here.
 				hz.Requests = sv.requests
 			}
+			switch {
+			case due && since >= StepInterval && held >= p.ClearAtLeastTokens:
+				// Held back until now, the step does not repay in what
+				// is left of its horizon: declined, judged again an
+				// interval on.
+				hz.Requests, hz.Due = sv.requests, 0
+			case !due && held >= p.ClearAtLeastTokens && r.Pricing.pays(stp):
+				hz.Due = sv.requests
+			}
 		}
 	}
 	if advance {
 		// Past the last clearable result: what the floor protects now is
 		// after the horizon, so it is held when it leaves the floor.
 		hz.Messages = max(hz.Messages, end)
-		hz.Requests = sv.requests
+		hz.Requests, hz.Due = sv.requests, 0
 	} else {
 		ps.limit = hz.Messages
 	}
@@ -645,11 +712,14 @@ func (ps *pass) stubOf(i int) (string, int) {
 // saving is what stubbing the clearable results would remove before index
 // from and at or after it; end is the index after the last clearable result
 // (0 when there is none), tail the estimate of the messages from the first
-// one at or after from that stubbing would shrink, requests the number of
-// assistant messages (the requests the session has made so far).
+// one at or after from that stubbing would shrink, fresh the part of the
+// tail that is new since the last request (from the last assistant
+// message on: its answer and what followed), as a step leaves it
+// (stubbed), requests the number of assistant messages (the requests the
+// session has made so far).
 type saving struct {
-	before, after, end, tail, requests int
-	first                              int // the first result a step would clear, -1 for none
+	before, after, end, tail, fresh, requests int
+	first                                     int // the first result a step would clear, -1 for none
 }
 
 // The first lo messages are the last projection's, whose sums over them are
@@ -657,12 +727,18 @@ type saving struct {
 func (ps *pass) savings(from, lo int, sum partial) saving {
 	sv := saving{before: sum.stubRed, end: sum.end, requests: sum.requests}
 	first := -1
+	// The fresh messages: from the last assistant message on, in the tail
+	// (from the first result a step would clear), as the step leaves them.
+	// Without an assistant message after lo, none is counted as fresh.
+	answered := false
 	for i := lo; i < len(ps.msgs); i++ {
 		if ps.msgs[i].Role == history.Assistant {
 			sv.requests++
+			sv.fresh, answered = 0, true
 		}
 		if first >= 0 {
 			sv.tail += ps.sc.toks[i]
+			sv.fresh += ps.sc.toks[i]
 		}
 		if !ps.clearable(i) {
 			continue
@@ -678,12 +754,16 @@ func (ps *pass) savings(from, lo int, sum partial) saving {
 				sv.after += ps.sc.toks[i] - n
 				if first < 0 {
 					first = i
-					sv.tail = ps.sc.toks[i]
+					sv.tail, sv.fresh = ps.sc.toks[i], ps.sc.toks[i]
 				}
+				sv.fresh -= ps.sc.toks[i] - n
 			}
 		}
 	}
 	sv.first = first
+	if !answered {
+		sv.fresh = 0
+	}
 	return sv
 }
 

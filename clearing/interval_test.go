@@ -81,7 +81,11 @@ func TestAgentLoopBreaksOncePerInterval(t *testing.T) {
 			if stable := 79 - len(breaks); stable*10 < 79*9 {
 				t.Errorf("%s, %d-token results: %d of 79 requests start with the previous one, want at least 90 %%", name, size, stable)
 			}
-			if cost >= 0.8*alone {
+			// 0.85: an interval-delayed step must still repay in what is
+			// left of the horizon it first paid on, which costs the
+			// slowest loop (1,500-token results at Anthropic's prices)
+			// its first steps until request 56.
+			if cost >= 0.85*alone {
 				t.Errorf("%s, %d-token results: cost %.0f, the agent alone %.0f: want well under", name, size, cost, alone)
 			}
 		}
@@ -188,5 +192,90 @@ func TestStepCoalescesWithTheAgentsBreak(t *testing.T) {
 	req.Previous = []history.Message{history.NewText(history.User, "a summary of another history")}
 	if r := Project(approx, next, req); !r.Advanced {
 		t.Error("a request after a new history held its results: the prefix is rewritten anyway")
+	}
+}
+
+// A step is billed only what it rewrites: the newest messages (the last
+// answer and its results) are written by the request with or without it.
+// Old results held before a large new batch are cleared on a request that
+// writes that batch anyway, though the same results held before as large
+// an old, protected batch are not worth the rewrite.
+func TestStepBilledOnlyItsRewrite(t *testing.T) {
+	p := Policy{Enabled: true, TriggerTokens: 30000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 1000, CacheAware: true}
+	pr := Pricing{Read: 0.1, Write: 1.25}
+	var small []history.Message
+	for i := range StepInterval {
+		small = append(small, hist(user(fmt.Sprintf("turn %d", i)), batchOf(fmt.Sprintf("s%d", i), 10))...)
+	}
+	old := batchOf("old", 12000)
+	// Fresh: the large batch is the newest, answered since the last request.
+	fresh := hist(small, old, user("go on"), batchOf("big", 20000))
+	// Not fresh: the large batch is protected by count retention (the
+	// newest tool use) but older than the newest answer, which calls none.
+	protected := hist(small, old, user("go on"), batchOf("big", 20000), []history.Message{history.NewText(history.Assistant, "thinking it over")}, user("and?"))
+	for _, c := range []struct {
+		name string
+		msgs []history.Message
+		want bool
+	}{{"a large new batch", fresh, true}, {"a large old batch", protected, false}} {
+		approx.Messages(c.msgs)
+		r := Project(approx, c.msgs, Request{Policy: p, Pricing: pr})
+		if r.Advanced != c.want {
+			t.Errorf("12,000 tokens held before %s: advanced %v, want %v (held %d)", c.name, r.Advanced, c.want, r.Stats.HeldTokens)
+		}
+	}
+}
+
+// The budget's step is not optional: when holding would leave the request
+// at or over the ceiling, the horizon advances though the interval since
+// the last step has not passed and the step would not repay.
+func TestBudgetStepAlwaysTaken(t *testing.T) {
+	p := DefaultPolicy()
+	pr := Pricing{Read: 0.1, Write: 1.25}
+	var h []history.Message
+	for i := range 12 {
+		h = append(h, hist(user(fmt.Sprintf("turn %d", i)), batchOf(fmt.Sprintf("r%d", i), 6000))...)
+	}
+	approx.Messages(h)
+	requests := 12
+	hz := Horizon{Requests: requests - 1} // stepped on the last request
+	free := Budget{Capacity: 200_000, ReservedOutput: 8000, Prefix: 8000}
+	r := Project(approx, h, Request{Policy: p, Budget: free, Horizon: hz, Pricing: pr})
+	if r.Advanced || r.Stats.HeldTokens == 0 {
+		t.Fatalf("without a ceiling: advanced %v, %d held; want the results held within the interval", r.Advanced, r.Stats.HeldTokens)
+	}
+	tight := free
+	tight.Ceiling = r.Stats.ProjectedTokens + free.Prefix // holding reaches it
+	r = Project(approx, h, Request{Policy: p, Budget: tight, Horizon: hz, Pricing: pr})
+	if !r.Advanced || r.Stats.HeldTokens != 0 {
+		t.Errorf("at the ceiling: advanced %v, %d held; want the budget's step taken", r.Advanced, r.Stats.HeldTokens)
+	}
+	if got := r.Stats.ProjectedTokens + tight.Prefix; got >= tight.Ceiling {
+		t.Errorf("at the ceiling: %d tokens with the prefix after the step, want under %d", got, tight.Ceiling)
+	}
+}
+
+// A step that cannot repay before the session ends is not taken: a steady
+// loop of 15 to 45 requests, whatever the size of its results, costs at
+// most 2 % over the agent alone at Anthropic's and OpenAI's prices. When
+// a marginal first step the interval held back was taken as soon as the
+// interval let it go, judged with the horizon of the whole session so
+// far, such loops cost up to 9 % more than the agent alone.
+func TestShortLoopsNeverCostMore(t *testing.T) {
+	for _, name := range []string{"anthropic", "openai"} {
+		pr := agentPricings[name]
+		for _, size := range []int{1500, 2000, 3000, 4500, 6000} {
+			worst, at := 0.0, 0
+			for n := 15; n <= 45; n += 2 {
+				_, cost, alone := agentPlay(t, n, func(int) []int { return []int{size} }, pr)
+				if r := cost / alone; r > worst {
+					worst, at = r, n
+				}
+			}
+			t.Logf("%s, %d-token results: at most %.3f× the agent alone (%d requests)", name, size, worst, at)
+			if worst > 1.02 {
+				t.Errorf("%s, %d-token results: a loop of %d requests costs %.3f× the agent alone, want at most 1.02×", name, size, at, worst)
+			}
+		}
 	}
 }

@@ -222,14 +222,16 @@ func TestProjectStepInterval(t *testing.T) {
 }
 
 // A single large result in a slowly growing session is cleared as soon as
-// it leaves the floor and a quarter of the requests made repays the
-// rewrite: the interval rule waits for growth to accumulate, not for a
-// result that already pays.
+// it leaves the floor, a quarter of the requests made repays the rewrite
+// and the interval since the last step allows: the interval rule waits for
+// the last break to be StepInterval requests old, not for growth to
+// accumulate behind a result that already pays.
 func TestProjectLargeResultSteps(t *testing.T) {
 	p := Policy{Enabled: true, TriggerTokens: 40000, KeepToolUses: 1, KeepRecentToolBatches: 1, ClearAtLeastTokens: 1000}
 	pr := Pricing{Read: 0.1, Write: 1.25}
 	var hz Horizon
 	var h []history.Message
+	last := -1 // the last step before the large result
 	for i := range 110 {
 		size := 1000
 		if i == 80 {
@@ -241,10 +243,13 @@ func TestProjectLargeResultSteps(t *testing.T) {
 		r := Project(approx, h[:len(h):len(h)], Request{Policy: p, Horizon: hz, Pricing: pr})
 		hz = r.Horizon
 		if cleared(r.Messages)["b80a"] {
-			if i > 82 {
-				t.Errorf("the 40,000-token result of turn 80 first cleared on turn %d, want by turn 82", i)
+			if want := max(82, last+StepInterval); i > want {
+				t.Errorf("the 40,000-token result of turn 80 first cleared on turn %d (last step before it on turn %d), want by turn %d", i, last, want)
 			}
 			return
+		}
+		if r.Advanced {
+			last = i
 		}
 	}
 	t.Fatal("the 40,000-token result of turn 80 was never cleared")

@@ -394,8 +394,9 @@
 // everything above the floor at once) when that removes at least
 // toolResultClearing.clearAtLeastTokens tokens and pays for the cache it
 // breaks (the tokens it removes, read at the route's cache-read price on
-// each request, repay rewriting the rest of the request at the write price
-// within a quarter of the requests the session has made so far, since a step
+// each request, repay rewriting the rest of the request at the write price,
+// less the newest messages it writes anyway, within a quarter of the
+// requests the session has made so far, since a step
 // that is not repaid by the time the session ends would make it dearer
 // than sending everything, and within half the requests the session takes
 // to grow as many clearable tokens again at its mean growth, since the next

@@ -19,6 +19,7 @@ const evHorizon = "clear_horizon"
 type horizonData struct {
 	Messages int `json:"messages"`
 	Requests int `json:"requests,omitempty"`
+	Due      int `json:"due,omitempty"`
 }
 
 // cacheState is the session's prompt-cache state: the cleared horizon
@@ -135,7 +136,7 @@ func (c *cacheState) warm(est *history.Estimator, msgs []history.Message) {
 // request.
 func (c *cacheState) apply(ch *change) {
 	if h := ch.horizon; h != nil {
-		c.horizon = clearing.Horizon{Messages: max(h.Messages, 0), Requests: max(h.Requests, 0)}
+		c.horizon = clearing.Horizon{Messages: max(h.Messages, 0), Requests: max(h.Requests, 0), Due: max(h.Due, 0)}
 		c.last = ch.ev.Time
 	}
 	if ch.newHistory || ch.switched {
@@ -295,7 +296,7 @@ func (s *Session) keepHorizon(h clearing.Horizon) error {
 	if h == s.cache.horizon {
 		return nil
 	}
-	return s.record(evHorizon, horizonData{Messages: h.Messages, Requests: h.Requests})
+	return s.record(evHorizon, horizonData{Messages: h.Messages, Requests: h.Requests, Due: h.Due})
 }
 
 // compactWhileCold reports whether a request whose projection p is near the

@@ -89,7 +89,7 @@ func stable(t *testing.T, reqs []proxied) (kept, total int) {
 func TestProxiedSessionKeepsTheCache(t *testing.T) {
 	clk := newClock()
 	e := newEnv(t, session.Options{Clock: clk.now}, "")
-	reqs := playProxied(t, e, turns(28, 2400), clk, time.Second, cachePolicy)
+	reqs := playProxied(t, e, turns(40, 2400), clk, time.Second, cachePolicy)
 
 	kept, total := stable(t, reqs)
 	t.Logf("%d of %d requests after clearing started kept the prefix", kept, total)
@@ -144,7 +144,7 @@ func TestProxiedSessionKeepsTheCache(t *testing.T) {
 func TestProxiedRequestsInTheTimeline(t *testing.T) {
 	clk := newClock()
 	e := newEnv(t, session.Options{Clock: clk.now}, "")
-	reqs := playProxied(t, e, turns(20, 2400), clk, time.Second, cachePolicy)
+	reqs := playProxied(t, e, turns(30, 2400), clk, time.Second, cachePolicy)
 	id := reqs[0].plan.SessionID
 	for i, r := range reqs {
 		// "N of M messages sent": M counts the request's own messages too.

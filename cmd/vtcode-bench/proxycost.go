@@ -73,8 +73,14 @@ func proxyCostScript(turns int) []proxytest.Turn {
 	return append(out, proxytest.Turn{Text: "FINAL: all modules read."})
 }
 
-// proxyCostPlay plays the loop alone and through the proxy and returns a
-// row per pricing.
+// proxyCostPlay plays the loop alone once, and through the proxy once per
+// pricing of costRoutes (and Gemini's on its wire), and returns a row per pricing. Each proxied play
+// is told the pricing its row is billed at ([[models]] cache multipliers
+// for every wire's model): the schedule decides whether a step pays with
+// the route's pricing, so a row that bills one pricing must not measure
+// the decisions made for another (a chat route priced as OpenAI's billed
+// at Anthropic's write premium measured a mismatch no configured route
+// has).
 func proxyCostPlay(ctx context.Context, wire string, size, turns int) ([]ProxyCostRow, error) {
 	o := proxytest.Options{Strict: true}
 	direct, err := proxytest.Start(proxyCostScript(turns), o)
@@ -82,42 +88,10 @@ func proxyCostPlay(ctx context.Context, wire string, size, turns int) ([]ProxyCo
 		return nil, err
 	}
 	defer direct.Close()
-	through, err := proxytest.Start(proxyCostScript(turns), o)
-	if err != nil {
-		return nil, err
-	}
-	defer through.Close()
-
-	ws, err := os.MkdirTemp("", "vtcode-bench-proxycost-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(ws)
-	cfg := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[providers.openai]\nbase_url = %q\n[providers.gemini]\nbase_url = %q\n[context]\nmax_context_tokens = %d\n",
-		through.URL, through.URL+"/v1", through.URL, costWindow)
-	user := filepath.Join(ws, "user.toml")
-	if err := os.WriteFile(user, []byte(cfg), 0o600); err != nil {
-		return nil, err
-	}
-	mgr := session.NewManager(session.Options{NoWatch: true, UserConfig: user})
-	defer mgr.Close()
-	if err := mgr.AddWorkspace(ws, nil); err != nil {
-		return nil, err
-	}
-	srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr}))
-	defer srv.Close()
-
 	if err := agentLoop(ctx, wire, direct.URL, size); err != nil {
 		return nil, fmt.Errorf("alone: %w", err)
 	}
-	if err := agentLoop(ctx, wire, srv.URL, size); err != nil {
-		return nil, fmt.Errorf("through the proxy: %w", err)
-	}
 	ds, dn := direct.Strictness().Stable("")
-	ps, pn := through.Strictness().Stable("")
-	base := ProxyCostRow{Wire: wire, ResultBytes: size, Turns: turns, DirectStable: ds, DirectRequests: dn, ProxiedStable: ps, ProxiedRequests: pn,
-		Rejected:  len(direct.Strictness().Rejected) + len(through.Strictness().Rejected),
-		SentRatio: ratioOf(float64(promptBytes(through)), float64(promptBytes(direct)))}
 	var cat *catalog.Catalog // the built-in cost table
 	var rows []ProxyCostRow
 	pricings := costRoutes
@@ -126,12 +100,59 @@ func proxyCostPlay(ctx context.Context, wire string, size, turns int) ([]ProxyCo
 	}
 	for _, pr := range pricings {
 		cc := cat.Cost(pr.provider, pr.model)
-		r := base
-		r.Pricing = pr.name
-		r.CostRatio = ratioOf(modelledCost(through, cc), modelledCost(direct, cc))
-		rows = append(rows, r)
+		through, err := proxyCostThrough(ctx, wire, size, turns, cc)
+		if err != nil {
+			return nil, fmt.Errorf("%s pricing: %w", pr.name, err)
+		}
+		ps, pn := through.Strictness().Stable("")
+		rows = append(rows, ProxyCostRow{Wire: wire, ResultBytes: size, Turns: turns, Pricing: pr.name,
+			DirectStable: ds, DirectRequests: dn, ProxiedStable: ps, ProxiedRequests: pn,
+			Rejected:  len(direct.Strictness().Rejected) + len(through.Strictness().Rejected),
+			SentRatio: ratioOf(float64(promptBytes(through)), float64(promptBytes(direct))),
+			CostRatio: ratioOf(modelledCost(through, cc), modelledCost(direct, cc))})
+		through.Close()
 	}
 	return rows, nil
+}
+
+// proxyCostThrough plays the loop through a proxy whose route of every
+// wire's model is priced cc, against a strict upstream it returns (the
+// caller closes it).
+func proxyCostThrough(ctx context.Context, wire string, size, turns int, cc catalog.CacheCost) (*proxytest.Upstream, error) {
+	through, err := proxytest.Start(proxyCostScript(turns), proxytest.Options{Strict: true})
+	if err != nil {
+		return nil, err
+	}
+	ws, err := os.MkdirTemp("", "vtcode-bench-proxycost-")
+	if err != nil {
+		through.Close()
+		return nil, err
+	}
+	defer os.RemoveAll(ws)
+	cfg := fmt.Sprintf("[providers.anthropic]\nbase_url = %q\n[providers.openai]\nbase_url = %q\n[providers.gemini]\nbase_url = %q\n[context]\nmax_context_tokens = %d\n",
+		through.URL, through.URL+"/v1", through.URL, costWindow)
+	for _, m := range []struct{ provider, model string }{{"anthropic", "claude-sonnet-4-5"}, {"openai", "gpt-4.1"}, {geminiCostRoute.provider, geminiCostRoute.model}} {
+		cfg += fmt.Sprintf("[[models]]\nprovider = %q\nmodel = %q\ncache_read_multiplier = %g\ncache_write_multiplier = %g\n",
+			m.provider, m.model, cc.Read, cc.Write)
+	}
+	user := filepath.Join(ws, "user.toml")
+	if err := os.WriteFile(user, []byte(cfg), 0o600); err != nil {
+		through.Close()
+		return nil, err
+	}
+	mgr := session.NewManager(session.Options{NoWatch: true, UserConfig: user})
+	defer mgr.Close()
+	if err := mgr.AddWorkspace(ws, nil); err != nil {
+		through.Close()
+		return nil, err
+	}
+	srv := httptest.NewServer(proxy.New(proxy.Options{Manager: mgr}))
+	defer srv.Close()
+	if err := agentLoop(ctx, wire, srv.URL, size); err != nil {
+		through.Close()
+		return nil, fmt.Errorf("through the proxy: %w", err)
+	}
+	return through, nil
 }
 
 func ratioOf(a, b float64) float64 {
