@@ -30,9 +30,10 @@
 // first paid, less the requests it waited: waiting gives a bet no more
 // requests to repay in ([Horizon.Due]).
 // A request that breaks the previous one ([Request.Previous]) anyway before
-// the first result a step would clear — the agent rewrote its own history
-// there, or a compaction replaced it — takes the step with that break
-// (coalesced), so that the break it would cost later is saved.
+// or at the first result a step would clear — the agent rewrote its own
+// history there (Gemini CLI masks its old results in place), or a
+// compaction replaced it — takes the step with that break (coalesced), so
+// that the break it would cost later is saved.
 //
 // Clear and Project are pure functions: no context, clock, I/O or package
 // state. They never modify their input: messages they change are copied (an
@@ -249,8 +250,8 @@ type Request struct {
 	Base []history.Message
 	// Previous is the last request sent (its projection; read only). When
 	// the projection that holds the results already differs from it
-	// before the first result a step would clear (the agent rewrote its own
-	// history there, or a compaction replaced it), the provider rewrites
+	// before or at the first result a step would clear (the agent rewrote
+	// its own history there, or a compaction replaced it), the provider rewrites
 	// the prefix from there anyway: the step is taken with that break
 	// (coalesced) instead of breaking a later request. Nil: no previous
 	// request to compare with.
@@ -492,7 +493,7 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 		ps.record(fz, key, lo, out, floor)
 	}
 	res := Result{Messages: out, Stats: st, Horizon: hz, Advanced: advance, Shared: shared}
-	if !advance && p.Stepped() && sv.first >= 0 && breaksBefore(out, r.Previous, batchStart(msgs, sv.first)) {
+	if !advance && p.Stepped() && sv.first >= 0 && breaksBefore(out, r.Previous, sv.first+1) {
 		fz.invalidate()
 		return res, true
 	}
@@ -501,7 +502,11 @@ func projectOnce(est *history.Estimator, msgs []history.Message, r Request, coal
 
 // breaksBefore reports whether out does not start with prev, differing from
 // it before index at: the request rewrites the provider's cached prefix
-// from before there anyway.
+// from before there anyway. The projection asks with at just past the
+// first result a step would clear: an agent that masks or trims its own
+// old results (Gemini CLI) breaks the prefix at that result itself, and a
+// step taken with that break rewrites at most that result's batch before
+// where the agent's own request breaks anyway.
 func breaksBefore(out, prev []history.Message, at int) bool {
 	if len(prev) == 0 {
 		return false

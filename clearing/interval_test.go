@@ -120,9 +120,9 @@ func TestAgentScriptBreaks(t *testing.T) {
 	}
 }
 
-// A request that breaks the previous one's prefix anyway, before the first
-// result a step would clear (the agent cleared a held result itself, or a
-// compaction replaced the history), takes the step with that break instead
+// A request that breaks the previous one's prefix anyway, before or at the
+// first result a step would clear (the agent cleared or masked a held
+// result itself, or a compaction replaced the history), takes the step with that break instead
 // of breaking a later request: the step is coalesced, whatever the
 // interval. A change after the first held result is no such break: the
 // step would rewrite more than it does, and the schedule holds.
@@ -179,6 +179,17 @@ func TestStepCoalescesWithTheAgentsBreak(t *testing.T) {
 	}
 	if got := commonPrefix(t, last.Messages, early.Messages); got > held[0] {
 		t.Errorf("the coalesced request shares %d messages with the previous one, want the break at %d at the latest", got, held[0])
+	}
+	// Gemini CLI masks its own old results: the first held result is
+	// rewritten in place, still large enough to clear. The agent breaks
+	// the prefix at that result, so the step goes with its break.
+	masked := append([]history.Message(nil), next...)
+	masked[held[0]] = history.NewToolResult(masked[held[0]].ToolCallID, masked[held[0]].ToolName, "<tool_output_masked>\n"+masked[held[0]].Text())
+	approx.Messages(masked)
+	if r := Project(approx, masked, req); !r.Advanced || r.Stats.HeldTokens != 0 {
+		t.Errorf("the agent masked the first held result: advanced=%v, %d held; want the step taken with its break", r.Advanced, r.Stats.HeldTokens)
+	} else if got := commonPrefix(t, last.Messages, r.Messages); got > held[0] {
+		t.Errorf("the request with the masked result shares %d messages with the previous one, want the break at %d at the latest", got, held[0])
 	}
 	if r := Project(approx, agentCleared(held[len(held)-2]), req); r.Advanced {
 		t.Error("a change after the first held result stepped: the step rewrites from before it")

@@ -300,8 +300,9 @@ func TestProxiedAgentClearsItsOwnResults(t *testing.T) {
 
 // An agent that masks its own old tool results in place (Gemini CLI's
 // tool output masking: "<tool_output_masked>" and a preview) before the
-// engine's horizon reaches them: the request that first clears them
-// clears the agent's text, so its stub counts the masked result; the later
+// engine's horizon reaches them: the request that first masks them breaks
+// the prefix there, so the engine's step goes with it and clears the
+// agent's text; its stub counts the masked result, and the later
 // requests must carry the same stub, not one of the recorded original (a
 // second break of the prefix for the same result).
 func TestProxiedAgentMasksResultsAsTheEngineClears(t *testing.T) {
@@ -367,8 +368,11 @@ func TestProxiedAgentMasksResultsAsTheEngineClears(t *testing.T) {
 			break
 		}
 	}
-	if cleared <= from {
-		t.Fatalf("the engine first cleared at request %d, the agent masked from %d: the test does not clear a masked result", cleared, from)
+	// The agent's masking breaks the prefix at its oldest results, so the
+	// engine's step goes with that break: it clears from the request that
+	// first masks, and clears the masked text.
+	if cleared != from {
+		t.Fatalf("the engine first cleared at request %d, the agent masked from %d: want the step taken with the agent's break", cleared, from)
 	}
 	first = cleared
 	for i := first + 1; i < len(plans); i++ {
