@@ -299,9 +299,10 @@ const toast = (page, text, timeout = 30000) =>
     // address and the workspace's prefix from `vtcode-ls status --json`; the scripted agent makes
     // tool turns of the Messages API there against the fake provider.
     let proxied = '';
-    // turns enough for the cache-aware clearing schedule to clear (a step pays once the held
-    // results outweigh rewriting the cached tail)
-    const PROXIED_TURNS = 30;
+    // turns enough for the cache-aware clearing schedule to clear: a step pays once the held
+    // results outweigh rewriting the cached tail, and a step the interval held back must still
+    // repay in what is left of the session, so a 30-turn session of these files is not cleared
+    const PROXIED_TURNS = 50;
     if (args.fakeagent) await check("an agent through the shared daemon's proxy: the status bar follows it, the tooltip shows cache reuse and the receipt", async () => {
       const st = JSON.parse(await runProcess(args.bin, ['status', '--json']));
       if (`http://${st.proxy}` !== args.proxy) throw new Error(`the shared daemon's proxy is ${JSON.stringify(st.proxy)} (${st.proxyError || ''}), not the user configuration's ${args.proxy}`);
