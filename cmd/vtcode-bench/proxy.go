@@ -228,6 +228,12 @@ func benchProxy(ctx context.Context, tokens, reps int) (_ *ProxyResult, err erro
 	target, _ := url.Parse(up.URL)
 	plain := httputil.NewSingleHostReverseProxy(target)
 	plain.FlushInterval = -1
+	// A transport of its own, as the proxy has: http.DefaultTransport is
+	// the process's, and every httptest server's Close closes its idle
+	// connections, which a connection just taken up can lose.
+	plainTransport := http.DefaultTransport.(*http.Transport).Clone()
+	defer plainTransport.CloseIdleConnections()
+	plain.Transport = plainTransport
 	plainSrv := httptest.NewServer(plain)
 	defer plainSrv.Close()
 
